@@ -1,0 +1,67 @@
+// gguf/writer.h — writing GGUF v3 files: metadata, tensor infos and data, streamed so
+// that multi-gigabyte models are produced without holding them in memory.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gguf/gguf.h"
+
+namespace strata::gguf {
+
+class Writer {
+public:
+    explicit Writer(uint32_t alignment = kDefaultAlignment);
+
+    // Metadata, in insertion order; setting a key again replaces its value in place.
+    void set_u32(std::string_view key, uint32_t v);
+    void set_i32(std::string_view key, int32_t v);
+    void set_u64(std::string_view key, uint64_t v);
+    void set_f32(std::string_view key, float v);
+    void set_bool(std::string_view key, bool v);
+    void set_string(std::string_view key, std::string_view v);
+    void set_strings(std::string_view key, const std::vector<std::string>& v);
+    void set_f32s(std::string_view key, const std::vector<float>& v);
+    void set_i32s(std::string_view key, const std::vector<int32_t>& v);
+    // A value copied verbatim from a parsed file.
+    void set_value(std::string_view key, const Value& v);
+    void remove(std::string_view key);
+    bool has(std::string_view key) const;
+
+    // Fills exactly `nbytes` bytes of tensor data by calling `out` one or more times.
+    using Emit = std::function<void(const void* data, size_t n)>;
+    using Fill = std::function<void(const Emit& out)>;
+    void add_tensor(std::string name, DType type, std::vector<int64_t> ne, Fill fill);
+    // Convenience: the bytes are copied when the file is written (must stay valid until then).
+    void add_tensor(std::string name, DType type, std::vector<int64_t> ne, const void* data);
+
+    // Writes the whole file atomically (temporary file + rename). Throws std::runtime_error.
+    void write(const std::string& path) const;
+    // The encoded file in memory (tests; small models only).
+    std::vector<uint8_t> bytes() const;
+
+private:
+    struct Kv {
+        std::string key;
+        ValueType type;
+        std::vector<uint8_t> payload;  // encoded value without the type tag
+    };
+    struct Tensor {
+        std::string name;
+        DType type;
+        std::vector<int64_t> ne;
+        uint64_t nbytes;
+        Fill fill;
+    };
+    void set(std::string_view key, ValueType t, std::vector<uint8_t> payload);
+    void emit(const Emit& out) const;
+
+    uint32_t alignment_;
+    std::vector<Kv> kv_;
+    std::vector<Tensor> tensors_;
+};
+
+}  // namespace strata::gguf

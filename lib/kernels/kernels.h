@@ -1,0 +1,58 @@
+// kernels/kernels.h — the hot loops behind the forward pass, with run-time ISA dispatch.
+// Owns: activation conversion to the weight type's dot-product format, the quantized and
+// float matrix products (weight-stationary: each weight block is loaded once and applied
+// to every activation row of the batch), and the vector ops of a transformer layer.
+// Each entry point has a scalar reference and AVX2 / AVX-512 variants picked at start-up
+// from the CPU's features; tests compare every variant with the scalar one.
+// Must not touch: files, models, threads (callers split work; see threadpool.h).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "tensor/dtype.h"
+
+namespace strata::kernels {
+
+enum class Isa { Scalar, Avx2, Avx512 };
+std::string_view isa_name(Isa isa);
+Isa detected_isa();       // the best variant this CPU supports
+Isa active_isa();         // the variant in use (detected unless overridden)
+bool isa_supported(Isa isa);
+// Overrides the variant (tests, benchmarks, STRATA_ISA=scalar|avx2|avx512 at start-up).
+// Throws std::invalid_argument if the CPU lacks it.
+void set_isa(Isa isa);
+
+// GGML's vec_dot_type: the format activations are converted to before a product with
+// weights of type w (F32->F32, F16->F16, BF16->BF16, Q4_0/Q5_0/Q8_0->Q8_0,
+// Q4_1/Q5_1->Q8_1, Q2_K..Q6_K->Q8_K). Throws for types that cannot be weights.
+DType activation_type(DType w);
+bool can_be_weight(DType w);
+
+// Converts one row of n floats (a multiple of the block size) to activation format at.
+// Results are bit-identical to tensor/quantize.h's reference quantizers.
+void convert_activations(DType at, const float* x, void* out, int64_t n);
+
+// Matrix product, weight-stationary:
+//   Y[t * ldy + r] = dot(W row r, X row t)   for r in [r0, r1), t in [0, nt)
+// W rows hold k elements of type w and start ldw bytes apart; X rows hold k elements
+// already converted to activation_type(w), ldx bytes apart; ldy counts floats.
+void gemm(DType w, int64_t k, const void* W, size_t ldw, int64_t r0, int64_t r1,
+          const void* X, size_t ldx, int64_t nt, float* Y, size_t ldy);
+
+// y[i] = x[i] / sqrt(mean(x^2) + eps) * w[i]   (sum of squares in double, as GGML)
+void rms_norm(const float* x, const float* w, float* y, int64_t n, float eps);
+// g[i] = silu(g[i]) * u[i]
+void silu_mul(float* g, const float* u, int64_t n);
+// y[i] += x[i]
+void add(float* y, const float* x, int64_t n);
+// F16 <-> F32 rows.
+void f32_to_f16(const float* x, uint16_t* y, int64_t n);
+void f16_to_f32(const uint16_t* x, float* y, int64_t n);
+// dot of two F16 vectors, accumulated in F32.
+float dot_f16(const uint16_t* a, const uint16_t* b, int64_t n);
+// y[i] += a * x[i], x F16.
+void axpy_f16(float* y, float a, const uint16_t* x, int64_t n);
+
+}  // namespace strata::kernels

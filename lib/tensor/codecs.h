@@ -1,0 +1,29 @@
+// tensor/codecs.h — internal: the per-type reference codecs behind quantize.h's
+// dispatch. legacy.cpp holds the 32-element formats, kquants.cpp the 256-element ones.
+#pragma once
+
+#include <cstdint>
+
+namespace strata {
+
+void dequantize_q4_0(const void* x, float* y, int64_t n);
+void dequantize_q4_1(const void* x, float* y, int64_t n);
+void dequantize_q5_0(const void* x, float* y, int64_t n);
+void dequantize_q5_1(const void* x, float* y, int64_t n);
+void dequantize_q2_k(const void* x, float* y, int64_t n);
+void dequantize_q3_k(const void* x, float* y, int64_t n);
+void dequantize_q4_k(const void* x, float* y, int64_t n);
+void dequantize_q5_k(const void* x, float* y, int64_t n);
+void dequantize_q6_k(const void* x, float* y, int64_t n);
+
+void quantize_row_q4_0(const float* x, void* y, int64_t n);
+void quantize_row_q4_1(const float* x, void* y, int64_t n);
+void quantize_row_q5_0(const float* x, void* y, int64_t n);
+void quantize_row_q5_1(const float* x, void* y, int64_t n);
+void quantize_row_q2_k(const float* x, void* y, int64_t n);
+void quantize_row_q3_k(const float* x, void* y, int64_t n);
+void quantize_row_q4_k(const float* x, void* y, int64_t n);
+void quantize_row_q5_k(const float* x, void* y, int64_t n);
+void quantize_row_q6_k(const float* x, void* y, int64_t n);
+
+}  // namespace strata

@@ -1,0 +1,28 @@
+// tensor/quantize.h — reference (scalar, bit-exact with GGML's *_ref functions)
+// quantization and dequantization of rows. These define the formats; kernels/ has
+// faster versions of the hot ones and tests them against these.
+#pragma once
+
+#include <cstdint>
+
+#include "tensor/dtype.h"
+
+namespace strata {
+
+// dst[0..n) = the values stored in src (n a multiple of t's block size). All of
+// F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q8_1, Q2_K..Q6_K, Q8_K.
+void dequantize_row(DType t, const void* src, float* dst, int64_t n);
+
+// Whether quantize_row supports t.
+bool can_quantize(DType t);
+// Encodes n floats (a multiple of t's block size) as type t, as GGML's reference
+// quantizer without an importance matrix does. Throws std::invalid_argument when
+// !can_quantize(t).
+void quantize_row(DType t, const float* src, void* dst, int64_t n);
+
+// Per-type reference quantizers (also used directly by kernels' tests).
+void quantize_row_q8_0(const float* x, void* y, int64_t n);
+void quantize_row_q8_1(const float* x, void* y, int64_t n);
+void quantize_row_q8_k(const float* x, void* y, int64_t n);
+
+}  // namespace strata

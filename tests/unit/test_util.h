@@ -1,0 +1,36 @@
+// tests/unit/test_util.h — where test data lives, and skipping tests whose data is absent.
+#pragma once
+
+#include <boost/test/unit_test.hpp>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+namespace strata::test {
+
+// ../shared (tests needing it skip when absent), this source tree, and tests/data.
+inline std::filesystem::path shared_dir() {
+    const char* s = std::getenv("STRATA_SHARED_DIR");
+    return s ? s : "../shared";
+}
+inline std::filesystem::path source_dir() {
+    const char* s = std::getenv("STRATA_SOURCE_DIR");
+    return s ? s : ".";
+}
+inline std::filesystem::path data_dir() { return source_dir() / "tests" / "data"; }
+
+// A Boost.Test precondition: the test runs only when `rel` exists under ../shared,
+// and is reported as skipped with a message otherwise.
+struct needs_shared {
+    std::string rel;
+    boost::test_tools::assertion_result operator()(boost::unit_test::test_unit_id) const {
+        boost::test_tools::assertion_result r(std::filesystem::exists(shared_dir() / rel));
+        if (!r) r.message() << "skipped: " << (shared_dir() / rel).string() << " is absent";
+        return r;
+    }
+};
+inline boost::unit_test::decorator::precondition shared(std::string rel) {
+    return boost::unit_test::precondition(needs_shared{std::move(rel)});
+}
+
+}  // namespace strata::test
