@@ -1,0 +1,93 @@
+// client/strata-gguf/cmd_info.cpp — `strata-gguf info FILE`: metadata, tensor table,
+// sizes, parameter count and a histogram of tensor types.
+#include <cinttypes>
+#include <cstdio>
+#include <map>
+#include <string>
+
+#include "args.h"
+#include "commands.h"
+#include "gguf/gguf.h"
+
+namespace strata::tool {
+namespace {
+
+std::string human_bytes(uint64_t b) {
+    char buf[32];
+    if (b >= (1ull << 30)) std::snprintf(buf, sizeof buf, "%.2f GiB", b / double(1ull << 30));
+    else if (b >= (1ull << 20)) std::snprintf(buf, sizeof buf, "%.2f MiB", b / double(1ull << 20));
+    else if (b >= 1024) std::snprintf(buf, sizeof buf, "%.1f KiB", b / 1024.0);
+    else std::snprintf(buf, sizeof buf, "%" PRIu64 " B", b);
+    return buf;
+}
+
+// A one-line rendering of a metadata value; long strings and arrays are abbreviated.
+std::string render(const gguf::Value& v) {
+    using gguf::ValueType;
+    auto clip = [](std::string_view s) {
+        std::string out;
+        for (char c : s.substr(0, 60)) out += (c == '\n' ? ' ' : c);
+        if (s.size() > 60) out += "...(" + std::to_string(s.size()) + " bytes)";
+        return out;
+    };
+    if (auto s = v.as_string()) return "\"" + clip(*s) + "\"";
+    if (v.type == ValueType::ARRAY) {
+        std::string out = "[" + std::to_string(v.array_count) + " x " + std::string(gguf::value_type_name(v.array_type)) + "]";
+        uint64_t shown = std::min<uint64_t>(v.array_count, 4);
+        for (uint64_t i = 0; i < shown; ++i) {
+            out += i ? ", " : " ";
+            if (v.array_type == ValueType::STRING) out += "\"" + clip(v.strings[i]) + "\"";
+            else if (auto n = v.int_at(i)) out += std::to_string(*n);
+            else if (auto x = v.number_at(i)) out += std::to_string(*x);
+        }
+        if (v.array_count > shown) out += ", ...";
+        return out;
+    }
+    if (v.type == ValueType::BOOL) return *v.as_bool() ? "true" : "false";
+    if (v.type == ValueType::F32 || v.type == ValueType::F64) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%g", *v.as_float());
+        return buf;
+    }
+    if (auto i = v.as_int()) return std::to_string(*i);
+    return std::to_string(static_cast<uint64_t>(*v.as_float()));
+}
+
+}  // namespace
+
+int cmd_info(const Argv& argv) {
+    Args args(argv, {}, {"no-tensors"});
+    const std::string& path = args.pos(0, "FILE");
+    auto f = gguf::File::open(path);
+    std::printf("file: %s\nGGUF version %u, %s, alignment %u, data at byte %" PRIu64 "\n", path.c_str(), f->version(),
+                human_bytes(f->file_size()).c_str(), f->alignment(), f->data_offset());
+
+    std::printf("\nmetadata (%zu keys):\n", f->metadata().size());
+    for (const auto& [key, value] : f->metadata()) std::printf("  %-44s %s\n", key.c_str(), render(value).c_str());
+
+    std::map<std::string, std::pair<uint64_t, uint64_t>> by_type;  // type -> (count, bytes)
+    uint64_t params = 0, bytes = 0;
+    if (!args.flag("no-tensors")) std::printf("\ntensors (%zu):\n", f->tensors().size());
+    for (const auto& t : f->tensors()) {
+        params += static_cast<uint64_t>(t.elements());
+        bytes += t.nbytes;
+        auto& h = by_type[std::string(dtype_name(t.type))];
+        h.first++;
+        h.second += t.nbytes;
+        if (args.flag("no-tensors")) continue;
+        std::string shape;
+        for (int d = 0; d < t.n_dims; ++d) {
+            if (d) shape += " x ";
+            shape += std::to_string(t.ne[d]);
+        }
+        std::printf("  %-32s %-5s %-22s %12s  @%" PRIu64 "\n", t.name.c_str(), std::string(dtype_name(t.type)).c_str(),
+                    shape.c_str(), human_bytes(t.nbytes).c_str(), t.file_offset);
+    }
+    std::printf("\nparameters: %" PRIu64 " (%.3f B), tensor data %s, %.2f bits per weight\n", params, params / 1e9,
+                human_bytes(bytes).c_str(), params ? bytes * 8.0 / params : 0.0);
+    std::printf("types:\n");
+    for (const auto& [name, h] : by_type) std::printf("  %-5s %4" PRIu64 " tensors  %s\n", name.c_str(), h.first, human_bytes(h.second).c_str());
+    return 0;
+}
+
+}  // namespace strata::tool

@@ -1,0 +1,14 @@
+// client/strata-gguf/commands.h — the subcommands of strata-gguf; each lives in its own
+// cmd_*.cpp, takes the arguments after its name and returns the process exit code.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace strata::tool {
+
+using Argv = std::vector<std::string>;
+
+int cmd_info(const Argv& args);
+
+}  // namespace strata::tool

@@ -1,0 +1,53 @@
+// client/strata-gguf/main.cpp — strata-gguf: inspect, create, quantize and run GGUF model
+// files. Dispatches to one subcommand; see strata-gguf(1).
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <string_view>
+
+#include "args.h"
+#include "commands.h"
+
+namespace {
+
+struct Command {
+    const char* name;
+    int (*run)(const strata::tool::Argv&);
+    const char* usage;
+};
+
+constexpr Command kCommands[] = {
+    {"info", strata::tool::cmd_info, "info FILE [--budget SIZE]              metadata, tensors, sizes, memory plan"},
+};
+
+void usage(FILE* out) {
+    std::fprintf(out, "usage: strata-gguf COMMAND [ARGS]\n\ncommands:\n");
+    for (const auto& c : kCommands) std::fprintf(out, "  %s\n", c.usage);
+    std::fprintf(out, "\nSee strata-gguf(1).\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
+        usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    std::string_view name = argv[1];
+    for (const auto& c : kCommands) {
+        if (name != c.name) continue;
+        strata::tool::Argv args(argv + 2, argv + argc);
+        try {
+            return c.run(args);
+        } catch (const strata::tool::UsageError& e) {
+            std::fprintf(stderr, "strata-gguf %s: %s\nusage: strata-gguf %s\n", c.name, e.what(), c.usage);
+            return 2;
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "strata-gguf %s: %s\n", c.name, e.what());
+            return 1;
+        }
+    }
+    std::fprintf(stderr, "strata-gguf: unknown command '%s'\n", argv[1]);
+    usage(stderr);
+    return 2;
+}
