@@ -24,19 +24,21 @@ std::string human_bytes(uint64_t b) {
 // A one-line rendering of a metadata value; long strings and arrays are abbreviated.
 std::string render(const gguf::Value& v) {
     using gguf::ValueType;
-    auto clip = [](std::string_view s) {
-        std::string out;
+    auto quoted = [](std::string_view s) {
+        std::string out = "\"";
         for (char c : s.substr(0, 60)) out += (c == '\n' ? ' ' : c);
-        if (s.size() > 60) out += "...(" + std::to_string(s.size()) + " bytes)";
+        out += '"';
+        if (s.size() > 60) out.append("...(").append(std::to_string(s.size())).append(" bytes)");
         return out;
     };
-    if (auto s = v.as_string()) return "\"" + clip(*s) + "\"";
+    if (auto s = v.as_string()) return quoted(*s);
     if (v.type == ValueType::ARRAY) {
-        std::string out = "[" + std::to_string(v.array_count) + " x " + std::string(gguf::value_type_name(v.array_type)) + "]";
+        std::string out = "[";
+        out.append(std::to_string(v.array_count)).append(" x ").append(gguf::value_type_name(v.array_type)).append("]");
         uint64_t shown = std::min<uint64_t>(v.array_count, 4);
         for (uint64_t i = 0; i < shown; ++i) {
             out += i ? ", " : " ";
-            if (v.array_type == ValueType::STRING) out += "\"" + clip(v.strings[i]) + "\"";
+            if (v.array_type == ValueType::STRING) out += quoted(v.strings[i]);
             else if (auto n = v.int_at(i)) out += std::to_string(*n);
             else if (auto x = v.number_at(i)) out += std::to_string(*x);
         }
