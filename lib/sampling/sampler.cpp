@@ -1,9 +1,11 @@
 // sampling/sampler.cpp — the sampler chain (order and semantics in sampler.h).
-// Owns: the candidate array and its lazily sorted prefix, each stage of the chain, the draw.
+// Owns: the candidate array, selecting its first elements by a key (keep_first), each stage
+// of the chain, the draw.
 // Must not touch: parameter ranges (params.cpp), random number generation (rng.h).
 #include "sampling/sampler.h"
 
 #include <algorithm>
+#include <array>
 #include <cfloat>
 #include <cmath>
 #include <limits>
@@ -13,7 +15,18 @@ namespace strata::sampling {
 namespace {
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
-constexpr size_t kFirstChunk = 64;  // the first sorted chunk of top-p / min-p / typical
+
+// keep_first's histogram: keys in [0, kKeyRange) in bins of 1/kBinsPerUnit, larger keys (and
+// +inf) in the last bin. For the logit order the key is max - logit, so the last bin holds
+// the tokens with p < e^-32 * p_max.
+constexpr double kKeyRange = 32;
+constexpr double kBinsPerUnit = 32;
+constexpr size_t kBins = static_cast<size_t>(kKeyRange * kBinsPerUnit) + 1;
+
+size_t bin_of(double key) {
+    if (!(key < kKeyRange)) return kBins - 1;
+    return key <= 0 ? 0 : static_cast<size_t>(key * kBinsPerUnit);
+}
 
 // NaN excludes the token; +inf (and overflow from a penalty) becomes the largest float.
 float clean_logit(float x) {
@@ -26,28 +39,9 @@ bool by_logit(const Candidate& a, const Candidate& b) {
     return a.logit > b.logit || (a.logit == b.logit && a.id < b.id);
 }
 
-// Makes c[0, k) the k first elements under `less`, in order, given that c[0, sorted) already
-// are the first `sorted` ones in order; updates `sorted`.
-template <class Less>
-void sort_prefix(std::span<Candidate> c, size_t& sorted, size_t k, Less less) {
-    k = std::min(k, c.size());
-    if (k <= sorted) return;
-    const auto first = c.begin() + static_cast<ptrdiff_t>(sorted);
-    const auto mid = c.begin() + static_cast<ptrdiff_t>(k);
-    if (mid != c.end()) std::nth_element(first, mid, c.end(), less);
-    std::sort(first, mid, less);
-    sorted = k;
-}
-
-// Visits c in `less` order, sorting in growing chunks only as far as the visit goes.
-// Returns the index at which stop(candidate, index) first returned true, or c.size().
-template <class Less, class Stop>
-size_t first_in_order(std::span<Candidate> c, size_t& sorted, Less less, Stop stop) {
-    for (size_t i = 0; i < c.size(); ++i) {
-        if (i == sorted) sort_prefix(c, sorted, std::max(kFirstChunk, sorted * 4), less);
-        if (stop(c[i], i)) return i;
-    }
-    return c.size();
+// keep_first's key for the logit order: how far below the largest logit.
+auto below(float max) {
+    return [max](const Candidate& x) { return static_cast<double>(max) - x.logit; };
 }
 
 float max_logit_of(std::span<const Candidate> c) {
@@ -72,6 +66,7 @@ Sampler::Sampler(const SamplingParams& params, int32_t n_vocab)
     : params_(params), n_vocab_(n_vocab), rng_(params.seed) {
     validate(params_, n_vocab_);
     cand_.resize(static_cast<size_t>(n_vocab_));
+    scratch_.resize(static_cast<size_t>(n_vocab_));
     if (params_.penalty_last_n > 0) {
         window_.resize(static_cast<size_t>(params_.penalty_last_n));
         counts_.assign(static_cast<size_t>(n_vocab_), 0);
@@ -122,7 +117,6 @@ void Sampler::load(std::span<const float> logits) {
     for (size_t i = 0; i < logits.size(); ++i)
         cand_[i] = {static_cast<int32_t>(i), clean_logit(logits[i]), 0.0f};
     n_ = cand_.size();
-    sorted_ = 0;
     for (const LogitBias& b : params_.logit_bias) {
         float& logit = cand_[static_cast<size_t>(b.token)].logit;
         logit = clean_logit(logit + b.bias);
@@ -154,16 +148,61 @@ void Sampler::apply_penalties() {
 
 size_t Sampler::min_keep() const { return std::max<size_t>(1, static_cast<size_t>(params_.min_keep)); }
 
+// Makes live()[0, m) the first m candidates in the order of key(candidate) (ascending, ties
+// to the lower id), where m - 1 is the first position at which stop(position, mass) holds,
+// mass being the sum of the p fields up to and including that position; keeps everything if
+// stop never holds. stop must be monotone (true stays true as position and mass grow).
+// The candidates before the bin where the cut falls keep their relative order.
+template <class Key, class Stop>
+void Sampler::keep_first(Key key, Stop stop) {
+    std::array<size_t, kBins> count{};
+    std::array<double, kBins> mass{};
+    for (const Candidate& x : live()) {
+        const size_t b = bin_of(key(x));
+        ++count[b];
+        mass[b] += x.p;
+    }
+    size_t cut = 0, before = 0;  // the bin holding the cut, and how many come before it
+    double mass_before = 0;
+    for (; cut < kBins; ++cut) {
+        if (count[cut] && stop(before + count[cut] - 1, mass_before + mass[cut])) break;
+        before += count[cut];
+        mass_before += mass[cut];
+    }
+    if (cut == kBins) return;
+    size_t front = 0, back = before;
+    for (const Candidate& x : live()) {
+        const size_t b = bin_of(key(x));
+        if (b < cut) scratch_[front++] = x;
+        else if (b == cut) scratch_[back++] = x;
+    }
+    const auto first = scratch_.begin() + static_cast<ptrdiff_t>(before);
+    std::sort(first, scratch_.begin() + static_cast<ptrdiff_t>(back), [&](const Candidate& a, const Candidate& b) {
+        const double ka = key(a), kb = key(b);
+        return ka < kb || (ka == kb && a.id < b.id);
+    });
+    // The bin's mass was summed in another order, so stop may hold only at its very end.
+    size_t last = before;
+    for (double m = mass_before; last + 1 < back; ++last) {
+        m += scratch_[last].p;
+        if (stop(last, m)) break;
+    }
+    cand_.swap(scratch_);
+    n_ = last + 1;
+}
+
+void Sampler::keep_most_likely(size_t k) {
+    keep_first(below(max_logit_of(live())), [k](size_t i, double) { return i + 1 >= k; });
+}
+
 void Sampler::top_k() {
     const auto k = static_cast<size_t>(params_.top_k);
-    if (k == 0 || k >= n_) return;
-    sort_prefix(live(), sorted_, k, by_logit);
-    n_ = k;
+    if (k > 0 && k < n_) keep_most_likely(k);
 }
 
 // Locally typical sampling (Meister et al.): with H the entropy of the candidates, keep the
 // tokens whose surprisal -log p is closest to H, in that order, until their mass exceeds
-// typical_p. The survivors stay in that order, so the logit order is gone afterwards.
+// typical_p.
 void Sampler::typical() {
     if (params_.typical_p >= 1) return;
     const std::span<Candidate> c = live();
@@ -173,56 +212,35 @@ void Sampler::typical() {
     double entropy = 0;
     for (const Candidate& x : c)
         if (x.p > 0) entropy -= x.p / sum * std::log(x.p / sum);
-    const auto distance = [&](const Candidate& x) { return std::fabs(log_z - x.logit - entropy); };
-    const auto by_distance = [&](const Candidate& a, const Candidate& b) {
-        const double da = distance(a), db = distance(b);
-        return da < db || (da == db && a.id < b.id);
-    };
-    size_t sorted = 0;
-    double mass = 0;
+    const double target = params_.typical_p * sum;
     const size_t keep = min_keep();
-    const size_t last = first_in_order(c, sorted, by_distance, [&](const Candidate& x, size_t i) {
-        mass += x.p / sum;
-        return mass > params_.typical_p && i + 1 >= keep;
-    });
-    n_ = std::min(last + 1, n_);
-    sorted_ = 0;
+    keep_first([&](const Candidate& x) { return std::fabs(log_z - x.logit - entropy); },
+               [&](size_t i, double mass) { return mass > target && i + 1 >= keep; });
 }
 
-// The smallest prefix, most likely first, whose probability reaches top_p.
+// The smallest most-likely-first prefix whose probability reaches top_p.
 void Sampler::top_p() {
     if (params_.top_p >= 1) return;
     const std::span<Candidate> c = live();
-    const double sum = softmax_weights(c, max_logit_of(c));
-    double mass = 0;
+    const float max = max_logit_of(c);
+    const double target = params_.top_p * softmax_weights(c, max);
     const size_t keep = min_keep();
-    const size_t last = first_in_order(c, sorted_, by_logit, [&](const Candidate& x, size_t i) {
-        mass += x.p / sum;
-        return mass >= params_.top_p && i + 1 >= keep;
-    });
-    n_ = std::min(last + 1, n_);
+    keep_first(below(max), [&](size_t i, double mass) { return mass >= target && i + 1 >= keep; });
 }
 
-// Tokens whose probability is at least min_p times the largest: logit >= max + log(min_p).
+// Tokens whose probability is at least min_p times the largest: logit >= max + log(min_p),
+// or the min_keep most likely if fewer pass.
 void Sampler::min_p() {
     if (params_.min_p <= 0) return;
     const std::span<Candidate> c = live();
     const float threshold = max_logit_of(c) + std::log(params_.min_p);
     const size_t keep = min_keep();
-    if (sorted_ == 0) {
-        // Unsorted: a stable in-place compaction, unless it would keep fewer than min_keep.
-        const auto kept = static_cast<size_t>(
-            std::count_if(c.begin(), c.end(), [&](const Candidate& x) { return x.logit >= threshold; }));
-        if (kept >= keep) {
-            size_t out = 0;
-            for (const Candidate& x : c)
-                if (x.logit >= threshold) c[out++] = x;
-            n_ = out;
-            return;
-        }
-    }
-    n_ = first_in_order(c, sorted_, by_logit,
-                        [&](const Candidate& x, size_t i) { return x.logit < threshold && i >= keep; });
+    const auto passes = [threshold](const Candidate& x) { return x.logit >= threshold; };
+    if (static_cast<size_t>(std::count_if(c.begin(), c.end(), passes)) < keep) return keep_most_likely(keep);
+    size_t out = 0;  // a stable in-place compaction
+    for (const Candidate& x : c)
+        if (passes(x)) c[out++] = x;
+    n_ = out;
 }
 
 int32_t Sampler::pick_greedy() {
@@ -237,11 +255,11 @@ int32_t Sampler::pick_greedy() {
 // uniform number from the generator, the first candidate whose cumulative weight exceeds it.
 int32_t Sampler::draw() {
     const std::span<Candidate> c = live();
-    const double max = max_logit_of(c);
-    const double inv_temperature = 1.0 / params_.temperature;
+    const float max = max_logit_of(c);
+    const float inv_temperature = 1.0f / params_.temperature;
     double total = 0;
     for (Candidate& x : c) {
-        x.p = static_cast<float>(std::exp((x.logit - max) * inv_temperature));
+        x.p = std::exp((x.logit - max) * inv_temperature);
         total += x.p;
     }
     const double target = rng_.uniform() * total;

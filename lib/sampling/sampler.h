@@ -12,11 +12,13 @@
 // Every filter keeps at least max(min_keep, 1) tokens.
 //
 // Cost per token for a vocabulary of V: one pass copying the logits, bias and penalty
-// updates proportional to their sizes, top-k by nth_element (O(V)); top-p, min-p and typical
-// sort only the prefix they need, growing it in chunks. Nothing is allocated after
-// construction. Given the same seed, logits and accepted tokens, the draws are the same on
-// every platform: the random numbers come from rng.h, and candidates are ordered by a total
-// order (logit, then token id), so no result depends on how the standard library sorts.
+// updates proportional to their sizes; top-k, top-p and typical each make two passes over
+// the live candidates (a histogram of their sort key with the probability mass per bin, then
+// gathering the bins that are kept) and sort only the one bin where the cut falls; min-p is
+// one compaction pass. Nothing is allocated after construction. Given the same seed, logits
+// and accepted tokens, the draws are the same on every platform: the random numbers come from
+// rng.h, and the candidates' order is fixed by this code (bins in array order, the cut bin
+// sorted by key then token id), never by how a standard library sorts or partitions.
 // Must not touch: logits computation (model/), text (stop.h).
 #pragma once
 
@@ -59,8 +61,8 @@ public:
     // Back to the state after construction: empty window, generator reseeded.
     void reset();
 
-    // The tokens the last sample() chose from, with their final probabilities, most likely
-    // first once any filter has sorted them; for greedy, the chosen token alone with p = 1.
+    // The tokens the last sample() chose from, with their final probabilities, in no
+    // particular order; for greedy, the chosen token alone with p = 1.
     std::span<const Candidate> candidates() const { return {cand_.data(), n_}; }
 
     const SamplingParams& params() const { return params_; }
@@ -77,13 +79,16 @@ private:
     int32_t draw();
     size_t min_keep() const;
     std::span<Candidate> live() { return {cand_.data(), n_}; }
+    template <class Key, class Stop>
+    void keep_first(Key key, Stop stop);
+    void keep_most_likely(size_t k);
 
     SamplingParams params_;
     int32_t n_vocab_;
     Rng rng_;
-    std::vector<Candidate> cand_;  // n_vocab entries; [0, n_) are the live candidates
+    std::vector<Candidate> cand_;     // n_vocab entries; [0, n_) are the live candidates
+    std::vector<Candidate> scratch_;  // n_vocab entries, where keep_first gathers the kept ones
     size_t n_ = 0;
-    size_t sorted_ = 0;            // cand_[0, sorted_) are the largest, in (logit desc, id asc) order
     std::vector<int32_t> window_;  // ring buffer of the last penalty_last_n accepted tokens
     size_t window_head_ = 0;
     size_t window_size_ = 0;

@@ -50,6 +50,21 @@ std::set<int32_t> kept(const Sampler& s) {
     return ids;
 }
 
+// The candidates one sample() with these parameters keeps.
+std::set<int32_t> kept_after(const SamplingParams& p, const std::vector<float>& logits) {
+    Sampler s(p, static_cast<int32_t>(logits.size()));
+    s.sample(logits);
+    return kept(s);
+}
+
+// plain() with one field changed.
+template <class T>
+SamplingParams plain_with(T SamplingParams::*field, T value) {
+    SamplingParams p = plain();
+    p.*field = value;
+    return p;
+}
+
 double prob_of(const Sampler& s, int32_t id) {
     for (const Candidate& c : s.candidates())
         if (c.id == id) return c.p;
@@ -211,15 +226,9 @@ BOOST_AUTO_TEST_CASE(top_k_keeps_exactly_k) {
         BOOST_TEST(total == 1.0, boost::test_tools::tolerance(1e-5));
     }
     // Ties at the boundary go to the lower ids; k beyond the vocabulary keeps everything.
-    SamplingParams p = plain();
-    p.top_k = 2;
-    Sampler s(p, 4);
-    s.sample(std::vector<float>{1, 5, 5, 5});
-    BOOST_TEST((kept(s) == std::set<int32_t>{1, 2}));
-    p.top_k = 100;
-    Sampler all(p, 4);
-    all.sample(std::vector<float>{1, 5, 5, 5});
-    BOOST_TEST(all.candidates().size() == 4u);
+    const std::vector<float> ties{1, 5, 5, 5};
+    BOOST_TEST((kept_after(plain_with(&SamplingParams::top_k, 2), ties) == std::set<int32_t>{1, 2}));
+    BOOST_TEST(kept_after(plain_with(&SamplingParams::top_k, 100), ties).size() == 4u);
 }
 
 BOOST_AUTO_TEST_CASE(top_p_keeps_the_smallest_prefix_reaching_p) {
@@ -228,17 +237,13 @@ BOOST_AUTO_TEST_CASE(top_p_keeps_the_smallest_prefix_reaching_p) {
     const std::pair<float, std::set<int32_t>> cases[] = {
         {0.0f, {1}}, {0.35f, {1}}, {0.65f, {1, 3}}, {0.75f, {1, 3, 2}}, {0.95f, {0, 1, 2, 3}}};
     for (const auto& [top_p, want] : cases) {
-        SamplingParams p = plain();
-        p.top_p = top_p;
-        Sampler s(p, 4);
-        s.sample(logits);
         BOOST_TEST_INFO("top_p = " << top_p);
-        BOOST_TEST(kept(s) == want);
+        BOOST_TEST(kept_after(plain_with(&SamplingParams::top_p, top_p), logits) == want);
     }
+    // Reaching p exactly is enough (>=, as llama.cpp): two equal tokens, p = 0.5 keeps one.
+    BOOST_TEST(kept_after(plain_with(&SamplingParams::top_p, 0.5f), {0, 0}).size() == 1u);
     // The kept tokens are renormalised: 0.4 and 0.3 become 4/7 and 3/7.
-    SamplingParams p = plain();
-    p.top_p = 0.65f;
-    Sampler s(p, 4);
+    Sampler s(plain_with(&SamplingParams::top_p, 0.65f), 4);
     s.sample(logits);
     BOOST_TEST(prob_of(s, 1) == 4.0 / 7, boost::test_tools::tolerance(1e-5));
     BOOST_TEST(prob_of(s, 3) == 3.0 / 7, boost::test_tools::tolerance(1e-5));
@@ -247,19 +252,10 @@ BOOST_AUTO_TEST_CASE(top_p_keeps_the_smallest_prefix_reaching_p) {
 BOOST_AUTO_TEST_CASE(min_p_threshold_is_relative_to_the_most_likely) {
     // 0.5, 0.2, 0.05, 0.04, 0.21: min_p 0.09 keeps p >= 0.045, min_p 0.3 keeps p >= 0.15.
     const auto logits = logits_of({0.5, 0.2, 0.05, 0.04, 0.21});
-    SamplingParams p = plain();
-    p.min_p = 0.09f;
-    Sampler s(p, 5);
-    s.sample(logits);
-    BOOST_TEST((kept(s) == std::set<int32_t>{0, 1, 2, 4}));
-    p.min_p = 0.3f;
-    Sampler t(p, 5);
-    t.sample(logits);
-    BOOST_TEST((kept(t) == std::set<int32_t>{0, 1, 4}));
-    p.min_p = 1;
-    Sampler u(p, 5);
-    u.sample(logits);
-    BOOST_TEST((kept(u) == std::set<int32_t>{0}));
+    const auto with = [](float min_p) { return plain_with(&SamplingParams::min_p, min_p); };
+    BOOST_TEST((kept_after(with(0.09f), logits) == std::set<int32_t>{0, 1, 2, 4}));
+    BOOST_TEST((kept_after(with(0.3f), logits) == std::set<int32_t>{0, 1, 4}));
+    BOOST_TEST((kept_after(with(1.0f), logits) == std::set<int32_t>{0}));
 }
 
 BOOST_AUTO_TEST_CASE(typical_sampling_on_a_hand_computed_entropy) {
@@ -270,13 +266,12 @@ BOOST_AUTO_TEST_CASE(typical_sampling_on_a_hand_computed_entropy) {
     const std::pair<float, std::set<int32_t>> cases[] = {
         {0.2f, {1}}, {0.5f, {1, 2}}, {0.61f, {0, 1, 2}}};
     for (const auto& [typical_p, want] : cases) {
-        SamplingParams p = plain();
-        p.typical_p = typical_p;
-        Sampler s(p, 3);
-        s.sample(logits);
         BOOST_TEST_INFO("typical_p = " << typical_p);
-        BOOST_TEST(kept(s) == want);
+        BOOST_TEST(kept_after(plain_with(&SamplingParams::typical_p, typical_p), logits) == want);
     }
+    // Typical needs the mass to exceed p (>, as llama.cpp): four equal tokens are equally
+    // typical (ties in id order), and p = 0.5 keeps three of them, not two.
+    BOOST_TEST((kept_after(plain_with(&SamplingParams::typical_p, 0.5f), {1, 1, 1, 1}) == std::set<int32_t>{0, 1, 2}));
     // With typical_p 0.5 the most likely token is not typical, so even greedy skips it.
     SamplingParams p = plain();
     p.typical_p = 0.5f;
@@ -347,18 +342,12 @@ BOOST_AUTO_TEST_CASE(penalties_on_known_counts) {
 
 BOOST_AUTO_TEST_CASE(min_keep_overrides_the_filters) {
     const auto logits = logits_of({0.1, 0.4, 0.2, 0.3});
-    SamplingParams p = plain();
-    p.top_p = 0;
+    SamplingParams p = plain_with(&SamplingParams::top_p, 0.0f);
     p.min_keep = 3;
-    Sampler s(p, 4);
-    s.sample(logits);
-    BOOST_TEST((kept(s) == std::set<int32_t>{1, 3, 2}));
-    p = plain();
-    p.min_p = 1;
+    BOOST_TEST((kept_after(p, logits) == std::set<int32_t>{1, 3, 2}));
+    p = plain_with(&SamplingParams::min_p, 1.0f);
     p.min_keep = 2;
-    Sampler m(p, 4);
-    m.sample(logits);
-    BOOST_TEST((kept(m) == std::set<int32_t>{1, 3}));
+    BOOST_TEST((kept_after(p, logits) == std::set<int32_t>{1, 3}));
 }
 
 BOOST_AUTO_TEST_CASE(large_vocabulary_matches_full_sort_references) {
@@ -369,38 +358,27 @@ BOOST_AUTO_TEST_CASE(large_vocabulary_matches_full_sort_references) {
         const auto logits = random_logits(n, static_cast<uint64_t>(scale * 100), scale);
         const auto everything = all_ids(n);
         for (float top_p : {0.1f, 0.5f, 0.9f, 0.999f}) {
-            SamplingParams p = plain();
-            p.top_p = top_p;
-            Sampler s(p, n);
-            s.sample(logits);
             BOOST_TEST_INFO("scale " << scale << " top_p " << top_p);
-            BOOST_TEST((kept(s) == ref_top_p(logits, everything, top_p)));
+            BOOST_TEST((kept_after(plain_with(&SamplingParams::top_p, top_p), logits) ==
+                        ref_top_p(logits, everything, top_p)));
         }
         for (float min_p : {0.01f, 0.5f}) {
-            SamplingParams p = plain();
-            p.min_p = min_p;
-            Sampler s(p, n);
-            s.sample(logits);
             BOOST_TEST_INFO("scale " << scale << " min_p " << min_p);
-            BOOST_TEST((kept(s) == ref_min_p(logits, everything, min_p)));
+            BOOST_TEST((kept_after(plain_with(&SamplingParams::min_p, min_p), logits) ==
+                        ref_min_p(logits, everything, min_p)));
         }
-        SamplingParams t = plain();
-        t.typical_p = 0.7f;
-        Sampler ts(t, n);
-        ts.sample(logits);
         BOOST_TEST_INFO("scale " << scale << " typical");
-        BOOST_TEST((kept(ts) == ref_typical(logits, everything, 0.7)));
+        BOOST_TEST((kept_after(plain_with(&SamplingParams::typical_p, 0.7f), logits) ==
+                    ref_typical(logits, everything, 0.7)));
         // The whole default-order chain.
         SamplingParams c = plain();
         c.top_k = 5000;
         c.typical_p = 0.95f;
         c.top_p = 0.9f;
         c.min_p = 0.02f;
-        Sampler cs(c, n);
-        cs.sample(logits);
         auto want = ref_min_p(logits, ref_top_p(logits, ref_typical(logits, ref_top_k(logits, everything, 5000), 0.95), 0.9), 0.02f);
         BOOST_TEST_INFO("scale " << scale << " chain");
-        BOOST_TEST((kept(cs) == want));
+        BOOST_TEST((kept_after(c, logits) == want));
     }
 }
 
