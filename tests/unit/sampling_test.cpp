@@ -615,6 +615,46 @@ BOOST_AUTO_TEST_CASE(first_ending_match_wins_whatever_the_piece_boundaries) {
     BOOST_TEST(stop.value_or(99) == 1u);
 }
 
+// The reference: cut the whole text before the stop that ends first (longest at equal ends).
+std::pair<std::string, std::optional<size_t>> reference_stop(const std::string& text,
+                                                              const std::vector<std::string>& stops) {
+    for (size_t end = 1; end <= text.size(); ++end) {
+        std::optional<size_t> best;
+        for (size_t i = 0; i < stops.size(); ++i)
+            if (stops[i].size() <= end && text.compare(end - stops[i].size(), stops[i].size(), stops[i]) == 0 &&
+                (!best || stops[i].size() > stops[*best].size()))
+                best = i;
+        if (best) return {text.substr(0, end - stops[*best].size()), best};
+    }
+    return {text, std::nullopt};
+}
+
+BOOST_AUTO_TEST_CASE(random_texts_and_cuts_match_the_reference) {
+    Rng rng(11);
+    const auto below = [&](size_t n) { return static_cast<size_t>(rng.uniform() * static_cast<double>(n)); };
+    const auto random_text = [&](size_t len) {
+        std::string t;
+        for (size_t i = 0; i < len; ++i) t += "abc"[below(3)];
+        return t;
+    };
+    for (int round = 0; round < 2000; ++round) {
+        std::vector<std::string> stops;
+        for (size_t i = 0, n = 1 + below(3); i < n; ++i) stops.push_back(random_text(1 + below(4)));
+        const std::string text = random_text(below(30));
+        std::vector<std::string> pieces;
+        for (size_t at = 0; at < text.size();) {
+            const size_t len = std::min(text.size() - at, 1 + below(5));
+            pieces.push_back(text.substr(at, len));
+            at += len;
+        }
+        const auto [out, stop] = run(StopMatcher(stops), pieces);
+        const auto [want, want_stop] = reference_stop(text, stops);
+        BOOST_TEST_INFO("text " << text << " stop[0] " << stops[0]);
+        BOOST_TEST_REQUIRE(out == want);
+        BOOST_TEST_REQUIRE(stop.value_or(99) == want_stop.value_or(99));
+    }
+}
+
 BOOST_AUTO_TEST_CASE(utf8_is_never_split) {
     // "é" is C3 A9; fed one byte at a time, nothing is emitted until it is complete.
     StopMatcher m({});
