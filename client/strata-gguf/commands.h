@@ -10,5 +10,8 @@ namespace strata::tool {
 using Argv = std::vector<std::string>;
 
 int cmd_info(const Argv& args);
+int cmd_tokenize(const Argv& args);
+int cmd_detokenize(const Argv& args);
+int cmd_tokenizer(const Argv& args);
 
 }  // namespace strata::tool

@@ -18,6 +18,10 @@ struct Command {
 
 constexpr Command kCommands[] = {
     {"info", strata::tool::cmd_info, "info FILE [--budget SIZE]              metadata, tensors, sizes, memory plan"},
+    {"tokenize", strata::tool::cmd_tokenize, "tokenize FILE TEXT|- [--special] [--no-bos] [--pieces]  text to token ids"},
+    {"detokenize", strata::tool::cmd_detokenize, "detokenize FILE IDS|- [--special]     token ids to text"},
+    {"tokenizer", strata::tool::cmd_tokenizer,
+     "tokenizer OUT --from PATH [FILE...] [--pre NAME] [--into MODEL] [--vocab-size N] [--name NAME]  import a tokenizer"},
 };
 
 void usage(FILE* out) {

@@ -28,27 +28,37 @@ struct CandidateOrder {
 }  // namespace
 
 BpeModel::BpeModel(const Vocab& vocab, bool ignore_merges) : vocab_(vocab), ignore_merges_(ignore_merges) {
-    for (int32_t id = 0; id < vocab.size(); ++id)
-        if (vocab.type[id] == TokenType::Normal && utf8::byte_level_decode(vocab.text[id]))
-            by_bytes_.emplace(vocab.piece[id], id);
-    for (int b = 0; b < 256; ++b) byte_symbol_[b] = symbol_of(std::string(1, static_cast<char>(b)));
+    if (ignore_merges)
+        for (int32_t id = 0; id < vocab.size(); ++id)
+            if (vocab.type[id] == TokenType::Normal) by_bytes_.emplace(vocab.piece[id], id);
+    for (int b = 0; b < 256; ++b) {
+        std::string text;
+        utf8::append(text, utf8::byte_to_code_point(static_cast<uint8_t>(b)));
+        byte_symbol_[b] = symbol_of(text);
+    }
+    // Merges name their parts in the vocabulary's byte alphabet, as token texts do.
     merges_.reserve(vocab.merges.size());
+    std::string joined;
     for (size_t rank = 0; rank < vocab.merges.size(); ++rank) {
         std::string_view merge = vocab.merges[rank];
         size_t space = merge.find(' ', 1);
-        auto left = utf8::byte_level_decode(merge.substr(0, space));
-        auto right = utf8::byte_level_decode(merge.substr(space + 1));
-        if (!left || !right || left->empty() || right->empty()) continue;  // can never apply
-        Merge m{static_cast<int32_t>(rank), symbol_of(*left + *right)};
-        merges_.emplace(pair_key(symbol_of(*left), symbol_of(*right)), m);  // the first rank wins
+        joined.assign(merge.substr(0, space)).append(merge.substr(space + 1));
+        int32_t left = symbol_of(merge.substr(0, space)), right = symbol_of(merge.substr(space + 1));
+        if (left < 0 || right < 0) continue;  // a part that stands for no bytes: never applies
+        merges_.emplace(pair_key(left, right), Merge{static_cast<int32_t>(rank), symbol_of(joined)});  // first rank wins
     }
 }
 
-int32_t BpeModel::symbol_of(const std::string& bytes) {
-    if (auto it = by_bytes_.find(bytes); it != by_bytes_.end()) return it->second;
-    auto [it, added] = extra_symbols_.emplace(bytes, vocab_.size() + static_cast<int32_t>(extra_bytes_.size()));
-    if (added) extra_bytes_.push_back(bytes);
-    return it->second;
+int32_t BpeModel::symbol_of(std::string_view text) {
+    int32_t id = vocab_.find(text);
+    if (id >= 0 && vocab_.type[id] == TokenType::Normal) return id;
+    if (auto it = extra_symbols_.find(text); it != extra_symbols_.end()) return it->second;
+    auto bytes = utf8::byte_level_decode(text);
+    if (!bytes || bytes->empty()) return -1;
+    int32_t symbol = vocab_.size() + static_cast<int32_t>(extra_bytes_.size());
+    extra_symbols_.emplace(text, symbol);
+    extra_bytes_.push_back(std::move(*bytes));
+    return symbol;
 }
 
 void BpeModel::append_symbol(int32_t symbol, std::vector<int32_t>& out) const {

@@ -28,13 +28,14 @@ private:
     };
     // Symbols are token ids, or ids from n_vocab on for byte strings that merges build
     // but that are no token (so that such merges still apply, as they do in llama.cpp).
-    int32_t symbol_of(const std::string& bytes);
+    // -1 for text that is not in the byte alphabet.
+    int32_t symbol_of(std::string_view text);
     void append_symbol(int32_t symbol, std::vector<int32_t>& out) const;
 
     const Vocab& vocab_;
     bool ignore_merges_;
-    std::unordered_map<std::string, int32_t, StringHash, std::equal_to<>> by_bytes_;  // normal tokens by their bytes
-    std::unordered_map<std::string, int32_t> extra_symbols_;
+    std::unordered_map<std::string, int32_t, StringHash, std::equal_to<>> by_bytes_;  // with ignore_merges
+    std::unordered_map<std::string, int32_t, StringHash, std::equal_to<>> extra_symbols_;  // by text
     std::vector<std::string> extra_bytes_;  // bytes of symbol n_vocab + i
     std::unordered_map<uint64_t, Merge> merges_;  // (left symbol, right symbol) -> merge
     int32_t byte_symbol_[256];
