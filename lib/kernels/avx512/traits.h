@@ -69,6 +69,7 @@ struct V {
     static I maddubs(I u, I s) { return _mm512_maddubs_epi16(u, s); }
     // acc + int16 pairs a * b summed to int32 (VNNI).
     static I dot_i16(I acc, I a, I b) { return _mm512_dpwssd_epi32(acc, a, b); }
+    static __m256i dot_i16_256(__m256i acc, __m256i a, __m256i b) { return _mm256_dpwssd_epi32(acc, a, b); }
     // sum of 16 int16 products a[i] * b[i] in int32 lanes (8 partial sums, upper lanes 0).
     static I madd16(const int16_t* a, const int16_t* b) {
         return _mm512_zextsi256_si512(_mm256_madd_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a)),

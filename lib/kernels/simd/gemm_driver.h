@@ -12,6 +12,10 @@
 //   unpack(row, k, s, WBlock&)   weights of one row, step s (zero past k)
 //   step<NR, NT>(w, acts, t, s, acc, stride)
 //                                adds step s of NR rows x NT tokens into acc[r * stride + t]
+//   kFusedTokens                 up to how many tokens fused<NR, NT> runs instead (0: never),
+//   kFusedRows, fused<NR, NT>(w, ldw, k, acts, t, Y, ldy)
+//                                the whole product of NR rows x NT tokens, unpacking in
+//                                registers (weights are used too few times to store them)
 // Must not touch: type-specific arithmetic.
 #pragma once
 
@@ -80,6 +84,9 @@ struct Gemm {
         if (block < T) block = T;
         auto* w = static_cast<const uint8_t*>(W);
         auto* x = static_cast<const uint8_t*>(X);
+        if constexpr (K::kFusedTokens > 0) {
+            if (nt <= K::kFusedTokens) return fused(k, w, ldw, r0, r1, x, ldx, nt, Y, ldy);
+        }
         for (int64_t t0 = 0; t0 < nt; t0 += block) {
             const int64_t tb = min64(block, nt - t0);
             const typename K::Acts acts = K::prepare(x + t0 * ldx, ldx, tb, k);
@@ -91,11 +98,25 @@ struct Gemm {
         }
     }
 
+    // Few tokens: the family unpacks each weight block in registers for all of them.
+    static void fused(int64_t k, const uint8_t* w, size_t ldw, int64_t r0, int64_t r1, const uint8_t* x, size_t ldx,
+                      int64_t nt, float* Y, size_t ldy) {
+        const typename K::Acts acts = K::prepare(x, ldx, nt, k);
+        for (int64_t r = r0; r < r1; r += K::kFusedRows) {
+            with_count<K::kFusedRows>(static_cast<int>(min64(K::kFusedRows, r1 - r)), [&](auto nr) {
+                with_count<K::kFusedTokens>(static_cast<int>(nt), [&](auto ntc) {
+                    K::template fused<decltype(nr)::value, decltype(ntc)::value>(w + r * ldw, ldw, k, acts, 0, Y + r, ldy);
+                });
+            });
+        }
+    }
+
     template <int NR>
     static void row_tile(int64_t k, const uint8_t* w, size_t ldw, const typename K::Acts& acts, int64_t tb, float* Y,
                          size_t ldy) {
         alignas(64) F acc[NR * kMaxTokenBlock];
-        for (int64_t i = 0; i < NR * kMaxTokenBlock; ++i) acc[i] = V::zero();
+        for (int r = 0; r < NR; ++r)
+            for (int64_t t = 0; t < tb; ++t) acc[r * kMaxTokenBlock + t] = V::zero();
         alignas(64) typename K::WBlock wb[NR];
         const int64_t full = tb / T * T;
         for (int64_t s = 0; s < steps(k); ++s) {

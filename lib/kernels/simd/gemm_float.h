@@ -49,6 +49,7 @@ struct FloatGemm {
     using WBlock = FBlock;
     static constexpr int R = V::N == 16 ? 4 : 2;
     static constexpr int T = 4;
+    static constexpr int kFusedTokens = 0;
 
     struct Acts {
         const float* panel;

@@ -31,118 +31,50 @@ inline float half(uint16_t h) { return _cvtsh_ss(h); }
 inline __m256i load256(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
 inline void store256(void* p, __m256i v) { _mm256_storeu_si256(static_cast<__m256i*>(p), v); }
 
-// Group scales of 16 elements (16 int16 in s16) spread over the 128 pair lanes: the pairs
-// of group g are lanes 8g..8g+7.
-inline void store_scales16(__m256i s16, int16_t* out) {
-    const __m256i lo = _mm256_permute2x128_si256(s16, s16, 0x00), hi = _mm256_permute2x128_si256(s16, s16, 0x11);
-    for (int c = 0; c < 8; ++c) {
-        // 32 elements = groups 2c (low 128 bits) and 2c+1 (high 128 bits).
-        const int w0 = (2 * c) % 8, w1 = (2 * c + 1) % 8;
-        const __m256i pick = _mm256_setr_epi8(
-            2 * w0, 2 * w0 + 1, 2 * w0, 2 * w0 + 1, 2 * w0, 2 * w0 + 1, 2 * w0, 2 * w0 + 1, 2 * w0, 2 * w0 + 1, 2 * w0,
-            2 * w0 + 1, 2 * w0, 2 * w0 + 1, 2 * w0, 2 * w0 + 1, 2 * w1, 2 * w1 + 1, 2 * w1, 2 * w1 + 1, 2 * w1,
-            2 * w1 + 1, 2 * w1, 2 * w1 + 1, 2 * w1, 2 * w1 + 1, 2 * w1, 2 * w1 + 1, 2 * w1, 2 * w1 + 1, 2 * w1, 2 * w1 + 1);
-        store256(out + 16 * c, _mm256_shuffle_epi8(c < 4 ? lo : hi, pick));
+// Calls fn(Count<c>{}) for c = 0 .. N-1, unrolled at compile time.
+template <int N, int C = 0, class Fn>
+void for_chunks(Fn&& fn) {
+    if constexpr (C < N) {
+        fn(Count<C>{});
+        for_chunks<N, C + 1>(fn);
     }
 }
 
-// Bytes b (0..255 values) shifted so that bit `from` lands on bit `to` of each byte,
-// other bits unmasked; callers mask. Shifts of 16-bit lanes never move a bit onto the
-// masked position of the neighbouring byte for |to - from| <= 4.
+// A pshufb pattern repeating int16 word W0 over the low 128 bits and W1 over the high.
+template <int W0, int W1>
+__m256i word_pattern() {
+    constexpr char a = 2 * W0, b = 2 * W0 + 1, c = 2 * W1, d = 2 * W1 + 1;
+    return _mm256_setr_epi8(a, b, a, b, a, b, a, b, a, b, a, b, a, b, a, b, c, d, c, d, c, d, c, d, c, d, c, d, c, d, c, d);
+}
+
+// Group scales as int16 words, kept in both 128-bit halves of lo (words 0..7) and hi
+// (words 8..15), from which the scale vector of any 32-element chunk is one shuffle.
+struct Scales {
+    __m256i lo, hi;
+    Scales() = default;
+    explicit Scales(__m256i s16)
+        : lo(_mm256_permute2x128_si256(s16, s16, 0x00)), hi(_mm256_permute2x128_si256(s16, s16, 0x11)) {}
+    // 16-element groups: chunk C holds groups 2C (low half) and 2C + 1 (high half).
+    template <int C>
+    __m256i groups16() const {
+        return _mm256_shuffle_epi8(C < 4 ? lo : hi, word_pattern<(2 * C) % 8, (2 * C + 1) % 8>());
+    }
+    // 32-element groups (words 0..7): chunk C is group C.
+    template <int C>
+    __m256i groups32() const {
+        return _mm256_shuffle_epi8(lo, word_pattern<C, C>());
+    }
+};
+
+// Bytes shifted so that bit From lands on bit To of each byte, other bits unmasked;
+// callers mask. Shifts of 16-bit lanes never move a bit onto the masked position of the
+// neighbouring byte for the masks used here.
 template <int From, int To>
 __m256i move_bit(__m256i b) {
     if constexpr (From > To) return _mm256_srli_epi16(b, From - To);
     else if constexpr (From < To) return _mm256_slli_epi16(b, To - From);
     else return b;
 }
-
-// Q4_K / Q5_K: 6-bit scales and mins of 32-element groups packed in 12 bytes.
-inline void k4_scales(const uint8_t* packed, uint8_t sc[8], uint8_t mn[8]) {
-    constexpr uint32_t kmask1 = 0x3f3f3f3f, kmask2 = 0x0f0f0f0f, kmask3 = 0x03030303;
-    uint32_t u[4];
-    std::memcpy(u, packed, 12);
-    u[3] = ((u[2] >> 4) & kmask2) | (((u[1] >> 6) & kmask3) << 4);
-    const uint32_t mins_lo = u[1] & kmask1;
-    u[1] = (u[2] & kmask2) | (((u[0] >> 6) & kmask3) << 4);
-    u[2] = mins_lo;
-    u[0] &= kmask1;
-    std::memcpy(sc, u, 8);
-    std::memcpy(mn, u + 2, 8);
-}
-
-inline void k4_scales_and_mins(const uint8_t* packed, KBlock& o) {
-    uint8_t sc[8], mn[8];
-    k4_scales(packed, sc, mn);
-    for (int g = 0; g < 8; ++g) {
-        store256(o.scale + 16 * g, _mm256_set1_epi16(sc[g]));
-        o.corr[2 * g] = o.corr[2 * g + 1] = mn[g];
-    }
-}
-
-struct Q4K {
-    using Block = strata::BlockQ4_K;
-    static constexpr bool kOffset = false;
-    static void unpack(const Block& x, KBlock& o) {
-        const __m256i m4 = _mm256_set1_epi8(0x0F);
-        for (int j = 0; j < 4; ++j) {
-            const __m256i q = load256(x.qs + 32 * j);
-            store256(o.u + 64 * j, _mm256_and_si256(q, m4));
-            store256(o.u + 64 * j + 32, _mm256_and_si256(_mm256_srli_epi16(q, 4), m4));
-        }
-        k4_scales_and_mins(x.scales, o);
-        o.d = half(x.d);
-        o.dc = half(x.dmin);
-    }
-};
-
-struct Q5K {
-    using Block = strata::BlockQ5_K;
-    static constexpr bool kOffset = false;
-    template <int J>
-    static void unpack_pair(const Block& x, __m256i qh, KBlock& o) {
-        const __m256i m4 = _mm256_set1_epi8(0x0F), b4 = _mm256_set1_epi8(0x10);
-        const __m256i q = load256(x.qs + 32 * J);
-        const __m256i lo = _mm256_or_si256(_mm256_and_si256(q, m4), _mm256_and_si256(move_bit<2 * J, 4>(qh), b4));
-        const __m256i hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 4), m4),
-                                           _mm256_and_si256(move_bit<2 * J + 1, 4>(qh), b4));
-        store256(o.u + 64 * J, lo);
-        store256(o.u + 64 * J + 32, hi);
-    }
-    static void unpack(const Block& x, KBlock& o) {
-        const __m256i qh = load256(x.qh);
-        unpack_pair<0>(x, qh, o);
-        unpack_pair<1>(x, qh, o);
-        unpack_pair<2>(x, qh, o);
-        unpack_pair<3>(x, qh, o);
-        k4_scales_and_mins(x.scales, o);
-        o.d = half(x.d);
-        o.dc = half(x.dmin);
-    }
-};
-
-struct Q6K {
-    using Block = strata::BlockQ6_K;
-    static constexpr bool kOffset = true;  // u - 32
-    template <int I>
-    static __m256i high_bits(__m256i qh) {
-        return _mm256_and_si256(move_bit<2 * I, 4>(qh), _mm256_set1_epi8(0x30));
-    }
-    static void unpack(const Block& x, KBlock& o) {
-        const __m256i m4 = _mm256_set1_epi8(0x0F);
-        for (int h = 0; h < 2; ++h) {
-            const __m256i a = load256(x.ql + 64 * h), b = load256(x.ql + 64 * h + 32), qh = load256(x.qh + 32 * h);
-            uint8_t* u = o.u + 128 * h;
-            store256(u, _mm256_or_si256(_mm256_and_si256(a, m4), high_bits<0>(qh)));
-            store256(u + 32, _mm256_or_si256(_mm256_and_si256(b, m4), high_bits<1>(qh)));
-            store256(u + 64, _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(a, 4), m4), high_bits<2>(qh)));
-            store256(u + 96, _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(b, 4), m4), high_bits<3>(qh)));
-        }
-        const __m256i s16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x.scales)));
-        store_scales16(s16, o.scale);
-        store256(o.corr, _mm256_slli_epi16(s16, 5));
-        o.d = o.dc = half(x.d);
-    }
-};
 
 // Q2_K / Q3_K: four 2-bit planes per 32 bytes of qs; element 128h + 32j + l is bits 2j of
 // qs[32h + l].
@@ -151,66 +83,220 @@ __m256i two_bits(__m256i q) {
     return _mm256_and_si256(move_bit<2 * J, 0>(q), _mm256_set1_epi8(3));
 }
 
+// Each type gives, for super-block x: Prep prep(x) (what the chunks share), u<C>(x, p)
+// the 32 unsigned weights of chunk C (elements 32C..32C+31), scale<C>(p) their pair
+// scales, corr(p) the 16 group corrections, and d(x), dc(x).
+
+// Q4_K / Q5_K: 6-bit scales and mins of 32-element groups packed in 12 bytes b, as words
+// 0..7 (scales) and 8..15 (mins):
+//   sc[0..3] = b[0..3] & 63                 m[0..3] = b[4..7] & 63
+//   sc[4..7] = b[8..11] & 15 | b[0..3] >> 6 << 4
+//   m[4..7]  = b[8..11] >> 4 | b[4..7] >> 6 << 4
+// Decoded with byte shuffles (the 16-byte load reads into qs, which follows in the block).
+inline __m256i k4_scales_mins(const uint8_t* packed) {
+    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(packed));
+    const __m128i low_src = _mm_shuffle_epi8(b, _mm_setr_epi8(0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 8, 9, 10, 11));
+    const __m128i high_src = _mm_shuffle_epi8(b, _mm_setr_epi8(-1, -1, -1, -1, 0, 1, 2, 3, -1, -1, -1, -1, 4, 5, 6, 7));
+    const __m128i low = _mm_or_si128(
+        _mm_and_si128(low_src, _mm_setr_epi8(63, 63, 63, 63, 15, 15, 15, 15, 63, 63, 63, 63, 0, 0, 0, 0)),
+        _mm_and_si128(_mm_srli_epi16(low_src, 4), _mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 15, 15, 15, 15)));
+    const __m128i high = _mm_and_si128(_mm_srli_epi16(high_src, 2), _mm_set1_epi8(0x30));
+    return _mm256_cvtepu8_epi16(_mm_or_si128(low, high));
+}
+
+struct K4Prep {
+    Scales s;
+    K4Prep() = default;
+    explicit K4Prep(const uint8_t* packed) : s(k4_scales_mins(packed)) {}
+    // Group g of 16 takes the min of its 32-group g / 2.
+    __m256i corr() const { return _mm256_shuffle_epi8(s.hi, word_pattern_pairs()); }
+    static __m256i word_pattern_pairs() {
+        return _mm256_setr_epi8(0, 1, 0, 1, 2, 3, 2, 3, 4, 5, 4, 5, 6, 7, 6, 7, 8, 9, 8, 9, 10, 11, 10, 11, 12, 13,
+                                12, 13, 14, 15, 14, 15);
+    }
+};
+
+// Chunk C of 4-bit quants stored as in Q4_K/Q5_K: the low (C even) or high nibbles of
+// qs[32(C / 2) + l].
+template <int C>
+__m256i nibble_chunk(const uint8_t* qs) {
+    const __m256i q = load256(qs + 32 * (C / 2));
+    return _mm256_and_si256(C % 2 ? _mm256_srli_epi16(q, 4) : q, _mm256_set1_epi8(0x0F));
+}
+
+struct Q4K {
+    using Block = strata::BlockQ4_K;
+    static constexpr bool kOffset = false;
+    using Prep = K4Prep;
+    static Prep prep(const Block& x) { return Prep(x.scales); }
+    template <int C>
+    static __m256i u(const Block& x, const Prep&) {
+        return nibble_chunk<C>(x.qs);
+    }
+    template <int C>
+    static __m256i scale(const Prep& p) { return p.s.groups32<C>(); }
+    static __m256i corr(const Prep& p) { return p.corr(); }
+    static float d(const Block& x) { return half(x.d); }
+    static float dc(const Block& x) { return half(x.dmin); }
+};
+
+struct Q5K {
+    using Block = strata::BlockQ5_K;
+    static constexpr bool kOffset = false;
+    struct Prep : K4Prep {
+        __m256i qh;
+        Prep() = default;
+        explicit Prep(const Block& x) : K4Prep(x.scales), qh(load256(x.qh)) {}
+    };
+    static Prep prep(const Block& x) { return Prep(x); }
+    // Element 32C + l takes bit C of qh[l] as its fifth bit.
+    template <int C>
+    static __m256i u(const Block& x, const Prep& p) {
+        return _mm256_or_si256(nibble_chunk<C>(x.qs), _mm256_and_si256(move_bit<C, 4>(p.qh), _mm256_set1_epi8(0x10)));
+    }
+    template <int C>
+    static __m256i scale(const Prep& p) { return p.s.groups32<C>(); }
+    static __m256i corr(const Prep& p) { return p.corr(); }
+    static float d(const Block& x) { return half(x.d); }
+    static float dc(const Block& x) { return half(x.dmin); }
+};
+
+struct Q6K {
+    using Block = strata::BlockQ6_K;
+    static constexpr bool kOffset = true;  // u - 32
+    struct Prep {
+        __m256i s16;
+        Scales s;
+        Prep() = default;
+        explicit Prep(__m256i v) : s16(v), s(v) {}
+    };
+    static Prep prep(const Block& x) {
+        return Prep(_mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x.scales))));
+    }
+    // Half h = C / 4, plane i = C % 4: low (i < 2) or high nibbles of ql[64h + 32(i % 2) + l],
+    // plus bits 2i, 2i+1 of qh[32h + l] as bits 4, 5.
+    template <int C>
+    static __m256i u(const Block& x, const Prep&) {
+        constexpr int h = C / 4, i = C % 4;
+        const __m256i ql = load256(x.ql + 64 * h + 32 * (i % 2));
+        const __m256i lo = _mm256_and_si256(i < 2 ? ql : _mm256_srli_epi16(ql, 4), _mm256_set1_epi8(0x0F));
+        const __m256i hi = _mm256_and_si256(move_bit<2 * i, 4>(load256(x.qh + 32 * h)), _mm256_set1_epi8(0x30));
+        return _mm256_or_si256(lo, hi);
+    }
+    template <int C>
+    static __m256i scale(const Prep& p) { return p.s.groups16<C>(); }
+    static __m256i corr(const Prep& p) { return _mm256_slli_epi16(p.s16, 5); }
+    static float d(const Block& x) { return half(x.d); }
+    static float dc(const Block& x) { return half(x.d); }
+};
+
 struct Q3K {
     using Block = strata::BlockQ3_K;
     static constexpr bool kOffset = true;  // u - 4
-    // Adds 4 where hmask bit B is set (element 32 * B + l of the super-block).
-    template <int B>
-    static __m256i high_bit(__m256i hm) {
-        return _mm256_and_si256(move_bit<B, 2>(hm), _mm256_set1_epi8(4));
-    }
-    template <int H>
-    static void unpack_half(const Block& x, __m256i hm, KBlock& o) {
-        const __m256i q = load256(x.qs + 32 * H);
-        uint8_t* u = o.u + 128 * H;
-        store256(u, _mm256_or_si256(two_bits<0>(q), high_bit<4 * H + 0>(hm)));
-        store256(u + 32, _mm256_or_si256(two_bits<1>(q), high_bit<4 * H + 1>(hm)));
-        store256(u + 64, _mm256_or_si256(two_bits<2>(q), high_bit<4 * H + 2>(hm)));
-        store256(u + 96, _mm256_or_si256(two_bits<3>(q), high_bit<4 * H + 3>(hm)));
-    }
-    static void unpack(const Block& x, KBlock& o) {
-        const __m256i hm = load256(x.hmask);
-        unpack_half<0>(x, hm, o);
-        unpack_half<1>(x, hm, o);
+    struct Prep {
+        __m256i s16;
+        Scales s;
+        __m256i hm;
+        Prep() = default;
+        Prep(__m256i v, __m256i hmask) : s16(v), s(v), hm(hmask) {}
+    };
+    static __m256i signed_scales(const uint8_t* packed) {
         constexpr uint32_t kmask1 = 0x03030303, kmask2 = 0x0f0f0f0f;
         uint32_t aux[4];
-        std::memcpy(aux, x.scales, 12);
+        std::memcpy(aux, packed, 12);
         const uint32_t tmp = aux[2];
         aux[2] = ((aux[0] >> 4) & kmask2) | (((tmp >> 4) & kmask1) << 4);
         aux[3] = ((aux[1] >> 4) & kmask2) | (((tmp >> 6) & kmask1) << 4);
         aux[0] = (aux[0] & kmask2) | (((tmp >> 0) & kmask1) << 4);
         aux[1] = (aux[1] & kmask2) | (((tmp >> 2) & kmask1) << 4);
-        const __m128i raw = _mm_sub_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(aux)), _mm_set1_epi8(32));
-        const __m256i s16 = _mm256_cvtepi8_epi16(raw);
-        store_scales16(s16, o.scale);
-        store256(o.corr, _mm256_slli_epi16(s16, 2));
-        o.d = o.dc = half(x.d);
+        const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(aux));
+        return _mm256_cvtepi8_epi16(_mm_sub_epi8(raw, _mm_set1_epi8(32)));
     }
+    static Prep prep(const Block& x) { return Prep(signed_scales(x.scales), load256(x.hmask)); }
+    // Two bits of plane C % 4 of qs[32(C / 4) + l], plus 4 when hmask bit C is set.
+    template <int C>
+    static __m256i u(const Block& x, const Prep& p) {
+        const __m256i high = _mm256_and_si256(move_bit<C, 2>(p.hm), _mm256_set1_epi8(4));
+        return _mm256_or_si256(two_bits<C % 4>(load256(x.qs + 32 * (C / 4))), high);
+    }
+    template <int C>
+    static __m256i scale(const Prep& p) { return p.s.groups16<C>(); }
+    static __m256i corr(const Prep& p) { return _mm256_slli_epi16(p.s16, 2); }
+    static float d(const Block& x) { return half(x.d); }
+    static float dc(const Block& x) { return half(x.d); }
 };
 
 struct Q2K {
     using Block = strata::BlockQ2_K;
     static constexpr bool kOffset = false;
-    template <int H>
-    static void unpack_half(const Block& x, KBlock& o) {
-        const __m256i q = load256(x.qs + 32 * H);
-        uint8_t* u = o.u + 128 * H;
-        store256(u, two_bits<0>(q));
-        store256(u + 32, two_bits<1>(q));
-        store256(u + 64, two_bits<2>(q));
-        store256(u + 96, two_bits<3>(q));
-    }
-    static void unpack(const Block& x, KBlock& o) {
-        unpack_half<0>(x, o);
-        unpack_half<1>(x, o);
+    struct Prep {
+        Scales s;
+        __m256i mins;
+        Prep() = default;
+        Prep(__m256i scales, __m256i m) : s(scales), mins(m) {}
+    };
+    static Prep prep(const Block& x) {
         const __m128i sc = _mm_loadu_si128(reinterpret_cast<const __m128i*>(x.scales));
         const __m128i m4 = _mm_set1_epi8(0x0F);
-        store_scales16(_mm256_cvtepu8_epi16(_mm_and_si128(sc, m4)), o.scale);
-        store256(o.corr, _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(sc, 4), m4)));
-        o.d = half(x.d);
-        o.dc = half(x.dmin);
+        return Prep(_mm256_cvtepu8_epi16(_mm_and_si128(sc, m4)),
+                    _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(sc, 4), m4)));
     }
+    template <int C>
+    static __m256i u(const Block& x, const Prep&) {
+        return two_bits<C % 4>(load256(x.qs + 32 * (C / 4)));
+    }
+    template <int C>
+    static __m256i scale(const Prep& p) { return p.s.groups16<C>(); }
+    static __m256i corr(const Prep& p) { return p.mins; }
+    static float d(const Block& x) { return half(x.d); }
+    static float dc(const Block& x) { return half(x.dmin); }
 };
+
+// The unpacked form of a super-block, for products that reuse it over many tokens.
+template <class Type>
+void unpack_kblock(const typename Type::Block& x, KBlock& o) {
+    const typename Type::Prep p = Type::prep(x);
+    for_chunks<8>([&](auto c) {
+        constexpr int C = decltype(c)::value;
+        store256(o.u + 32 * C, Type::template u<C>(x, p));
+        store256(o.scale + 16 * C, Type::template scale<C>(p));
+    });
+    store256(o.corr, Type::corr(p));
+    o.d = Type::d(x);
+    o.dc = Type::dc(x);
+}
+
+// 256-bit float/int ops with the names of the V traits, for the fused path both variants
+// run at this width.
+struct W256 {
+    using F = __m256;
+    using I = __m256i;
+    static F zero() { return _mm256_setzero_ps(); }
+    static F set1(float x) { return _mm256_set1_ps(x); }
+    static F cvt(I v) { return _mm256_cvtepi32_ps(v); }
+    static F fma(F a, F b, F c) { return _mm256_fmadd_ps(a, b, c); }
+    static F fnma(F a, F b, F c) { return _mm256_fnmadd_ps(a, b, c); }
+    static I sub_i32(I a, I b) { return _mm256_sub_epi32(a, b); }
+};
+
+// Adds one super-block's integer sums to a float accumulator:
+//   acc += d * da * sum - dc * da * corr   (offset types subtract in integers first).
+template <class Type, class W>
+void fold(typename W::F& acc, typename W::I sum, typename W::I corr, float d, float dc, float da) {
+    if constexpr (Type::kOffset) {
+        acc = W::fma(W::cvt(W::sub_i32(sum, corr)), W::set1(d * da), acc);
+    } else {
+        acc = W::fma(W::cvt(sum), W::set1(d * da), acc);
+        acc = W::fnma(W::cvt(corr), W::set1(dc * da), acc);
+    }
+}
+
+inline float hsum256(__m256 v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
 
 template <class V, class Type>
 struct KQuant {
@@ -231,7 +317,7 @@ struct KQuant {
     static Acts prepare(const uint8_t* x, size_t ldx, int64_t, int64_t) { return {x, ldx}; }
 
     static void unpack(const uint8_t* row, int64_t, int64_t s, KBlock& out) {
-        Type::unpack(reinterpret_cast<const typename Type::Block*>(row)[s], out);
+        unpack_kblock<Type>(reinterpret_cast<const typename Type::Block*>(row)[s], out);
     }
 
     template <int NR, int NT>
@@ -252,18 +338,57 @@ struct KQuant {
                 for (int r = 0; r < NR; ++r) sum[r][t] = V::dot_i16(sum[r][t], V::maddubs(u[r], q), sc[r]);
             }
         }
-        for (int t = 0; t < NT; ++t) {
+        for (int t = 0; t < NT; ++t)
+            for (int r = 0; r < NR; ++r)
+                fold<Type, V>(acc[r * stride + t], sum[r][t], V::madd16(a[t]->bsums, w[r].corr), w[r].d, w[r].dc,
+                              a[t]->d);
+    }
+
+    // Few tokens: each super-block's chunks are unpacked in registers and used at once,
+    // at 256 bits (on Zen 4 as fast per element as 512, and half the registers).
+    static constexpr int kFusedTokens = 2;
+    static constexpr int kFusedRows = V::kBytes == 64 ? 4 : 2;
+
+    template <int NR, int NT>
+    static void fused(const uint8_t* w, size_t ldw, int64_t k, const Acts& acts, int64_t t0, float* Y, size_t ldy) {
+        using Block = typename Type::Block;
+        __m256 acc[NR][NT];
+        for (int r = 0; r < NR; ++r)
+            for (int t = 0; t < NT; ++t) acc[r][t] = W256::zero();
+        for (int64_t s = 0; s < k / 256; ++s) {
+            const Block* b[NR];
+            typename Type::Prep p[NR];
             for (int r = 0; r < NR; ++r) {
-                const I corr = V::madd16(a[t]->bsums, w[r].corr);
-                F& out = acc[r * stride + t];
-                if constexpr (Type::kOffset) {
-                    out = V::fma(V::cvt(V::sub_i32(sum[r][t], corr)), V::set1(w[r].d * a[t]->d), out);
-                } else {
-                    out = V::fma(V::cvt(sum[r][t]), V::set1(w[r].d * a[t]->d), out);
-                    out = V::fnma(V::cvt(corr), V::set1(w[r].dc * a[t]->d), out);
+                b[r] = reinterpret_cast<const Block*>(w + r * ldw) + s;
+                p[r] = Type::prep(*b[r]);
+            }
+            const Act* a[NT];
+            for (int t = 0; t < NT; ++t) a[t] = acts.step(t0 + t, s);
+            __m256i sum[NR][NT];
+            for (int r = 0; r < NR; ++r)
+                for (int t = 0; t < NT; ++t) sum[r][t] = _mm256_setzero_si256();
+            for_chunks<8>([&](auto c) {
+                constexpr int C = decltype(c)::value;
+                __m256i u[NR], sc[NR];
+                for (int r = 0; r < NR; ++r) {
+                    u[r] = Type::template u<C>(*b[r], p[r]);
+                    sc[r] = Type::template scale<C>(p[r]);
                 }
+                for (int t = 0; t < NT; ++t) {
+                    const __m256i q = load256(a[t]->qs + 32 * C);
+                    for (int r = 0; r < NR; ++r)
+                        sum[r][t] = V::dot_i16_256(sum[r][t], _mm256_maddubs_epi16(u[r], q), sc[r]);
+                }
+            });
+            for (int t = 0; t < NT; ++t) {
+                const __m256i bsums = load256(a[t]->bsums);
+                for (int r = 0; r < NR; ++r)
+                    fold<Type, W256>(acc[r][t], sum[r][t], _mm256_madd_epi16(bsums, Type::corr(p[r])), Type::d(*b[r]),
+                                     Type::dc(*b[r]), a[t]->d);
             }
         }
+        for (int r = 0; r < NR; ++r)
+            for (int t = 0; t < NT; ++t) Y[t * ldy + r] = hsum256(acc[r][t]);
     }
 };
 

@@ -104,6 +104,7 @@ struct Legacy {
     using Act = std::conditional_t<Type::kMin, strata::BlockQ8_1, strata::BlockQ8_0>;
     static constexpr int R = V::kBytes == 64 ? 4 : 2;
     static constexpr int T = 4;
+    static constexpr int kFusedTokens = 0;
     static constexpr int kLanes = V::kBytes / 4;  // int32 lanes per integer vector
 
     struct Acts {
