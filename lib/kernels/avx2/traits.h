@@ -96,6 +96,11 @@ struct V {
         }
     }
 
+    template <bool Wide>
+    static __m256i dot_u8s8_256(__m256i u, __m256i a, __m256i corr) {
+        return dot_u8s8<Wide>(u, a, corr);
+    }
+
     // Sums of squares in double, as GGML's rms_norm: D holds the running double sums.
     struct D {
         __m256d lo, hi;

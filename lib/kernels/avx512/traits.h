@@ -81,6 +81,11 @@ struct V {
         return _mm512_dpbusd_epi32(corr, u, a);
     }
 
+    template <bool Wide>
+    static __m256i dot_u8s8_256(__m256i u, __m256i a, __m256i corr) {
+        return _mm256_dpbusd_epi32(corr, u, a);
+    }
+
     // Sums of squares in double, as GGML's rms_norm: D holds the running double sums.
     struct D {
         __m512d lo, hi;

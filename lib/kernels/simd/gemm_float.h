@@ -49,7 +49,6 @@ struct FloatGemm {
     using WBlock = FBlock;
     static constexpr int R = V::N == 16 ? 4 : 2;
     static constexpr int T = 4;
-    static constexpr int kFusedTokens = 0;
 
     struct Acts {
         const float* panel;
@@ -70,6 +69,46 @@ struct FloatGemm {
 
     static void unpack(const uint8_t* row, int64_t k, int64_t s, FBlock& o) {
         widen_step<V, Elems>(reinterpret_cast<const Elem*>(row), k, s, o.w);
+    }
+
+    // Few tokens: weights widened in registers straight from the row, two vectors at a time
+    // (two accumulators per pair hide the FMA latency).
+    static constexpr int kFusedTokens = 4;
+    static constexpr int kFusedRows = R;
+
+    template <int NR, int NT>
+    static void fused(const uint8_t* w, size_t ldw, int64_t k, const Acts& acts, int64_t t0, float* Y, size_t ldy) {
+        const Elem* rows[NR];
+        for (int r = 0; r < NR; ++r) rows[r] = reinterpret_cast<const Elem*>(w + r * ldw);
+        const float* a[NT];
+        for (int t = 0; t < NT; ++t) a[t] = acts.step(t0 + t, 0);
+        F sum[2][NR][NT];
+        for (int u = 0; u < 2; ++u)
+            for (int r = 0; r < NR; ++r)
+                for (int t = 0; t < NT; ++t) sum[u][r][t] = V::zero();
+        auto madd = [&](int u, int64_t i, const F (&wv)[NR]) {
+            for (int t = 0; t < NT; ++t) {
+                const F av = V::load(a[t] + i);
+                for (int r = 0; r < NR; ++r) sum[u][r][t] = V::fma(wv[r], av, sum[u][r][t]);
+            }
+        };
+        int64_t i = 0;
+        for (; i + 2 * V::N <= k; i += 2 * V::N) {
+            F w0[NR], w1[NR];
+            for (int r = 0; r < NR; ++r) {
+                w0[r] = Elems::load(rows[r] + i);
+                w1[r] = Elems::load(rows[r] + i + V::N);
+            }
+            madd(0, i, w0);
+            madd(1, i + V::N, w1);
+        }
+        for (; i < k; i += V::N) {  // the panel is zero past k; weights through a padded copy
+            F wv[NR];
+            for (int r = 0; r < NR; ++r) wv[r] = Elems::load(Tail<Elem, V::N>(rows[r] + i, min64(V::N, k - i)).v);
+            madd(0, i, wv);
+        }
+        for (int r = 0; r < NR; ++r)
+            for (int t = 0; t < NT; ++t) Y[t * ldy + r] = V::hsum(V::add(sum[0][r][t], sum[1][r][t]));
     }
 
     template <int NR, int NT>

@@ -291,13 +291,6 @@ void fold(typename W::F& acc, typename W::I sum, typename W::I corr, float d, fl
     }
 }
 
-inline float hsum256(__m256 v) {
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
-}
-
 template <class V, class Type>
 struct KQuant {
     using F = typename V::F;

@@ -104,7 +104,6 @@ struct Legacy {
     using Act = std::conditional_t<Type::kMin, strata::BlockQ8_1, strata::BlockQ8_0>;
     static constexpr int R = V::kBytes == 64 ? 4 : 2;
     static constexpr int T = 4;
-    static constexpr int kFusedTokens = 0;
     static constexpr int kLanes = V::kBytes / 4;  // int32 lanes per integer vector
 
     struct Acts {
@@ -151,6 +150,45 @@ struct Legacy {
             std::memset(o.u + 32 * n, 0, 32 * (kLegacyBlocks - n));
             std::memset(o.d + 8 * n, 0, sizeof(float) * 8 * (kLegacyBlocks - n));
         }
+    }
+
+    // Few tokens: each block unpacked in registers (256 bits, one block per vector) and
+    // applied at once.
+    static constexpr int kFusedTokens = 2;
+    static constexpr int kFusedRows = R;
+
+    template <int NR, int NT>
+    static void fused(const uint8_t* w, size_t ldw, int64_t k, const Acts& acts, int64_t t0, float* Y, size_t ldy) {
+        using Block = typename Type::Block;
+        const Block* rows[NR];
+        for (int r = 0; r < NR; ++r) rows[r] = reinterpret_cast<const Block*>(w + r * ldw);
+        __m256 sum[NR][NT];
+        for (int r = 0; r < NR; ++r)
+            for (int t = 0; t < NT; ++t) sum[r][t] = _mm256_setzero_ps();
+        for (int64_t b = 0; b < k / 32; ++b) {
+            const int64_t s = b / kLegacyBlocks, i = b % kLegacyBlocks;
+            __m256i u[NR];
+            __m256 d[NR], m[NR];
+            for (int r = 0; r < NR; ++r) {
+                u[r] = Type::values(rows[r][b]);
+                d[r] = _mm256_set1_ps(half_f(rows[r][b].d));
+                if constexpr (Type::kMin) m[r] = _mm256_set1_ps(half_f(rows[r][b].m));
+            }
+            for (int t = 0; t < NT; ++t) {
+                const LActs& p = *acts.step(t0 + t, s);
+                const __m256i q = _mm256_load_si256(reinterpret_cast<const __m256i*>(p.q + 32 * i));
+                const __m256i corr = _mm256_load_si256(reinterpret_cast<const __m256i*>(p.corr + 8 * i));
+                const __m256 da = _mm256_load_ps(p.d + 8 * i);
+                for (int r = 0; r < NR; ++r) {
+                    const __m256i dot = V::template dot_u8s8_256<Type::kWide>(u[r], q, corr);
+                    sum[r][t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_mul_ps(d[r], da), sum[r][t]);
+                    if constexpr (Type::kMin)
+                        sum[r][t] = _mm256_fmadd_ps(m[r], _mm256_load_ps(p.s + 8 * i), sum[r][t]);
+                }
+            }
+        }
+        for (int r = 0; r < NR; ++r)
+            for (int t = 0; t < NT; ++t) Y[t * ldy + r] = hsum256(sum[r][t]);
     }
 
     template <int NR, int NT>
