@@ -3,8 +3,19 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 
 namespace strata {
+
+// Round to nearest, ties to even, for |fval| < 2^22: GGML's nearest_int (adding 1.5 * 2^23
+// puts the integer part in the low mantissa bits). The quantizers use it, not lrintf, so
+// that they round exactly as GGML's do.
+inline int nearest_int(float fval) {
+    const float val = fval + 12582912.f;
+    int i;
+    std::memcpy(&i, &val, sizeof i);
+    return (i & 0x007fffff) - 0x00400000;
+}
 
 void dequantize_q4_0(const void* x, float* y, int64_t n);
 void dequantize_q4_1(const void* x, float* y, int64_t n);

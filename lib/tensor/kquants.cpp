@@ -1,8 +1,8 @@
 // tensor/kquants.cpp — reference codecs of the 256-element "K" super-block formats
 // Q2_K, Q3_K, Q4_K, Q5_K, Q6_K (GGML's *_ref quantizers, without an importance matrix).
+#include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <stdexcept>
 
 #include "tensor/blocks.h"
 #include "tensor/codecs.h"
@@ -122,11 +122,404 @@ void dequantize_q6_k(const void* vx, float* y, int64_t n) {
     }
 }
 
-// Quantizers: filled in with GGML's reference algorithms.
-void quantize_row_q2_k(const float*, void*, int64_t) { throw std::logic_error("quantize Q2_K: not implemented yet"); }
-void quantize_row_q3_k(const float*, void*, int64_t) { throw std::logic_error("quantize Q3_K: not implemented yet"); }
-void quantize_row_q4_k(const float*, void*, int64_t) { throw std::logic_error("quantize Q4_K: not implemented yet"); }
-void quantize_row_q5_k(const float*, void*, int64_t) { throw std::logic_error("quantize Q5_K: not implemented yet"); }
-void quantize_row_q6_k(const float*, void*, int64_t) { throw std::logic_error("quantize Q6_K: not implemented yet"); }
+// Quantizers: GGML's reference search for block scales (and mins), then a requantization
+// of every element with the scales as they are finally stored (6/8-bit codes times an F16
+// super-block scale). Float operations are done in GGML's order so the bytes match.
+namespace {
+
+// GGML's threshold under which a group counts as all zero.
+constexpr float kGroupMaxEps = 1e-15f;
+
+// Symmetric codes L[i] in [0, 2*nmax) for the n values x, with value = scale * (L - nmax).
+// Starts from the scale that maps the largest-magnitude element to -nmax, then tries 18
+// nearby scales and keeps the one with the smallest x^2-weighted squared error; returns it.
+float make_qx_quants(int n, int nmax, const float* x, int8_t* L) {
+    float max = 0, amax = 0;
+    for (int i = 0; i < n; ++i) {
+        const float ax = std::fabs(x[i]);
+        if (ax > amax) {
+            amax = ax;
+            max = x[i];
+        }
+    }
+    if (amax < kGroupMaxEps) {
+        std::memset(L, 0, static_cast<size_t>(n));
+        return 0.f;
+    }
+    auto code = [nmax](float v) { return std::max(-nmax, std::min(nmax - 1, nearest_int(v))); };
+    float iscale = -nmax / max;
+    float sumlx = 0, suml2 = 0;
+    for (int i = 0; i < n; ++i) {
+        const int l = code(iscale * x[i]);
+        L[i] = static_cast<int8_t>(l + nmax);
+        const float w = x[i] * x[i];
+        sumlx += w * x[i] * l;
+        suml2 += w * l * l;
+    }
+    float scale = suml2 ? sumlx / suml2 : 0.0f;
+    float best = scale * sumlx;
+    for (int is = -9; is <= 9; ++is) {
+        if (is == 0) continue;
+        iscale = -(nmax + 0.1f * is) / max;
+        sumlx = suml2 = 0;
+        for (int i = 0; i < n; ++i) {
+            const int l = code(iscale * x[i]);
+            const float w = x[i] * x[i];
+            sumlx += w * x[i] * l;
+            suml2 += w * l * l;
+        }
+        if (suml2 > 0 && sumlx * sumlx > best * suml2) {
+            for (int i = 0; i < n; ++i) L[i] = static_cast<int8_t>(nmax + code(iscale * x[i]));
+            scale = sumlx / suml2;
+            best = scale * sumlx;
+        }
+    }
+    return scale;
+}
+
+// Like make_qx_quants for Q3_K: after the first rounding, up to 5 passes move single codes
+// when that lowers the x^2-weighted error. Returns the least-squares scale.
+float make_q3_quants(int n, int nmax, const float* x, int8_t* L) {
+    float max = 0, amax = 0;
+    for (int i = 0; i < n; ++i) {
+        const float ax = std::fabs(x[i]);
+        if (ax > amax) {
+            amax = ax;
+            max = x[i];
+        }
+    }
+    if (amax < kGroupMaxEps) {
+        std::memset(L, 0, static_cast<size_t>(n));
+        return 0.f;
+    }
+    auto clamp = [nmax](int l) { return std::max(-nmax, std::min(nmax - 1, l)); };
+    const float iscale = -nmax / max;
+    float sumlx = 0, suml2 = 0;
+    for (int i = 0; i < n; ++i) {
+        const int l = clamp(nearest_int(iscale * x[i]));
+        L[i] = static_cast<int8_t>(l);
+        const float w = x[i] * x[i];
+        sumlx += w * x[i] * l;
+        suml2 += w * l * l;
+    }
+    for (int pass = 0; pass < 5; ++pass) {
+        int changed = 0;
+        for (int i = 0; i < n; ++i) {
+            const float w = x[i] * x[i];
+            float slx = sumlx - w * x[i] * L[i];
+            if (slx <= 0) continue;
+            float sl2 = suml2 - w * L[i] * L[i];
+            const int new_l = clamp(nearest_int(x[i] * sl2 / slx));
+            if (new_l == L[i]) continue;
+            slx += w * x[i] * new_l;
+            sl2 += w * new_l * new_l;
+            if (sl2 > 0 && slx * slx * suml2 > sumlx * sumlx * sl2) {
+                L[i] = static_cast<int8_t>(new_l);
+                sumlx = slx;
+                suml2 = sl2;
+                ++changed;
+            }
+        }
+        if (!changed) break;
+    }
+    for (int i = 0; i < n; ++i) L[i] = static_cast<int8_t>(L[i] + nmax);
+    return suml2 > 0.0f ? sumlx / suml2 : 0.0f;
+}
+
+// Asymmetric codes L[i] in [0, nmax] with value = scale * L - the_min, for the K formats
+// with mins. Tries nstep + 1 scale candidates (rmin + rdelta*k + nmax steps over the range),
+// fits scale and min by weighted least squares for each, and keeps the best by weighted
+// absolute (use_mad) or squared error. Returns the scale; *the_min gets the min (>= 0).
+struct QkxSearch {
+    float rmin, rdelta;
+    int nstep;
+    bool use_mad;
+};
+float make_qkx2_quants(int n, int nmax, const float* x, const float* weights, uint8_t* L, float* the_min,
+                       uint8_t* Laux, QkxSearch s) {
+    float min = x[0], max = x[0];
+    float sum_w = weights[0];
+    float sum_x = sum_w * x[0];
+    for (int i = 1; i < n; ++i) {
+        if (x[i] < min) min = x[i];
+        if (x[i] > max) max = x[i];
+        const float w = weights[i];
+        sum_w += w;
+        sum_x += w * x[i];
+    }
+    if (min > 0) min = 0;
+    if (max == min) {
+        std::memset(L, 0, static_cast<size_t>(n));
+        *the_min = -min;
+        return 0.f;
+    }
+    auto error_term = [&](float diff) { return s.use_mad ? std::fabs(diff) : diff * diff; };
+    auto code = [nmax](float v) { return std::max(0, std::min(nmax, nearest_int(v))); };
+    float iscale = nmax / (max - min);
+    float scale = 1 / iscale;
+    float best_error = 0;
+    for (int i = 0; i < n; ++i) {
+        L[i] = static_cast<uint8_t>(code(iscale * (x[i] - min)));
+        best_error += weights[i] * error_term(scale * L[i] + min - x[i]);
+    }
+    for (int is = 0; is <= s.nstep; ++is) {
+        iscale = (s.rmin + s.rdelta * is + nmax) / (max - min);
+        float sum_l = 0, sum_l2 = 0, sum_xl = 0;
+        for (int i = 0; i < n; ++i) {
+            const int l = code(iscale * (x[i] - min));
+            Laux[i] = static_cast<uint8_t>(l);
+            const float w = weights[i];
+            sum_l += w * l;
+            sum_l2 += w * l * l;
+            sum_xl += w * l * x[i];
+        }
+        const float D = sum_w * sum_l2 - sum_l * sum_l;
+        if (D <= 0) continue;
+        float this_scale = (sum_w * sum_xl - sum_x * sum_l) / D;
+        float this_min = (sum_l2 * sum_x - sum_l * sum_xl) / D;
+        if (this_min > 0) {
+            this_min = 0;
+            this_scale = sum_xl / sum_l2;
+        }
+        float cur_error = 0;
+        for (int i = 0; i < n; ++i) cur_error += weights[i] * error_term(this_scale * Laux[i] + this_min - x[i]);
+        if (cur_error < best_error) {
+            std::memcpy(L, Laux, static_cast<size_t>(n));
+            best_error = cur_error;
+            scale = this_scale;
+            min = this_min;
+        }
+    }
+    *the_min = -min;
+    return scale;
+}
+
+// Packs 2-bit codes (Q2_K, Q3_K low bits): byte l of each 32-byte group holds elements
+// l, l+32, l+64, l+96 of its 128-element half.
+void pack_2bit(const uint8_t* L, uint8_t* qs) {
+    for (int half = 0; half < QK_K; half += 128)
+        for (int l = 0; l < 32; ++l)
+            qs[half / 4 + l] = static_cast<uint8_t>(L[half + l] | (L[half + l + 32] << 2) | (L[half + l + 64] << 4) |
+                                                    (L[half + l + 96] << 6));
+}
+
+// The eight 32-element sub-block scales/mins of Q4_K and Q5_K: asymmetric codes for the
+// super-block x, with GGML's weights av_x + |x| (av_x = RMS of the sub-block).
+struct SubblockFit {
+    float scales[QK_K / 32], mins[QK_K / 32];
+    float max_scale = 0, max_min = 0;
+};
+SubblockFit fit_subblocks_k(const float* x, int nmax, QkxSearch search, uint8_t* L) {
+    SubblockFit f;
+    float weights[32];
+    uint8_t Laux[32];
+    for (int j = 0; j < QK_K / 32; ++j) {
+        const float* xs = x + 32 * j;
+        float sum_x2 = 0;
+        for (int l = 0; l < 32; ++l) sum_x2 += xs[l] * xs[l];
+        const float av_x = std::sqrt(sum_x2 / 32);
+        for (int l = 0; l < 32; ++l) weights[l] = av_x + std::fabs(xs[l]);
+        f.scales[j] = make_qkx2_quants(32, nmax, xs, weights, L + 32 * j, &f.mins[j], Laux, search);
+        if (f.scales[j] > f.max_scale) f.max_scale = f.scales[j];
+        if (f.mins[j] > f.max_min) f.max_min = f.mins[j];
+    }
+    return f;
+}
+
+// Stores the fit as 6-bit codes (get_scale_min_k4's packing) with F16 d and dmin, then
+// requantizes x against the stored values into L (codes 0..nmax).
+void store_scales_k(const float* x, const SubblockFit& f, int nmax, uint8_t* scales, uint16_t& d16,
+                    uint16_t& dmin16, uint8_t* L) {
+    const float inv_scale = f.max_scale > 0 ? 63.f / f.max_scale : 0.f;
+    const float inv_min = f.max_min > 0 ? 63.f / f.max_min : 0.f;
+    for (int j = 0; j < QK_K / 32; ++j) {
+        const auto ls = std::min<uint8_t>(63, static_cast<uint8_t>(nearest_int(inv_scale * f.scales[j])));
+        const auto lm = std::min<uint8_t>(63, static_cast<uint8_t>(nearest_int(inv_min * f.mins[j])));
+        if (j < 4) {
+            scales[j] = ls;
+            scales[j + 4] = lm;
+        } else {
+            scales[j + 4] = static_cast<uint8_t>((ls & 0xF) | ((lm & 0xF) << 4));
+            scales[j - 4] |= static_cast<uint8_t>((ls >> 4) << 6);
+            scales[j] |= static_cast<uint8_t>((lm >> 4) << 6);
+        }
+    }
+    d16 = fp32_to_fp16(f.max_scale / 63.f);
+    dmin16 = fp32_to_fp16(f.max_min / 63.f);
+    for (int j = 0; j < QK_K / 32; ++j) {
+        uint8_t sc, m;
+        get_scale_min_k4(j, scales, sc, m);
+        const float d = fp16_to_fp32(d16) * sc;
+        if (!d) continue;
+        const float dm = fp16_to_fp32(dmin16) * m;
+        for (int i = 0; i < 32; ++i)
+            L[32 * j + i] = static_cast<uint8_t>(std::max(0, std::min(nmax, nearest_int((x[32 * j + i] + dm) / d))));
+    }
+}
+
+// The 6-bit signed scale code (minus 32) of 16-element group j in a Q3_K scales array.
+int q3k_scale(const uint8_t* scales, int j) {
+    const int lo = j < 8 ? scales[j] & 0xF : scales[j - 8] >> 4;
+    return (lo | (((scales[8 + j % 4] >> (2 * (j / 4))) & 3) << 4)) - 32;
+}
+
+}  // namespace
+
+void quantize_row_q2_k(const float* x, void* vy, int64_t n) {
+    auto* y = static_cast<BlockQ2_K*>(vy);
+    constexpr float q4scale = 15.f;
+    constexpr QkxSearch search{-0.5f, 0.1f, 15, true};
+    for (int64_t b = 0; b < n / QK_K; ++b, x += QK_K) {
+        uint8_t L[QK_K], Laux[16];
+        float weights[16], mins[QK_K / 16], scales[QK_K / 16];
+        float max_scale = 0, max_min = 0;
+        for (int j = 0; j < QK_K / 16; ++j) {
+            for (int l = 0; l < 16; ++l) weights[l] = std::fabs(x[16 * j + l]);
+            scales[j] = make_qkx2_quants(16, 3, x + 16 * j, weights, L + 16 * j, &mins[j], Laux, search);
+            if (scales[j] > max_scale) max_scale = scales[j];
+            if (mins[j] > max_min) max_min = mins[j];
+        }
+        std::memset(y[b].scales, 0, sizeof y[b].scales);
+        y[b].d = fp32_to_fp16(max_scale > 0 ? max_scale / q4scale : 0.f);
+        if (max_scale > 0) {
+            const float iscale = q4scale / max_scale;
+            for (int j = 0; j < QK_K / 16; ++j) y[b].scales[j] = static_cast<uint8_t>(nearest_int(iscale * scales[j]));
+        }
+        y[b].dmin = fp32_to_fp16(max_min > 0 ? max_min / q4scale : 0.f);
+        if (max_min > 0) {
+            const float iscale = q4scale / max_min;
+            for (int j = 0; j < QK_K / 16; ++j)
+                y[b].scales[j] |= static_cast<uint8_t>(nearest_int(iscale * mins[j]) << 4);
+        }
+        for (int j = 0; j < QK_K / 16; ++j) {
+            const float d = fp16_to_fp32(y[b].d) * (y[b].scales[j] & 0xF);
+            if (!d) continue;
+            const float dm = fp16_to_fp32(y[b].dmin) * (y[b].scales[j] >> 4);
+            for (int i = 0; i < 16; ++i)
+                L[16 * j + i] = static_cast<uint8_t>(std::max(0, std::min(3, nearest_int((x[16 * j + i] + dm) / d))));
+        }
+        pack_2bit(L, y[b].qs);
+    }
+}
+
+void quantize_row_q3_k(const float* x, void* vy, int64_t n) {
+    auto* y = static_cast<BlockQ3_K*>(vy);
+    for (int64_t b = 0; b < n / QK_K; ++b, x += QK_K) {
+        int8_t L[QK_K];
+        float scales[QK_K / 16];
+        float max_scale = 0, amax = 0;
+        for (int j = 0; j < QK_K / 16; ++j) {
+            scales[j] = make_q3_quants(16, 4, x + 16 * j, L + 16 * j);
+            const float scale = std::fabs(scales[j]);
+            if (scale > amax) {
+                amax = scale;
+                max_scale = scales[j];
+            }
+        }
+        std::memset(y[b].scales, 0, sizeof y[b].scales);
+        if (max_scale) {
+            const float iscale = -32.f / max_scale;
+            for (int j = 0; j < QK_K / 16; ++j) {
+                const int l = std::max(-32, std::min(31, static_cast<int>(static_cast<int8_t>(nearest_int(iscale * scales[j]))))) + 32;
+                if (j < 8)
+                    y[b].scales[j] = static_cast<uint8_t>(l & 0xF);
+                else
+                    y[b].scales[j - 8] |= static_cast<uint8_t>((l & 0xF) << 4);
+                y[b].scales[j % 4 + 8] |= static_cast<uint8_t>((l >> 4) << (2 * (j / 4)));
+            }
+            y[b].d = fp32_to_fp16(1 / iscale);
+        } else {
+            y[b].d = fp32_to_fp16(0.f);
+        }
+        for (int j = 0; j < QK_K / 16; ++j) {
+            const float d = fp16_to_fp32(y[b].d) * q3k_scale(y[b].scales, j);
+            if (!d) continue;
+            for (int i = 0; i < 16; ++i)
+                L[16 * j + i] = static_cast<int8_t>(std::max(-4, std::min(3, nearest_int(x[16 * j + i] / d))) + 4);
+        }
+        // The high bit of element j goes to bit j / 32 of hmask[j % 32].
+        std::memset(y[b].hmask, 0, sizeof y[b].hmask);
+        uint8_t low[QK_K];
+        for (int j = 0; j < QK_K; ++j) {
+            if (L[j] > 3) y[b].hmask[j % 32] |= static_cast<uint8_t>(1 << (j / 32));
+            low[j] = static_cast<uint8_t>(L[j] & 3);
+        }
+        pack_2bit(low, y[b].qs);
+    }
+}
+
+void quantize_row_q4_k(const float* x, void* vy, int64_t n) {
+    auto* y = static_cast<BlockQ4_K*>(vy);
+    constexpr QkxSearch search{-1.f, 0.1f, 20, false};
+    for (int64_t b = 0; b < n / QK_K; ++b, x += QK_K) {
+        uint8_t L[QK_K];
+        const SubblockFit fit = fit_subblocks_k(x, 15, search, L);
+        store_scales_k(x, fit, 15, y[b].scales, y[b].d, y[b].dmin, L);
+        for (int j = 0; j < QK_K; j += 64)
+            for (int l = 0; l < 32; ++l) y[b].qs[j / 2 + l] = static_cast<uint8_t>(L[j + l] | (L[j + l + 32] << 4));
+    }
+}
+
+void quantize_row_q5_k(const float* x, void* vy, int64_t n) {
+    auto* y = static_cast<BlockQ5_K*>(vy);
+    constexpr QkxSearch search{-0.5f, 0.1f, 15, false};
+    for (int64_t b = 0; b < n / QK_K; ++b, x += QK_K) {
+        uint8_t L[QK_K];
+        const SubblockFit fit = fit_subblocks_k(x, 31, search, L);
+        store_scales_k(x, fit, 31, y[b].scales, y[b].d, y[b].dmin, L);
+        // Low nibbles as Q4_K; the fifth bit of element j + 64k (+32) goes to bit 2k (2k+1) of qh[j].
+        std::memset(y[b].qh, 0, sizeof y[b].qh);
+        for (int j = 0, k = 0; j < QK_K; j += 64, ++k) {
+            for (int l = 0; l < 32; ++l) {
+                const uint8_t l1 = L[j + l], l2 = L[j + l + 32];
+                y[b].qh[l] |= static_cast<uint8_t>(((l1 >> 4) << (2 * k)) | ((l2 >> 4) << (2 * k + 1)));
+                y[b].qs[j / 2 + l] = static_cast<uint8_t>((l1 & 0xF) | ((l2 & 0xF) << 4));
+            }
+        }
+    }
+}
+
+void quantize_row_q6_k(const float* x, void* vy, int64_t n) {
+    auto* y = static_cast<BlockQ6_K*>(vy);
+    for (int64_t b = 0; b < n / QK_K; ++b, x += QK_K) {
+        int8_t L[QK_K];
+        float scales[QK_K / 16];
+        float max_scale = 0, max_abs_scale = 0;
+        for (int ib = 0; ib < QK_K / 16; ++ib) {
+            scales[ib] = make_qx_quants(16, 32, x + 16 * ib, L + 16 * ib);
+            const float abs_scale = std::fabs(scales[ib]);
+            if (abs_scale > max_abs_scale) {
+                max_abs_scale = abs_scale;
+                max_scale = scales[ib];
+            }
+        }
+        if (max_abs_scale < kGroupMaxEps) {
+            std::memset(&y[b], 0, sizeof y[b]);
+            continue;
+        }
+        const float iscale = -128.f / max_scale;
+        y[b].d = fp32_to_fp16(1 / iscale);
+        for (int ib = 0; ib < QK_K / 16; ++ib)
+            y[b].scales[ib] = static_cast<int8_t>(std::min(127, nearest_int(iscale * scales[ib])));
+        for (int j = 0; j < QK_K / 16; ++j) {
+            const float d = fp16_to_fp32(y[b].d) * y[b].scales[j];
+            if (!d) continue;
+            for (int i = 0; i < 16; ++i)
+                L[16 * j + i] = static_cast<int8_t>(std::max(-32, std::min(31, nearest_int(x[16 * j + i] / d))) + 32);
+        }
+        // Element h*128 + l + 32k: low nibble in ql (k = 0,1 low half of byte l / l+32;
+        // k = 2,3 high half), top two bits at bits 2k of qh[h*32 + l].
+        uint8_t* ql = y[b].ql;
+        uint8_t* qh = y[b].qh;
+        for (int h = 0; h < QK_K; h += 128, ql += 64, qh += 32) {
+            for (int l = 0; l < 32; ++l) {
+                const int q1 = L[h + l], q2 = L[h + l + 32], q3 = L[h + l + 64], q4 = L[h + l + 96];
+                ql[l] = static_cast<uint8_t>((q1 & 0xF) | ((q3 & 0xF) << 4));
+                ql[l + 32] = static_cast<uint8_t>((q2 & 0xF) | ((q4 & 0xF) << 4));
+                qh[l] = static_cast<uint8_t>((q1 >> 4) | ((q2 >> 4) << 2) | ((q3 >> 4) << 4) | ((q4 >> 4) << 6));
+            }
+        }
+    }
+}
 
 }  // namespace strata

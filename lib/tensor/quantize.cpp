@@ -42,14 +42,6 @@ void quantize_row_q8_1(const float* x, void* vy, int64_t n) {
     }
 }
 
-// Round half to even, as GGML's nearest_int (the float magic-number trick).
-static inline int nearest_int(float fval) {
-    float val = fval + 12582912.f;
-    int i;
-    std::memcpy(&i, &val, sizeof(int));
-    return (i & 0x007fffff) - 0x00400000;
-}
-
 void quantize_row_q8_k(const float* x, void* vy, int64_t n) {
     auto* y = static_cast<BlockQ8_K*>(vy);
     for (int64_t b = 0; b < n / QK_K; ++b, x += QK_K) {
@@ -105,9 +97,18 @@ void dequantize_q8_k(const void* vx, float* y, int64_t n) {
         for (int j = 0; j < QK_K; ++j) *y++ = x[b].d * x[b].qs[j];
 }
 
+// Rejects a row length that is negative or not a whole number of t's blocks.
+void check_row_length(const char* what, DType t, int64_t n) {
+    const uint32_t block = dtype_info(t).block_elems;
+    if (n < 0 || n % block != 0)
+        throw std::invalid_argument(std::string(what) + ": " + std::to_string(n) + " elements is not a multiple of " +
+                                    std::string(dtype_name(t)) + "'s block of " + std::to_string(block));
+}
+
 }  // namespace
 
 void dequantize_row(DType t, const void* src, float* dst, int64_t n) {
+    check_row_length("dequantize_row", t, n);
     switch (t) {
         case DType::F32: std::memcpy(dst, src, n * sizeof(float)); return;
         case DType::F16: {
@@ -149,6 +150,7 @@ bool can_quantize(DType t) {
 }
 
 void quantize_row(DType t, const float* src, void* dst, int64_t n) {
+    check_row_length("quantize_row", t, n);
     switch (t) {
         case DType::F32: std::memcpy(dst, src, n * sizeof(float)); return;
         case DType::F16: {
