@@ -49,7 +49,9 @@ void ThreadPool::dispatch(Thunk fn, void* ctx) {
 }
 
 void ThreadPool::worker(int index) {
-    uint64_t seen = generation_.load(std::memory_order_acquire);
+    // The generation before any job: a job dispatched before this thread got here must
+    // still be run (loading generation_ now could skip it and hang dispatch()).
+    uint64_t seen = 0;
     for (;;) {
         uint64_t g;
         for (int spins = 0; (g = generation_.load(std::memory_order_acquire)) == seen; ++spins) {
