@@ -10,5 +10,6 @@ namespace strata::tool {
 using Argv = std::vector<std::string>;
 
 int cmd_info(const Argv& args);
+int cmd_quantize(const Argv& args);
 
 }  // namespace strata::tool

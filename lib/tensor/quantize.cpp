@@ -138,6 +138,8 @@ void dequantize_row(DType t, const void* src, float* dst, int64_t n) {
     throw std::invalid_argument("dequantize_row: type " + std::string(dtype_name(t)) + " has no float values");
 }
 
+bool can_dequantize(DType t) { return can_quantize(t); }  // every type with float values is both
+
 bool can_quantize(DType t) {
     switch (t) {
         case DType::F32: case DType::F16: case DType::BF16:

@@ -13,6 +13,8 @@ namespace strata {
 // F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q8_1, Q2_K..Q6_K, Q8_K.
 void dequantize_row(DType t, const void* src, float* dst, int64_t n);
 
+// Whether dequantize_row supports t.
+bool can_dequantize(DType t);
 // Whether quantize_row supports t.
 bool can_quantize(DType t);
 // Encodes n floats (a multiple of t's block size) as type t, as GGML's reference

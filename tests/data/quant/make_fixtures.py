@@ -18,10 +18,15 @@ Files written (all little-endian):
   fp_edges.f16 / .bf16      llama.cpp's conversions of fp_edges.f32 (uint16 each)
   golden_<model>.<tensor>.q / .f64   the first GOLDEN_ROWS rows of a tensor in a golden
                             model, and gguf_ref.py's float64 dequantization of them
+  mix.gguf, mix-tied.gguf   small llama-architecture models for the per-tensor type rules
+                            (see make_mix_model), and mix[-tied].<type>.gguf: what
+                            llama.cpp's quantizer (peer-quantize) makes of them
 """
 import argparse
 import ctypes
 import os
+import struct
+import subprocess
 import sys
 
 import numpy as np
@@ -106,6 +111,67 @@ def fp_edges():
     return np.concatenate([a, np.array(vals, np.float32)])
 
 
+MIX_TYPES = ["q4_k_m", "q5_k_m", "q3_k_m", "q4_k_s", "q2_k", "q8_0", "q4_0"]
+MIX_TIED_TYPES = ["q4_k_m"]
+
+
+def write_gguf(path, kv, tensors):
+    """A GGUF v3 file: kv = [(key, "u32"|"f32"|"str", value)], tensors = [(name, array)] (F32 or F16)."""
+    def s_str(x):
+        b = x.encode()
+        return struct.pack("<Q", len(b)) + b
+    head = b"GGUF" + struct.pack("<IQQ", 3, len(tensors), len(kv))
+    for key, kind, v in kv:
+        head += s_str(key) + {"u32": lambda: struct.pack("<II", 4, v), "f32": lambda: struct.pack("<If", 6, v),
+                              "str": lambda: struct.pack("<I", 8) + s_str(v)}[kind]()
+    data, offset = b"", 0
+    for name, a in tensors:
+        head += s_str(name) + struct.pack("<I", a.ndim) + b"".join(struct.pack("<Q", d) for d in reversed(a.shape))
+        head += struct.pack("<IQ", 1 if a.dtype == np.float16 else 0, offset)
+        blob = a.tobytes()
+        blob += bytes(-len(blob) % 32)
+        data += blob
+        offset += len(blob)
+    head += bytes(-len(head) % 32)
+    with open(path, "wb") as f:
+        f.write(head + data)
+
+
+def make_mix_model(path, n_layer, tied, seed):
+    """Llama metadata with tensors of only a few rows (llama.cpp's quantizer reads the
+    hyperparameters, not the shapes): the names drive the type rules, n_layer = 8 makes
+    use_more_bits pick layers 0, 3, 6, 7, n_head / n_head_kv = 4 is the GQA Q2_K checks,
+    and ffn_down rows of 160 (layer 1) and 100 (layer 2) force the Q5_0/Q5_1/Q8_0 and F16
+    fallbacks."""
+    rng = np.random.default_rng(seed)
+    w = lambda cols, rows: rng.normal(0, 0.02, (rows, cols)).astype(np.float16)
+    norm = lambda: (1 + rng.normal(0, 0.02, 64)).astype(np.float32)
+    tensors = [("token_embd.weight", w(256, 4)), ("output_norm.weight", norm())]
+    if not tied:
+        tensors.append(("output.weight", w(256, 4)))
+    for i in range(n_layer):
+        p = "blk.%d." % i
+        down = {1: 160, 2: 100}.get(i, 256)
+        tensors += [(p + "attn_norm.weight", norm()), (p + "attn_q.weight", w(256, 2)), (p + "attn_k.weight", w(256, 2)),
+                    (p + "attn_v.weight", w(256, 2)), (p + "attn_output.weight", w(256, 2)),
+                    (p + "ffn_norm.weight", norm()), (p + "ffn_gate.weight", w(256, 2)),
+                    (p + "ffn_up.weight", w(256, 2)), (p + "ffn_down.weight", w(down, 2))]
+    kv = [("general.architecture", "str", "llama"), ("general.name", "str", os.path.basename(path)),
+          ("general.file_type", "u32", 1), ("llama.context_length", "u32", 256),
+          ("llama.embedding_length", "u32", 256), ("llama.block_count", "u32", n_layer),
+          ("llama.feed_forward_length", "u32", 256), ("llama.attention.head_count", "u32", 4),
+          ("llama.attention.head_count_kv", "u32", 1), ("llama.attention.layer_norm_rms_epsilon", "f32", 1e-5),
+          ("llama.rope.dimension_count", "u32", 64), ("llama.vocab_size", "u32", 4)]
+    write_gguf(path, kv, tensors)
+
+
+def peer_quantize(peer, src, types):
+    for t in types:
+        out = src[:-len(".gguf")] + "." + t + ".gguf"
+        subprocess.run([os.path.join(peer, "bin", "peer-quantize"), src, out, t, "-v", "0"], check=True,
+                       stdout=subprocess.DEVNULL)
+
+
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     ap = argparse.ArgumentParser()
@@ -140,6 +206,10 @@ def main():
         raw.tofile(stem + ".q")
         gguf_ref.dequant(raw, tn, n).astype("<f8").tofile(stem + ".f64")
         print("golden %s %s: %s, %d values" % (model, tensor, tn, n))
+    make_mix_model(os.path.join(here, "mix.gguf"), 8, False, 11)
+    make_mix_model(os.path.join(here, "mix-tied.gguf"), 2, True, 12)
+    peer_quantize(args.peer, os.path.join(here, "mix.gguf"), MIX_TYPES)
+    peer_quantize(args.peer, os.path.join(here, "mix-tied.gguf"), MIX_TIED_TYPES)
     print("wrote fixtures to", here)
 
 
