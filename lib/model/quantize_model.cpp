@@ -27,7 +27,6 @@ constexpr const char* kSplitKeys[] = {"split.no", "split.count", "split.tensors.
 using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-
 // Refuses, before anything is written, conversions that would lose quality silently or
 // cannot be done.
 void check_plan(const std::vector<TensorPlan>& plan, bool allow_requantize) {

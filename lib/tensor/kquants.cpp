@@ -130,111 +130,126 @@ namespace {
 // GGML's threshold under which a group counts as all zero.
 constexpr float kGroupMaxEps = 1e-15f;
 
-// Symmetric codes L[i] in [0, 2*nmax) for the n values x, with value = scale * (L - nmax).
+// The symmetric code in [-nmax, nmax) nearest to v (v = x / scale).
+int symmetric_code(float v, int nmax) {
+    const int l = nearest_int(v);
+    return l < -nmax ? -nmax : l > nmax - 1 ? nmax - 1 : l;  // ternaries on values: vectorizable
+}
+
+// Sums of the least-squares fit x ~ scale * l with weights x^2: scale = lx / l2.
+struct WeightedSums {
+    float lx = 0, l2 = 0;
+};
+
+// WeightedSums of the codes of x[0..n) at inverse scale iscale, n <= 32. The codes and
+// the products are computed first (a loop the compiler vectorizes), then summed in order,
+// so the result is the same as adding element by element.
+WeightedSums weighted_sums_at(const float* x, int n, int nmax, float iscale, int* l) {
+    float plx[32], pl2[32];
+    for (int i = 0; i < n; ++i) {
+        l[i] = symmetric_code(iscale * x[i], nmax);
+        const float w = x[i] * x[i];
+        plx[i] = w * x[i] * l[i];
+        pl2[i] = w * l[i] * l[i];
+    }
+    WeightedSums s;
+    for (int i = 0; i < n; ++i) {
+        s.lx += plx[i];
+        s.l2 += pl2[i];
+    }
+    return s;
+}
+
+// Symmetric codes L[i] in [0, 2*nmax) for the n <= 32 values x, with value = scale * (L - nmax).
 // Starts from the scale that maps the largest-magnitude element to -nmax, then tries 18
 // nearby scales and keeps the one with the smallest x^2-weighted squared error; returns it.
 float make_qx_quants(int n, int nmax, const float* x, int8_t* L) {
-    float max = 0, amax = 0;
-    for (int i = 0; i < n; ++i) {
-        const float ax = std::fabs(x[i]);
-        if (ax > amax) {
-            amax = ax;
-            max = x[i];
-        }
-    }
-    if (amax < kGroupMaxEps) {
+    const float max = signed_absmax(x, n);
+    if (std::fabs(max) < kGroupMaxEps) {
         std::memset(L, 0, static_cast<size_t>(n));
         return 0.f;
     }
-    auto code = [nmax](float v) { return std::max(-nmax, std::min(nmax - 1, nearest_int(v))); };
-    float iscale = -nmax / max;
-    float sumlx = 0, suml2 = 0;
-    for (int i = 0; i < n; ++i) {
-        const int l = code(iscale * x[i]);
-        L[i] = static_cast<int8_t>(l + nmax);
-        const float w = x[i] * x[i];
-        sumlx += w * x[i] * l;
-        suml2 += w * l * l;
-    }
-    float scale = suml2 ? sumlx / suml2 : 0.0f;
-    float best = scale * sumlx;
+    int l[32];
+    WeightedSums s = weighted_sums_at(x, n, nmax, -nmax / max, l);
+    for (int i = 0; i < n; ++i) L[i] = static_cast<int8_t>(l[i] + nmax);
+    float scale = s.l2 ? s.lx / s.l2 : 0.0f;
+    float best = scale * s.lx;
     for (int is = -9; is <= 9; ++is) {
         if (is == 0) continue;
-        iscale = -(nmax + 0.1f * is) / max;
-        sumlx = suml2 = 0;
-        for (int i = 0; i < n; ++i) {
-            const int l = code(iscale * x[i]);
-            const float w = x[i] * x[i];
-            sumlx += w * x[i] * l;
-            suml2 += w * l * l;
-        }
-        if (suml2 > 0 && sumlx * sumlx > best * suml2) {
-            for (int i = 0; i < n; ++i) L[i] = static_cast<int8_t>(nmax + code(iscale * x[i]));
-            scale = sumlx / suml2;
-            best = scale * sumlx;
+        const WeightedSums t = weighted_sums_at(x, n, nmax, -(nmax + 0.1f * is) / max, l);
+        if (t.l2 > 0 && t.lx * t.lx > best * t.l2) {
+            for (int i = 0; i < n; ++i) L[i] = static_cast<int8_t>(l[i] + nmax);
+            scale = t.lx / t.l2;
+            best = scale * t.lx;
         }
     }
     return scale;
 }
 
-// Like make_qx_quants for Q3_K: after the first rounding, up to 5 passes move single codes
+// Like make_qx_quants (n <= 32) for Q3_K: after the first rounding, up to 5 passes move single codes
 // when that lowers the x^2-weighted error. Returns the least-squares scale.
 float make_q3_quants(int n, int nmax, const float* x, int8_t* L) {
-    float max = 0, amax = 0;
-    for (int i = 0; i < n; ++i) {
-        const float ax = std::fabs(x[i]);
-        if (ax > amax) {
-            amax = ax;
-            max = x[i];
-        }
-    }
-    if (amax < kGroupMaxEps) {
+    const float max = signed_absmax(x, n);
+    if (std::fabs(max) < kGroupMaxEps) {
         std::memset(L, 0, static_cast<size_t>(n));
         return 0.f;
     }
-    auto clamp = [nmax](int l) { return std::max(-nmax, std::min(nmax - 1, l)); };
-    const float iscale = -nmax / max;
-    float sumlx = 0, suml2 = 0;
-    for (int i = 0; i < n; ++i) {
-        const int l = clamp(nearest_int(iscale * x[i]));
-        L[i] = static_cast<int8_t>(l);
-        const float w = x[i] * x[i];
-        sumlx += w * x[i] * l;
-        suml2 += w * l * l;
-    }
+    int l[32];
+    WeightedSums s = weighted_sums_at(x, n, nmax, -nmax / max, l);
+    for (int i = 0; i < n; ++i) L[i] = static_cast<int8_t>(l[i]);
     for (int pass = 0; pass < 5; ++pass) {
         int changed = 0;
         for (int i = 0; i < n; ++i) {
             const float w = x[i] * x[i];
-            float slx = sumlx - w * x[i] * L[i];
+            float slx = s.lx - w * x[i] * L[i];
             if (slx <= 0) continue;
-            float sl2 = suml2 - w * L[i] * L[i];
-            const int new_l = clamp(nearest_int(x[i] * sl2 / slx));
+            float sl2 = s.l2 - w * L[i] * L[i];
+            const int new_l = symmetric_code(x[i] * sl2 / slx, nmax);
             if (new_l == L[i]) continue;
             slx += w * x[i] * new_l;
             sl2 += w * new_l * new_l;
-            if (sl2 > 0 && slx * slx * suml2 > sumlx * sumlx * sl2) {
+            if (sl2 > 0 && slx * slx * s.l2 > s.lx * s.lx * sl2) {
                 L[i] = static_cast<int8_t>(new_l);
-                sumlx = slx;
-                suml2 = sl2;
+                s.lx = slx;
+                s.l2 = sl2;
                 ++changed;
             }
         }
         if (!changed) break;
     }
     for (int i = 0; i < n; ++i) L[i] = static_cast<int8_t>(L[i] + nmax);
-    return suml2 > 0.0f ? sumlx / suml2 : 0.0f;
+    return s.l2 > 0.0f ? s.lx / s.l2 : 0.0f;
 }
 
-// Asymmetric codes L[i] in [0, nmax] with value = scale * L - the_min, for the K formats
-// with mins. Tries nstep + 1 scale candidates (rmin + rdelta*k + nmax steps over the range),
-// fits scale and min by weighted least squares for each, and keeps the best by weighted
-// absolute (use_mad) or squared error. Returns the scale; *the_min gets the min (>= 0).
+// The scale candidates make_qkx2_quants tries, and how it measures the error.
 struct QkxSearch {
     float rmin, rdelta;
     int nstep;
     bool use_mad;
 };
+// The asymmetric code of v (v = (x - min) / scale) in [0, nmax].
+int affine_code(float v, int nmax) {
+    const int l = nearest_int(v);
+    return l < 0 ? 0 : l > nmax ? nmax : l;
+}
+
+// sum_i w_i * e(scale * L_i + min - x_i) for n <= 32, with e = |.| (use_mad) or squared;
+// terms first, then summed in order.
+float fit_error(int n, const float* x, const float* w, const uint8_t* L, float scale, float min, bool use_mad) {
+    float terms[32];
+    for (int i = 0; i < n; ++i) {
+        const float diff = scale * L[i] + min - x[i];
+        terms[i] = w[i] * (use_mad ? std::fabs(diff) : diff * diff);
+    }
+    float sum = 0;
+    for (int i = 0; i < n; ++i) sum += terms[i];
+    return sum;
+}
+
+// Asymmetric codes L[i] in [0, nmax] (n <= 32) with value = scale * L - the_min, for the K formats
+// with mins. Tries nstep + 1 scale candidates (rmin + rdelta*k + nmax steps over the range),
+// fits scale and min by weighted least squares for each, and keeps the best by weighted
+// absolute (use_mad) or squared error. Returns the scale; *the_min gets the min (>= 0).
 float make_qkx2_quants(int n, int nmax, const float* x, const float* weights, uint8_t* L, float* the_min,
                        uint8_t* Laux, QkxSearch s) {
     float min = x[0], max = x[0];
@@ -253,25 +268,25 @@ float make_qkx2_quants(int n, int nmax, const float* x, const float* weights, ui
         *the_min = -min;
         return 0.f;
     }
-    auto error_term = [&](float diff) { return s.use_mad ? std::fabs(diff) : diff * diff; };
-    auto code = [nmax](float v) { return std::max(0, std::min(nmax, nearest_int(v))); };
     float iscale = nmax / (max - min);
     float scale = 1 / iscale;
-    float best_error = 0;
-    for (int i = 0; i < n; ++i) {
-        L[i] = static_cast<uint8_t>(code(iscale * (x[i] - min)));
-        best_error += weights[i] * error_term(scale * L[i] + min - x[i]);
-    }
+    for (int i = 0; i < n; ++i) L[i] = static_cast<uint8_t>(affine_code(iscale * (x[i] - min), nmax));
+    float best_error = fit_error(n, x, weights, L, scale, min, s.use_mad);
     for (int is = 0; is <= s.nstep; ++is) {
         iscale = (s.rmin + s.rdelta * is + nmax) / (max - min);
+        float tl[32], tl2[32], txl[32];
+        for (int i = 0; i < n; ++i) {
+            const int l = affine_code(iscale * (x[i] - min), nmax);
+            Laux[i] = static_cast<uint8_t>(l);
+            tl[i] = weights[i] * l;
+            tl2[i] = weights[i] * l * l;
+            txl[i] = weights[i] * l * x[i];
+        }
         float sum_l = 0, sum_l2 = 0, sum_xl = 0;
         for (int i = 0; i < n; ++i) {
-            const int l = code(iscale * (x[i] - min));
-            Laux[i] = static_cast<uint8_t>(l);
-            const float w = weights[i];
-            sum_l += w * l;
-            sum_l2 += w * l * l;
-            sum_xl += w * l * x[i];
+            sum_l += tl[i];
+            sum_l2 += tl2[i];
+            sum_xl += txl[i];
         }
         const float D = sum_w * sum_l2 - sum_l * sum_l;
         if (D <= 0) continue;
@@ -281,8 +296,7 @@ float make_qkx2_quants(int n, int nmax, const float* x, const float* weights, ui
             this_min = 0;
             this_scale = sum_xl / sum_l2;
         }
-        float cur_error = 0;
-        for (int i = 0; i < n; ++i) cur_error += weights[i] * error_term(this_scale * Laux[i] + this_min - x[i]);
+        const float cur_error = fit_error(n, x, weights, Laux, this_scale, this_min, s.use_mad);
         if (cur_error < best_error) {
             std::memcpy(L, Laux, static_cast<size_t>(n));
             best_error = cur_error;
@@ -407,15 +421,8 @@ void quantize_row_q3_k(const float* x, void* vy, int64_t n) {
     for (int64_t b = 0; b < n / QK_K; ++b, x += QK_K) {
         int8_t L[QK_K];
         float scales[QK_K / 16];
-        float max_scale = 0, amax = 0;
-        for (int j = 0; j < QK_K / 16; ++j) {
-            scales[j] = make_q3_quants(16, 4, x + 16 * j, L + 16 * j);
-            const float scale = std::fabs(scales[j]);
-            if (scale > amax) {
-                amax = scale;
-                max_scale = scales[j];
-            }
-        }
+        for (int j = 0; j < QK_K / 16; ++j) scales[j] = make_q3_quants(16, 4, x + 16 * j, L + 16 * j);
+        const float max_scale = signed_absmax(scales, QK_K / 16);
         std::memset(y[b].scales, 0, sizeof y[b].scales);
         if (max_scale) {
             const float iscale = -32.f / max_scale;
@@ -484,16 +491,9 @@ void quantize_row_q6_k(const float* x, void* vy, int64_t n) {
     for (int64_t b = 0; b < n / QK_K; ++b, x += QK_K) {
         int8_t L[QK_K];
         float scales[QK_K / 16];
-        float max_scale = 0, max_abs_scale = 0;
-        for (int ib = 0; ib < QK_K / 16; ++ib) {
-            scales[ib] = make_qx_quants(16, 32, x + 16 * ib, L + 16 * ib);
-            const float abs_scale = std::fabs(scales[ib]);
-            if (abs_scale > max_abs_scale) {
-                max_abs_scale = abs_scale;
-                max_scale = scales[ib];
-            }
-        }
-        if (max_abs_scale < kGroupMaxEps) {
+        for (int ib = 0; ib < QK_K / 16; ++ib) scales[ib] = make_qx_quants(16, 32, x + 16 * ib, L + 16 * ib);
+        const float max_scale = signed_absmax(scales, QK_K / 16);
+        if (std::fabs(max_scale) < kGroupMaxEps) {
             std::memset(&y[b], 0, sizeof y[b]);
             continue;
         }

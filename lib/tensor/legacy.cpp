@@ -63,104 +63,94 @@ void dequantize_q5_1(const void* vx, float* y, int64_t n) {
     }
 }
 
-// Quantizers. Each block is encoded independently; the rounding is GGML's: add the
-// offset plus 0.5 and truncate toward zero, clamping the top code.
+// Quantizers. Each 32-element block is encoded independently; the rounding is GGML's:
+// add the code offset plus 0.5 and truncate toward zero, clamping the top code.
 namespace {
 
-// The element of largest magnitude (the first of equal ones), with its sign.
-float signed_absmax(const float* x, int n) {
-    float amax = 0, max = 0;
-    for (int j = 0; j < n; ++j) {
-        const float a = std::fabs(x[j]);
-        if (amax < a) {
-            amax = a;
-            max = x[j];
-        }
-    }
-    return max;
+constexpr int kBlock = 32;  // QK4_0 = QK4_1 = QK5_0 = QK5_1
+
+// Codes 0 .. 2^Bits-1 for a block with a signed scale d = max / -2^(Bits-1), where max
+// is the element of largest magnitude (it gets code 0). Returns d.
+template <int Bits>
+float symmetric_codes(const float* x, uint8_t* q) {
+    constexpr int half = 1 << (Bits - 1);
+    const float d = signed_absmax(x, kBlock) / -half;
+    const float id = d ? 1.0f / d : 0.0f;
+    for (int j = 0; j < kBlock; ++j)
+        q[j] = static_cast<uint8_t>(std::min<int8_t>(2 * half - 1, static_cast<int8_t>(x[j] * id + (half + 0.5f))));
+    return d;
 }
 
-struct Range {
-    float min, max;
-};
-Range value_range(const float* x, int n) {
-    Range r{FLT_MAX, -FLT_MAX};
-    for (int j = 0; j < n; ++j) {
-        if (x[j] < r.min) r.min = x[j];
-        if (x[j] > r.max) r.max = x[j];
+// Codes 0 .. 2^Bits-1 for a block stored as d * code + min. Returns d; min goes to *min_out.
+template <int Bits>
+float affine_codes(const float* x, uint8_t* q, float* min_out) {
+    constexpr int top = (1 << Bits) - 1;
+    float min = FLT_MAX, max = -FLT_MAX;
+    for (int j = 0; j < kBlock; ++j) {
+        if (x[j] < min) min = x[j];
+        if (x[j] > max) max = x[j];
     }
-    return r;
+    const float d = (max - min) / top;
+    const float id = d ? 1.0f / d : 0.0f;
+    for (int j = 0; j < kBlock; ++j)
+        q[j] = static_cast<uint8_t>(std::min<int8_t>(top, static_cast<int8_t>((x[j] - min) * id + 0.5f)));
+    *min_out = min;
+    return d;
 }
 
-// Stores the 5-bit codes of elements j and j + 16: low nibbles in qs[j], fifth bits in qh.
-void put_5bit_pair(int j, uint8_t lo, uint8_t hi, uint8_t* qs, uint32_t& qh) {
-    qs[j] = static_cast<uint8_t>((lo & 0x0F) | ((hi & 0x0F) << 4));
-    qh |= static_cast<uint32_t>((lo & 0x10) >> 4) << j;
-    qh |= static_cast<uint32_t>((hi & 0x10) >> 4) << (j + 16);
+// Element j's code in the low nibble of qs[j], element j + 16's in the high nibble; for
+// 5-bit codes the fifth bit of element j goes to bit j of the returned qh word.
+uint32_t pack_codes(const uint8_t* q, uint8_t* qs) {
+    uint32_t qh = 0;
+    for (int j = 0; j < kBlock / 2; ++j) {
+        const uint8_t lo = q[j], hi = q[j + kBlock / 2];
+        qs[j] = static_cast<uint8_t>((lo & 0x0F) | ((hi & 0x0F) << 4));
+        qh |= static_cast<uint32_t>(lo >> 4) << j;
+        qh |= static_cast<uint32_t>(hi >> 4) << (j + kBlock / 2);
+    }
+    return qh;
 }
 
 }  // namespace
 
 void quantize_row_q4_0(const float* x, void* vy, int64_t n) {
     auto* y = static_cast<BlockQ4_0*>(vy);
-    for (int64_t b = 0; b < n / QK4_0; ++b, x += QK4_0) {
-        const float d = signed_absmax(x, QK4_0) / -8;
-        const float id = d ? 1.0f / d : 0.0f;
-        y[b].d = fp32_to_fp16(d);
-        for (int j = 0; j < QK4_0 / 2; ++j) {
-            const auto lo = std::min<int8_t>(15, static_cast<int8_t>(x[j] * id + 8.5f));
-            const auto hi = std::min<int8_t>(15, static_cast<int8_t>(x[j + QK4_0 / 2] * id + 8.5f));
-            y[b].qs[j] = static_cast<uint8_t>(lo | (hi << 4));
-        }
+    uint8_t q[kBlock];
+    for (int64_t b = 0; b < n / kBlock; ++b, x += kBlock) {
+        y[b].d = fp32_to_fp16(symmetric_codes<4>(x, q));
+        pack_codes(q, y[b].qs);
     }
 }
 
 void quantize_row_q4_1(const float* x, void* vy, int64_t n) {
     auto* y = static_cast<BlockQ4_1*>(vy);
-    for (int64_t b = 0; b < n / QK4_1; ++b, x += QK4_1) {
-        const Range r = value_range(x, QK4_1);
-        const float d = (r.max - r.min) / 15;
-        const float id = d ? 1.0f / d : 0.0f;
-        y[b].d = fp32_to_fp16(d);
-        y[b].m = fp32_to_fp16(r.min);
-        for (int j = 0; j < QK4_1 / 2; ++j) {
-            const auto lo = std::min<int8_t>(15, static_cast<int8_t>((x[j] - r.min) * id + 0.5f));
-            const auto hi = std::min<int8_t>(15, static_cast<int8_t>((x[j + QK4_1 / 2] - r.min) * id + 0.5f));
-            y[b].qs[j] = static_cast<uint8_t>(lo | (hi << 4));
-        }
+    uint8_t q[kBlock];
+    for (int64_t b = 0; b < n / kBlock; ++b, x += kBlock) {
+        float min;
+        y[b].d = fp32_to_fp16(affine_codes<4>(x, q, &min));
+        y[b].m = fp32_to_fp16(min);
+        pack_codes(q, y[b].qs);
     }
 }
 
 void quantize_row_q5_0(const float* x, void* vy, int64_t n) {
     auto* y = static_cast<BlockQ5_0*>(vy);
-    for (int64_t b = 0; b < n / QK5_0; ++b, x += QK5_0) {
-        const float d = signed_absmax(x, QK5_0) / -16;
-        const float id = d ? 1.0f / d : 0.0f;
-        y[b].d = fp32_to_fp16(d);
-        uint32_t qh = 0;
-        for (int j = 0; j < QK5_0 / 2; ++j) {
-            const auto lo = std::min<int8_t>(31, static_cast<int8_t>(x[j] * id + 16.5f));
-            const auto hi = std::min<int8_t>(31, static_cast<int8_t>(x[j + QK5_0 / 2] * id + 16.5f));
-            put_5bit_pair(j, static_cast<uint8_t>(lo), static_cast<uint8_t>(hi), y[b].qs, qh);
-        }
+    uint8_t q[kBlock];
+    for (int64_t b = 0; b < n / kBlock; ++b, x += kBlock) {
+        y[b].d = fp32_to_fp16(symmetric_codes<5>(x, q));
+        const uint32_t qh = pack_codes(q, y[b].qs);
         std::memcpy(y[b].qh, &qh, sizeof qh);
     }
 }
 
 void quantize_row_q5_1(const float* x, void* vy, int64_t n) {
     auto* y = static_cast<BlockQ5_1*>(vy);
-    for (int64_t b = 0; b < n / QK5_1; ++b, x += QK5_1) {
-        const Range r = value_range(x, QK5_1);
-        const float d = (r.max - r.min) / 31;
-        const float id = d ? 1.0f / d : 0.0f;
-        y[b].d = fp32_to_fp16(d);
-        y[b].m = fp32_to_fp16(r.min);
-        uint32_t qh = 0;
-        for (int j = 0; j < QK5_1 / 2; ++j) {
-            const auto lo = static_cast<uint8_t>((x[j] - r.min) * id + 0.5f);
-            const auto hi = static_cast<uint8_t>((x[j + QK5_1 / 2] - r.min) * id + 0.5f);
-            put_5bit_pair(j, lo, hi, y[b].qs, qh);
-        }
+    uint8_t q[kBlock];
+    for (int64_t b = 0; b < n / kBlock; ++b, x += kBlock) {
+        float min;
+        y[b].d = fp32_to_fp16(affine_codes<5>(x, q, &min));
+        y[b].m = fp32_to_fp16(min);
+        const uint32_t qh = pack_codes(q, y[b].qs);
         std::memcpy(y[b].qh, &qh, sizeof qh);
     }
 }

@@ -2,6 +2,7 @@
 // (F32/F16/BF16) and 8-bit activation formats (Q8_0, Q8_1, Q8_K).
 #include "tensor/quantize.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
@@ -17,7 +18,7 @@ void quantize_row_q8_0(const float* x, void* vy, int64_t n) {
     auto* y = static_cast<BlockQ8_0*>(vy);
     for (int64_t b = 0; b < n / QK8_0; ++b, x += QK8_0) {
         float amax = 0;
-        for (int j = 0; j < QK8_0; ++j) amax = std::fmax(amax, std::fabs(x[j]));
+        for (int j = 0; j < QK8_0; ++j) amax = std::max(amax, std::fabs(x[j]));
         const float d = amax / 127.0f;
         const float id = d ? 1.0f / d : 0.0f;
         y[b].d = fp32_to_fp16(d);
@@ -29,7 +30,7 @@ void quantize_row_q8_1(const float* x, void* vy, int64_t n) {
     auto* y = static_cast<BlockQ8_1*>(vy);
     for (int64_t b = 0; b < n / QK8_1; ++b, x += QK8_1) {
         float amax = 0;
-        for (int j = 0; j < QK8_1; ++j) amax = std::fmax(amax, std::fabs(x[j]));
+        for (int j = 0; j < QK8_1; ++j) amax = std::max(amax, std::fabs(x[j]));
         const float d = amax / 127.0f;
         const float id = d ? 1.0f / d : 0.0f;
         y[b].d = fp32_to_fp16(d);
