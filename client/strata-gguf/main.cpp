@@ -18,7 +18,7 @@ struct Command {
 
 constexpr Command kCommands[] = {
     {"info", strata::tool::cmd_info, "info FILE [--budget SIZE]              metadata, tensors, sizes, memory plan"},
-    {"quantize", strata::tool::cmd_quantize, "quantize IN OUT TYPE [--threads N]     convert a model to Q4_K_M, Q8_0, ... (llama.cpp's mixes)"},
+    {"quantize", strata::tool::cmd_quantize, "quantize IN OUT TYPE [--threads N] [--allow-requantize]  to Q4_K_M, Q8_0, ... (llama.cpp's mixes)"},
 };
 
 void usage(FILE* out) {

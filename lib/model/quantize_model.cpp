@@ -38,8 +38,8 @@ void check_plan(const std::vector<TensorPlan>& plan, bool allow_requantize) {
                                      ", which has no float values to convert");
         if (is_block_quantized(from) && !allow_requantize)
             throw std::runtime_error("tensor " + p.src->name + " is already " + std::string(dtype_name(from)) +
-                                     ": requantizing loses quality; start from an F32/F16/BF16 model or allow it "
-                                     "explicitly");
+                                     ": requantizing loses quality; start from an F32/F16/BF16 model or allow requantizing "
+                                     "(--allow-requantize)");
     }
 }
 

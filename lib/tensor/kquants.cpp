@@ -130,6 +130,41 @@ namespace {
 // GGML's threshold under which a group counts as all zero.
 constexpr float kGroupMaxEps = 1e-15f;
 
+// The searches for block scales work on four groups at once (an SSE2 vector): lane g
+// belongs to group g. Every lane does exactly the float operations of GGML's one-group
+// functions, in the same order (vector arithmetic is IEEE per lane, and there is no FMA),
+// so the result is bit-identical; the dependency chains of four groups just run side by side.
+constexpr int kLanes = 4;
+using f32x4 = float __attribute__((vector_size(4 * kLanes)));
+using i32x4 = int32_t __attribute__((vector_size(4 * kLanes)));
+
+f32x4 splat(float v) { return f32x4{} + v; }
+i32x4 splat(int32_t v) { return i32x4{} + v; }
+f32x4 to_float(i32x4 v) { return __builtin_convertvector(v, f32x4); }
+
+// fabs per lane (clears the sign bit).
+f32x4 abs(f32x4 v) {
+    i32x4 bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    bits &= 0x7fffffff;
+    std::memcpy(&v, &bits, sizeof v);
+    return v;
+}
+
+// nearest_int per lane.
+i32x4 nearest_ints(f32x4 v) {
+    const f32x4 t = v + 12582912.f;
+    i32x4 bits;
+    std::memcpy(&bits, &t, sizeof bits);
+    return (bits & 0x007fffff) - 0x00400000;
+}
+
+// xt[i][g] = x[g*n + i]: element i of each of the kLanes groups of n values.
+void load_lanes(const float* x, int n, f32x4* xt) {
+    static_assert(kLanes == 4);
+    for (int i = 0; i < n; ++i) xt[i] = f32x4{x[i], x[n + i], x[2 * n + i], x[3 * n + i]};
+}
+
 // The symmetric code in [-nmax, nmax) nearest to v (v = x / scale).
 int symmetric_code(float v, int nmax) {
     const int l = nearest_int(v);
@@ -160,33 +195,60 @@ WeightedSums weighted_sums_at(const float* x, int n, int nmax, float iscale, int
     return s;
 }
 
-// Symmetric codes L[i] in [0, 2*nmax) for the n <= 32 values x, with value = scale * (L - nmax).
-// Starts from the scale that maps the largest-magnitude element to -nmax, then tries 18
-// nearby scales and keeps the one with the smallest x^2-weighted squared error; returns it.
-float make_qx_quants(int n, int nmax, const float* x, int8_t* L) {
-    const float max = signed_absmax(x, n);
-    if (std::fabs(max) < kGroupMaxEps) {
-        std::memset(L, 0, static_cast<size_t>(n));
-        return 0.f;
-    }
-    int l[32];
-    WeightedSums s = weighted_sums_at(x, n, nmax, -nmax / max, l);
-    for (int i = 0; i < n; ++i) L[i] = static_cast<int8_t>(l[i] + nmax);
-    float scale = s.l2 ? s.lx / s.l2 : 0.0f;
-    float best = scale * s.lx;
-    for (int is = -9; is <= 9; ++is) {
-        if (is == 0) continue;
-        const WeightedSums t = weighted_sums_at(x, n, nmax, -(nmax + 0.1f * is) / max, l);
-        if (t.l2 > 0 && t.lx * t.lx > best * t.l2) {
-            for (int i = 0; i < n; ++i) L[i] = static_cast<int8_t>(l[i] + nmax);
-            scale = t.lx / t.l2;
-            best = scale * t.lx;
-        }
-    }
-    return scale;
+// The symmetric codes in [-nmax, nmax) nearest to v, per lane.
+i32x4 symmetric_codes(f32x4 v, int nmax) {
+    const i32x4 l = nearest_ints(v);
+    const i32x4 lo = l < -nmax ? splat(-nmax) : l;
+    return lo > nmax - 1 ? splat(nmax - 1) : lo;
 }
 
-// Like make_qx_quants (n <= 32) for Q3_K: after the first rounding, up to 5 passes move single codes
+// Symmetric codes L[g*n + i] in [0, 2*nmax) for kLanes groups g of n <= 32 values
+// x[g*n + i], with value = scales[g] * (L - nmax). For each group: starts from the scale
+// that maps the largest-magnitude element to -nmax, then tries 18 nearby scales and keeps
+// the one with the smallest x^2-weighted squared error.
+void make_qx_quants(int n, int nmax, const float* x, int8_t* L, float* scales) {
+    f32x4 xt[32];
+    load_lanes(x, n, xt);
+    f32x4 amax{}, max{};
+    for (int i = 0; i < n; ++i) {
+        const i32x4 larger = abs(xt[i]) > amax;
+        amax = larger ? abs(xt[i]) : amax;
+        max = larger ? xt[i] : max;
+    }
+    // The codes and x^2-weighted sums of the fit x ~ scale * l at inverse scale iscale.
+    i32x4 l[32];
+    auto sums_at = [&](f32x4 iscale, f32x4& lx, f32x4& l2) {
+        lx = l2 = f32x4{};
+        for (int i = 0; i < n; ++i) {
+            l[i] = symmetric_codes(iscale * xt[i], nmax);
+            const f32x4 w = xt[i] * xt[i], lf = to_float(l[i]);
+            lx += w * xt[i] * lf;
+            l2 += w * lf * lf;
+        }
+    };
+    f32x4 lx, l2;
+    sums_at(static_cast<float>(-nmax) / max, lx, l2);
+    i32x4 best_l[32];
+    for (int i = 0; i < n; ++i) best_l[i] = l[i];
+    f32x4 scale = l2 != 0 ? lx / l2 : splat(0.f);
+    f32x4 best = scale * lx;
+    for (int is = -9; is <= 9; ++is) {
+        if (is == 0) continue;
+        sums_at(-(nmax + 0.1f * is) / max, lx, l2);
+        const f32x4 this_scale = lx / l2;
+        const i32x4 take = (l2 > 0) & (lx * lx > best * l2);
+        for (int i = 0; i < n; ++i) best_l[i] = take ? l[i] : best_l[i];
+        scale = take ? this_scale : scale;
+        best = take ? this_scale * lx : best;
+    }
+    const i32x4 zero = amax < kGroupMaxEps;
+    for (int g = 0; g < kLanes; ++g) {
+        scales[g] = zero[g] ? 0.f : scale[g];
+        for (int i = 0; i < n; ++i) L[g * n + i] = static_cast<int8_t>(zero[g] ? 0 : best_l[i][g] + nmax);
+    }
+}
+
+// Like make_qx_quants for one group of n <= 32 values, for Q3_K: after the first rounding, up to 5 passes move single codes
 // when that lowers the x^2-weighted error. Returns the least-squares scale.
 float make_q3_quants(int n, int nmax, const float* x, int8_t* L) {
     const float max = signed_absmax(x, n);
@@ -227,85 +289,79 @@ struct QkxSearch {
     int nstep;
     bool use_mad;
 };
-// The asymmetric code of v (v = (x - min) / scale) in [0, nmax].
-int affine_code(float v, int nmax) {
-    const int l = nearest_int(v);
-    return l < 0 ? 0 : l > nmax ? nmax : l;
+
+// The asymmetric code of v (v = (x - min) / scale) in [0, nmax], per lane.
+i32x4 affine_code(f32x4 v, int nmax) {
+    const i32x4 l = nearest_ints(v);
+    const i32x4 lo = l < 0 ? splat(0) : l;
+    return lo > nmax ? splat(nmax) : lo;
 }
 
-// sum_i w_i * e(scale * L_i + min - x_i) for n <= 32, with e = |.| (use_mad) or squared;
-// terms first, then summed in order.
-float fit_error(int n, const float* x, const float* w, const uint8_t* L, float scale, float min, bool use_mad) {
-    float terms[32];
+// sum_i w_i * e(scale * L_i + min - x_i), e = |.| (use_mad) or squared, in order per lane.
+f32x4 fit_error(int n, const f32x4* x, const f32x4* w, const i32x4* L, f32x4 scale, f32x4 min, bool use_mad) {
+    f32x4 sum{};
     for (int i = 0; i < n; ++i) {
-        const float diff = scale * L[i] + min - x[i];
-        terms[i] = w[i] * (use_mad ? std::fabs(diff) : diff * diff);
+        const f32x4 diff = scale * to_float(L[i]) + min - x[i];
+        sum += w[i] * (use_mad ? abs(diff) : diff * diff);
     }
-    float sum = 0;
-    for (int i = 0; i < n; ++i) sum += terms[i];
     return sum;
 }
 
-// Asymmetric codes L[i] in [0, nmax] (n <= 32) with value = scale * L - the_min, for the K formats
-// with mins. Tries nstep + 1 scale candidates (rmin + rdelta*k + nmax steps over the range),
-// fits scale and min by weighted least squares for each, and keeps the best by weighted
-// absolute (use_mad) or squared error. Returns the scale; *the_min gets the min (>= 0).
-float make_qkx2_quants(int n, int nmax, const float* x, const float* weights, uint8_t* L, float* the_min,
-                       uint8_t* Laux, QkxSearch s) {
-    float min = x[0], max = x[0];
-    float sum_w = weights[0];
-    float sum_x = sum_w * x[0];
+// Asymmetric codes L[g*n + i] in [0, nmax] for kLanes groups g of n <= 32 values
+// x[g*n + i], with value = scales[g] * L - mins[g]. For each group: tries nstep + 1 scale
+// candidates (rmin + rdelta*k + nmax steps over the range), fits scale and min by
+// weighted least squares for each, and keeps the best by weighted absolute (use_mad) or
+// squared error; mins[g] >= 0.
+void make_qkx2_quants(int n, int nmax, const float* x, const float* weights, uint8_t* L, float* scales,
+                      float* mins, QkxSearch s) {
+    f32x4 xt[32], wt[32];
+    load_lanes(x, n, xt);
+    load_lanes(weights, n, wt);
+    f32x4 min = xt[0], max = xt[0];
+    f32x4 sum_w = wt[0];
+    f32x4 sum_x = sum_w * xt[0];
     for (int i = 1; i < n; ++i) {
-        if (x[i] < min) min = x[i];
-        if (x[i] > max) max = x[i];
-        const float w = weights[i];
-        sum_w += w;
-        sum_x += w * x[i];
+        min = xt[i] < min ? xt[i] : min;
+        max = xt[i] > max ? xt[i] : max;
+        sum_w += wt[i];
+        sum_x += wt[i] * xt[i];
     }
-    if (min > 0) min = 0;
-    if (max == min) {
-        std::memset(L, 0, static_cast<size_t>(n));
-        *the_min = -min;
-        return 0.f;
-    }
-    float iscale = nmax / (max - min);
-    float scale = 1 / iscale;
-    for (int i = 0; i < n; ++i) L[i] = static_cast<uint8_t>(affine_code(iscale * (x[i] - min), nmax));
-    float best_error = fit_error(n, x, weights, L, scale, min, s.use_mad);
+    min = min > 0 ? splat(0.f) : min;
+    const f32x4 flat_min = min;  // groups with max == min keep it, with codes 0 and scale 0
+    const i32x4 flat = max == min;
+    f32x4 iscale = static_cast<float>(nmax) / (max - min);
+    f32x4 scale = 1 / iscale;
+    i32x4 best[32], aux[32];
+    for (int i = 0; i < n; ++i) best[i] = affine_code(iscale * (xt[i] - min), nmax);
+    f32x4 best_error = fit_error(n, xt, wt, best, scale, min, s.use_mad);
     for (int is = 0; is <= s.nstep; ++is) {
         iscale = (s.rmin + s.rdelta * is + nmax) / (max - min);
-        float tl[32], tl2[32], txl[32];
+        f32x4 sum_l{}, sum_l2{}, sum_xl{};
         for (int i = 0; i < n; ++i) {
-            const int l = affine_code(iscale * (x[i] - min), nmax);
-            Laux[i] = static_cast<uint8_t>(l);
-            tl[i] = weights[i] * l;
-            tl2[i] = weights[i] * l * l;
-            txl[i] = weights[i] * l * x[i];
+            aux[i] = affine_code(iscale * (xt[i] - min), nmax);
+            const f32x4 l = to_float(aux[i]);
+            sum_l += wt[i] * l;
+            sum_l2 += wt[i] * l * l;
+            sum_xl += wt[i] * l * xt[i];
         }
-        float sum_l = 0, sum_l2 = 0, sum_xl = 0;
-        for (int i = 0; i < n; ++i) {
-            sum_l += tl[i];
-            sum_l2 += tl2[i];
-            sum_xl += txl[i];
-        }
-        const float D = sum_w * sum_l2 - sum_l * sum_l;
-        if (D <= 0) continue;
-        float this_scale = (sum_w * sum_xl - sum_x * sum_l) / D;
-        float this_min = (sum_l2 * sum_x - sum_l * sum_xl) / D;
-        if (this_min > 0) {
-            this_min = 0;
-            this_scale = sum_xl / sum_l2;
-        }
-        const float cur_error = fit_error(n, x, weights, Laux, this_scale, this_min, s.use_mad);
-        if (cur_error < best_error) {
-            std::memcpy(L, Laux, static_cast<size_t>(n));
-            best_error = cur_error;
-            scale = this_scale;
-            min = this_min;
-        }
+        const f32x4 D = sum_w * sum_l2 - sum_l * sum_l;
+        f32x4 this_scale = (sum_w * sum_xl - sum_x * sum_l) / D;
+        f32x4 this_min = (sum_l2 * sum_x - sum_l * sum_xl) / D;
+        const i32x4 clipped = this_min > 0;
+        this_scale = clipped ? sum_xl / sum_l2 : this_scale;
+        this_min = clipped ? splat(0.f) : this_min;
+        const f32x4 cur_error = fit_error(n, xt, wt, aux, this_scale, this_min, s.use_mad);
+        const i32x4 take = (D > 0) & (cur_error < best_error);
+        for (int i = 0; i < n; ++i) best[i] = take ? aux[i] : best[i];
+        best_error = take ? cur_error : best_error;
+        scale = take ? this_scale : scale;
+        min = take ? this_min : min;
     }
-    *the_min = -min;
-    return scale;
+    for (int g = 0; g < kLanes; ++g) {
+        scales[g] = flat[g] ? 0.f : scale[g];
+        mins[g] = -(flat[g] ? flat_min[g] : min[g]);
+        for (int i = 0; i < n; ++i) L[g * n + i] = static_cast<uint8_t>(flat[g] ? 0 : best[i][g]);
+    }
 }
 
 // Packs 2-bit codes (Q2_K, Q3_K low bits): byte l of each 32-byte group holds elements
@@ -325,15 +381,17 @@ struct SubblockFit {
 };
 SubblockFit fit_subblocks_k(const float* x, int nmax, QkxSearch search, uint8_t* L) {
     SubblockFit f;
-    float weights[32];
-    uint8_t Laux[32];
+    float weights[QK_K];
     for (int j = 0; j < QK_K / 32; ++j) {
         const float* xs = x + 32 * j;
         float sum_x2 = 0;
         for (int l = 0; l < 32; ++l) sum_x2 += xs[l] * xs[l];
         const float av_x = std::sqrt(sum_x2 / 32);
-        for (int l = 0; l < 32; ++l) weights[l] = av_x + std::fabs(xs[l]);
-        f.scales[j] = make_qkx2_quants(32, nmax, xs, weights, L + 32 * j, &f.mins[j], Laux, search);
+        for (int l = 0; l < 32; ++l) weights[32 * j + l] = av_x + std::fabs(xs[l]);
+    }
+    for (int j = 0; j < QK_K / 32; j += kLanes)
+        make_qkx2_quants(32, nmax, x + 32 * j, weights + 32 * j, L + 32 * j, f.scales + j, f.mins + j, search);
+    for (int j = 0; j < QK_K / 32; ++j) {
         if (f.scales[j] > f.max_scale) f.max_scale = f.scales[j];
         if (f.mins[j] > f.max_min) f.max_min = f.mins[j];
     }
@@ -384,12 +442,13 @@ void quantize_row_q2_k(const float* x, void* vy, int64_t n) {
     constexpr float q4scale = 15.f;
     constexpr QkxSearch search{-0.5f, 0.1f, 15, true};
     for (int64_t b = 0; b < n / QK_K; ++b, x += QK_K) {
-        uint8_t L[QK_K], Laux[16];
-        float weights[16], mins[QK_K / 16], scales[QK_K / 16];
+        uint8_t L[QK_K];
+        float weights[QK_K], mins[QK_K / 16], scales[QK_K / 16];
+        for (int l = 0; l < QK_K; ++l) weights[l] = std::fabs(x[l]);
+        for (int h = 0; h < QK_K; h += 16 * kLanes)
+            make_qkx2_quants(16, 3, x + h, weights + h, L + h, scales + h / 16, mins + h / 16, search);
         float max_scale = 0, max_min = 0;
         for (int j = 0; j < QK_K / 16; ++j) {
-            for (int l = 0; l < 16; ++l) weights[l] = std::fabs(x[16 * j + l]);
-            scales[j] = make_qkx2_quants(16, 3, x + 16 * j, weights, L + 16 * j, &mins[j], Laux, search);
             if (scales[j] > max_scale) max_scale = scales[j];
             if (mins[j] > max_min) max_min = mins[j];
         }
@@ -491,7 +550,7 @@ void quantize_row_q6_k(const float* x, void* vy, int64_t n) {
     for (int64_t b = 0; b < n / QK_K; ++b, x += QK_K) {
         int8_t L[QK_K];
         float scales[QK_K / 16];
-        for (int ib = 0; ib < QK_K / 16; ++ib) scales[ib] = make_qx_quants(16, 32, x + 16 * ib, L + 16 * ib);
+        for (int ib = 0; ib < QK_K / 16; ib += kLanes) make_qx_quants(16, 32, x + 16 * ib, L + 16 * ib, scales + ib);
         const float max_scale = signed_absmax(scales, QK_K / 16);
         if (std::fabs(max_scale) < kGroupMaxEps) {
             std::memset(&y[b], 0, sizeof y[b]);
