@@ -1,5 +1,6 @@
 // tensor/kquants.cpp — reference codecs of the 256-element "K" super-block formats
-// Q2_K, Q3_K, Q4_K, Q5_K, Q6_K (GGML's *_ref quantizers, without an importance matrix).
+// Q2_K, Q3_K, Q4_K, Q5_K, Q6_K: the same bytes as GGML's *_ref quantizers (no importance
+// matrix), with the scale searches of several groups run in the lanes of one vector.
 #include <algorithm>
 #include <cmath>
 #include <cstring>

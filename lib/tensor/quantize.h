@@ -1,6 +1,7 @@
-// tensor/quantize.h — reference (scalar, bit-exact with GGML's *_ref functions)
-// quantization and dequantization of rows. These define the formats; kernels/ has
-// faster versions of the hot ones and tests them against these.
+// tensor/quantize.h — reference quantization and dequantization of rows, bit-exact with
+// GGML's (*_ref quantizers: the same bytes as llama.cpp's model quantizer). These define
+// the formats; kernels/ has faster versions of the hot ones and tests them against these.
+// Inputs are finite floats (callers check: NaN/Inf have no defined encoding).
 #pragma once
 
 #include <cstdint>
