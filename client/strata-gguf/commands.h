@@ -16,5 +16,6 @@ int cmd_convert(const Argv& args);
 int cmd_tokenize(const Argv& args);
 int cmd_detokenize(const Argv& args);
 int cmd_tokenizer(const Argv& args);
+int cmd_quantize(const Argv& args);
 
 }  // namespace strata::tool

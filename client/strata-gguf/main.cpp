@@ -25,6 +25,7 @@ constexpr Command kCommands[] = {
     {"detokenize", strata::tool::cmd_detokenize, "detokenize FILE IDS|- [--special]     token ids to text"},
     {"tokenizer", strata::tool::cmd_tokenizer,
      "tokenizer OUT --from PATH [FILE...] [--pre NAME] [--into MODEL] [--vocab-size N] [--name NAME]  import a tokenizer"},
+    {"quantize", strata::tool::cmd_quantize, "quantize IN OUT TYPE [--threads N] [--allow-requantize]  to Q4_K_M, Q8_0, ... (llama.cpp's mixes)"},
 };
 
 void usage(FILE* out) {
