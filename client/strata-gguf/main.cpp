@@ -20,6 +20,7 @@ constexpr Command kCommands[] = {
     {"info", strata::tool::cmd_info, "info FILE [--no-tensors]               metadata, tensors, sizes"},
     {"logits", strata::tool::cmd_logits, "logits FILE --tokens IDS --out OUT.f32  float32 logits of every position"},
     {"generate", strata::tool::cmd_generate, "generate FILE (--tokens IDS | --prompt TEXT) -n N  greedy continuation"},
+    {"synth", strata::tool::cmd_synth, "synth OUT [--preset tiny|1b|8b] [--type T] [--seed S] [shape options]  random-weight model"},
     {"convert", strata::tool::cmd_convert, "convert IN.bin OUT.gguf --tokenizer TOK.bin [--name N] [--ctx N]  llama2.c checkpoint to GGUF"},
     {"tokenize", strata::tool::cmd_tokenize, "tokenize FILE TEXT|- [--special] [--no-bos] [--pieces]  text to token ids"},
     {"detokenize", strata::tool::cmd_detokenize, "detokenize FILE IDS|- [--special]     token ids to text"},

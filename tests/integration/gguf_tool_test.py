@@ -114,6 +114,24 @@ class GgufToolTest(unittest.TestCase):
             self.assertEqual(r.returncode, 1)
             self.assertIn(b"truncated", r.stderr)
 
+    def test_synth_is_deterministic_and_runs(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            paths = [os.path.join(tmp, n) for n in ("a.gguf", "b.gguf", "c.gguf", "q.gguf")]
+            args = ["--preset", "tiny", "--n-embd", "256", "--n-ff", "512", "--type"]
+            for path, seed, ty in zip(paths, ("7", "7", "8", "7"), ("F16", "F16", "F16", "Q4_K_M")):
+                r = tool("synth", path, *args, ty, "--seed", seed, "--arch", "qwen2")
+                self.assertEqual(r.returncode, 0, r.stderr)
+            a, b, c = (open(p, "rb").read() for p in paths[:3])
+            self.assertEqual(a, b)
+            self.assertNotEqual(a, c)
+            info = tool("info", paths[3]).stdout.decode()
+            self.assertIn("Q4_K", info)
+            self.assertIn("Q6_K", info)  # the mix puts output.weight in Q6_K
+            self.assertIn("attn_q.bias", info)
+            r = tool("generate", paths[3], "--tokens", "1 2 3", "-n", "5")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertEqual(len(r.stdout.split()), 5)
+
     def test_usage_errors(self):
         for cmd in (["nonsense"], ["generate", STORIES, "--tokens", "x"], ["generate", STORIES, "-n", "-1", "--tokens", "1"],
                     ["logits", STORIES, "--tokens", "1"], ["info"], ["info", STORIES, "--bogus"]):
