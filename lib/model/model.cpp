@@ -9,6 +9,7 @@
 
 #include "kernels/kernels.h"
 #include "model/model_impl.h"
+#include "tensor/quantize.h"
 
 namespace strata::model {
 namespace {
@@ -81,17 +82,10 @@ void Model::Impl::bind_tensors() {
     if (embd->n_dims != 2 || embd->ne[0] != hp.n_embd)
         throw std::runtime_error("tensor token_embd.weight has shape " + shape_of(*embd) + ", expected [" + std::to_string(hp.n_embd) + ", n_vocab]");
     if (embd->ne[1] > (1 << 22)) throw std::runtime_error("tensor token_embd.weight: vocabulary of " + std::to_string(embd->ne[1]) + " is too large");
+    if (!can_quantize(embd->type) || embd->type == DType::Q8_K)
+        throw std::runtime_error("tensor token_embd.weight: type " + std::string(dtype_name(embd->type)) + " is not supported");
     hp.n_vocab = static_cast<int32_t>(embd->ne[1]);
-    g_embd = add_global(embd);
-    const auto* norm = require("output_norm.weight");
-    expect_shape(*norm, hp.n_embd, 0);
-    expect_f32(*norm);
-    g_norm = add_global(norm);
-    const auto* out = find("output.weight");
-    if (!out) out = embd;  // tied embeddings
-    expect_shape(*out, hp.n_embd, hp.n_vocab);
-    expect_matrix_type(*out);
-    g_output = out == embd ? g_embd : add_global(out);
+    layout.embeddings = embd;
     if (const auto* rf = find("rope_freqs.weight")) {
         expect_shape(*rf, hp.n_rot / 2, 0);
         expect_f32(*rf);
@@ -123,11 +117,14 @@ void Model::Impl::bind_tensors() {
         slot_index.push_back(idx);
         slot_info.push_back(info);
     }
-}
-
-Matrix Model::Impl::global_matrix(int g) const {
-    const auto* t = layout.globals[g];
-    return {t->type, t->ne[0], t->ne[1], static_cast<size_t>(dtype_bytes(t->type, t->ne[0])), weights->global(g)};
+    const auto* norm = require("output_norm.weight");
+    expect_shape(*norm, hp.n_embd, 0);
+    expect_f32(*norm);
+    const auto* out = find("output.weight");
+    if (!out) out = embd;  // tied embeddings
+    expect_shape(*out, hp.n_embd, hp.n_vocab);
+    expect_matrix_type(*out);
+    layout.layers.push_back({norm, out});
 }
 
 LayerWeights Model::Impl::layer_weights(int l, std::span<const uint8_t* const> ptrs) const {
