@@ -65,6 +65,14 @@ int physical_cores() {
     return std::max(1, n);
 }
 
+uint64_t working_memory_bytes(const HParams& hp, int32_t batch_tokens, int32_t context, int32_t logit_rows, int threads) {
+    const uint64_t T = static_cast<uint64_t>(batch_tokens);
+    const uint64_t floats = T * (2ull * hp.n_embd + 2ull * hp.q_dim() + 2ull * hp.kv_dim() + 2ull * hp.n_ff + hp.n_rot);
+    const uint64_t converted = T * 2ull * std::max(hp.n_embd, hp.n_ff);  // at most 2 bytes per value (F16)
+    const uint64_t attention = uint64_t(threads) * 6ull * static_cast<uint64_t>(context);
+    return 4 * floats + converted + attention + 4ull * static_cast<uint64_t>(logit_rows) * hp.n_vocab;
+}
+
 void Model::Impl::bind_tensors() {
     const gguf::File& f = *file;
     auto find = [&](const std::string& name) { return f.tensor(name); };
@@ -156,6 +164,13 @@ const HParams& Model::hparams() const { return impl_->hp; }
 const gguf::File& Model::file() const { return *impl_->file; }
 std::shared_ptr<const gguf::File> Model::file_ptr() const { return impl_->file; }
 int Model::n_threads() const { return impl_->pool.size(); }
+
+void Model::set_max_batch_tokens(int32_t n) {
+    if (n < 1) throw std::invalid_argument("max_batch_tokens must be at least 1");
+    impl_->max_batch_tokens = n;
+}
+
+weights::Stats Model::weight_stats() const { return impl_->weights->stats(); }
 
 kv::KvCache Model::new_cache(int32_t capacity) const {
     const auto& hp = impl_->hp;
