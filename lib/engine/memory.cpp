@@ -28,8 +28,8 @@ weights::Reserve MemoryPlanner::reserve(int32_t batch_tokens) const {
             .overhead = kOverhead};
 }
 
-model::WeightFactory MemoryPlanner::factory() {
-    return [this](std::shared_ptr<const gguf::File> file, weights::Layout layout) -> std::unique_ptr<weights::WeightSource> {
+model::WeightFactory MemoryPlanner::factory(bool plan_only) {
+    return [this, plan_only](std::shared_ptr<const gguf::File> file, weights::Layout layout) -> std::unique_ptr<weights::WeightSource> {
         const weights::Mode mode = weights::mode_from_name(config_.memory.mode);
         const int32_t asked = config_.batch_tokens;
         auto plan_for = [&](int32_t batch) {
@@ -52,7 +52,8 @@ model::WeightFactory MemoryPlanner::factory() {
         setup_.batch_tokens = batch;
         const uint64_t others = plan.total() - plan.reserve.kv;
         setup_.kv_budget = std::max(plan.reserve.kv, setup_.budget.bytes > others ? setup_.budget.bytes - others : 0);
-        if (plan.mode == weights::Mode::Resident) return weights::make_resident(std::move(file), std::move(layout), config_.memory.lock);
+        if (plan_only || plan.mode == weights::Mode::Resident)
+            return weights::make_resident(std::move(file), std::move(layout), config_.memory.lock && !plan_only);
         weights::StreamOptions opt = config_.memory.stream;
         opt.lock = config_.memory.lock;
         return weights::make_streamed(std::move(file), std::move(layout), plan, opt);

@@ -26,9 +26,10 @@ struct MemorySetup {
 class MemoryPlanner {
 public:
     MemoryPlanner(const Config& config, const model::HParams& hp, int32_t context, int threads);
-    // The factory Model::load calls with the model's layout: plans, then builds the source.
+    // The factory Model::load calls with the model's layout: plans, then builds the source
+    // (with plan_only, a resident source that reads nothing: for showing the plan).
     // Throws std::runtime_error when the model cannot run within the budget at all.
-    model::WeightFactory factory();
+    model::WeightFactory factory(bool plan_only = false);
     const MemorySetup& setup() const { return setup_; }
 
 private:
