@@ -55,7 +55,7 @@ void release_source(const gguf::File& f, const uint8_t* data, uint64_t size) {
 }
 
 // Converts the rows of one tensor to another type, a chunk of rows at a time, on the
-// pool's threads. Remembers the first row with a value that is not finite.
+// pool's threads. Remembers a row holding a value that is not finite.
 class RowConverter {
 public:
     RowConverter(kernels::ThreadPool& pool, const TensorPlan& p)
@@ -88,6 +88,8 @@ public:
     }
 
     int64_t bad_row() const { return bad_row_.load(); }
+    uint64_t in_row() const { return in_row_; }
+    uint64_t out_row() const { return out_row_; }
 
 private:
     bool all_finite(const float* x) const {
@@ -111,8 +113,7 @@ private:
 void emit_converted(const gguf::File& f, kernels::ThreadPool& pool, const TensorPlan& p, const gguf::Writer::Emit& out) {
     RowConverter conv(pool, p);
     const int64_t rows = p.src->rows(), step = conv.rows_per_chunk();
-    const uint64_t in_row = dtype_bytes(p.src->type, static_cast<uint64_t>(p.src->ne[0]));
-    const uint64_t out_row = dtype_bytes(p.type, static_cast<uint64_t>(p.src->ne[0]));
+    const uint64_t in_row = conv.in_row(), out_row = conv.out_row();
     std::vector<uint8_t> buf(static_cast<size_t>(std::min(rows, step)) * out_row);
     for (int64_t r = 0; r < rows; r += step) {
         const int64_t n = std::min(step, rows - r);
