@@ -10,11 +10,12 @@ namespace strata::tool {
 Args::Args(const std::vector<std::string>& argv, std::set<std::string> options, std::set<std::string> flags) {
     for (size_t i = 0; i < argv.size(); ++i) {
         const std::string& a = argv[i];
-        if (a.size() < 3 || a.rfind("--", 0) != 0) {
+        const bool short_opt = a.size() == 2 && a[0] == '-' && std::isalpha(static_cast<unsigned char>(a[1]));
+        if (!short_opt && (a.size() < 3 || a.rfind("--", 0) != 0)) {
             positional_.push_back(a);
             continue;
         }
-        std::string name = a.substr(2), value;
+        std::string name = a.substr(short_opt ? 1 : 2), value;
         bool has_value = false;
         if (auto eq = name.find('='); eq != std::string::npos) {
             value = name.substr(eq + 1);
@@ -22,16 +23,16 @@ Args::Args(const std::vector<std::string>& argv, std::set<std::string> options, 
             has_value = true;
         }
         if (flags.count(name)) {
-            if (has_value) throw UsageError("--" + name + " takes no value");
+            if (has_value) throw UsageError("option " + name + " takes no value");
             flags_.insert(name);
         } else if (options.count(name)) {
             if (!has_value) {
-                if (i + 1 >= argv.size()) throw UsageError("--" + name + " needs a value");
+                if (i + 1 >= argv.size()) throw UsageError("option " + name + " needs a value");
                 value = argv[++i];
             }
             values_[name] = value;
         } else {
-            throw UsageError("unknown option --" + name);
+            throw UsageError("unknown option " + a);
         }
     }
 }

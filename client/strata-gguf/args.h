@@ -1,5 +1,5 @@
 // client/strata-gguf/args.h — a small command-line parser shared by the subcommands:
-// positional arguments plus --name VALUE / --name=VALUE options and --flags, with
+// positional arguments plus --name VALUE / --name=VALUE / -x VALUE options and --flags, with
 // errors that say which option is wrong.
 #pragma once
 

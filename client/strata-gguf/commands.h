@@ -10,5 +10,7 @@ namespace strata::tool {
 using Argv = std::vector<std::string>;
 
 int cmd_info(const Argv& args);
+int cmd_logits(const Argv& args);
+int cmd_generate(const Argv& args);
 
 }  // namespace strata::tool

@@ -17,7 +17,9 @@ struct Command {
 };
 
 constexpr Command kCommands[] = {
-    {"info", strata::tool::cmd_info, "info FILE [--budget SIZE]              metadata, tensors, sizes, memory plan"},
+    {"info", strata::tool::cmd_info, "info FILE [--no-tensors]               metadata, tensors, sizes"},
+    {"logits", strata::tool::cmd_logits, "logits FILE --tokens IDS --out OUT.f32  float32 logits of every position"},
+    {"generate", strata::tool::cmd_generate, "generate FILE --tokens IDS -n N        greedy continuation as token ids"},
 };
 
 void usage(FILE* out) {

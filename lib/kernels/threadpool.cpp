@@ -49,7 +49,9 @@ void ThreadPool::dispatch(Thunk fn, void* ctx) {
 }
 
 void ThreadPool::worker(int index) {
-    uint64_t seen = generation_.load(std::memory_order_acquire);
+    // Generation 0 is the constructor's: a job dispatched before this thread got here
+    // has already bumped the counter and must still be run.
+    uint64_t seen = 0;
     for (;;) {
         uint64_t g;
         for (int spins = 0; (g = generation_.load(std::memory_order_acquire)) == seen; ++spins) {

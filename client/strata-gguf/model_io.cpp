@@ -1,0 +1,32 @@
+// client/strata-gguf/model_io.cpp — shared helpers of the model-running subcommands.
+#include "model_io.h"
+
+#include <fstream>
+#include <iterator>
+
+namespace strata::tool {
+
+std::unique_ptr<model::Model> load_model(const std::string& path, const Args& args) {
+    model::Options opt;
+    opt.n_threads = static_cast<int>(args.get_int("threads", 0, 0, 1024));
+    return model::Model::load(gguf::File::open(path), opt);
+}
+
+std::vector<int32_t> read_tokens(const Args& args) {
+    if (auto t = args.get("tokens")) return parse_ids(*t);
+    if (auto f = args.get("tokens-file")) {
+        std::ifstream in(*f);
+        if (!in) throw UsageError("cannot read " + *f);
+        return parse_ids(std::string(std::istreambuf_iterator<char>(in), {}));
+    }
+    throw UsageError("give the tokens with --tokens \"IDS\" or --tokens-file FILE");
+}
+
+int32_t argmax(const float* v, int32_t n) {
+    int32_t best = 0;
+    for (int32_t i = 1; i < n; ++i)
+        if (v[i] > v[best]) best = i;
+    return best;
+}
+
+}  // namespace strata::tool

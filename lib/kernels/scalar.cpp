@@ -1,0 +1,80 @@
+// kernels/scalar.cpp — the scalar reference of activation conversion and the vector ops,
+// with GGML's CPU numerics (rms_norm sums squares in double; silu is x / (1 + e^-x)),
+// and the install function that fills a Table with every scalar entry point.
+// Must not touch: SIMD, threads.
+#include <cmath>
+#include <cstring>
+
+#include "kernels/table.h"
+#include "tensor/fp16.h"
+#include "tensor/quantize.h"
+
+namespace strata::kernels::detail {
+
+void install_scalar_gemm(Table& t);  // scalar_dot.cpp
+
+namespace {
+
+void convert_f32(const float* x, void* out, int64_t n) { std::memcpy(out, x, n * sizeof(float)); }
+
+void f32_to_f16(const float* x, uint16_t* y, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) y[i] = fp32_to_fp16(x[i]);
+}
+
+void f16_to_f32(const uint16_t* x, float* y, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) y[i] = fp16_to_fp32(x[i]);
+}
+
+void convert_f16(const float* x, void* out, int64_t n) { f32_to_f16(x, static_cast<uint16_t*>(out), n); }
+
+void convert_bf16(const float* x, void* out, int64_t n) {
+    auto* y = static_cast<uint16_t*>(out);
+    for (int64_t i = 0; i < n; ++i) y[i] = fp32_to_bf16(x[i]);
+}
+
+void rms_norm(const float* x, const float* w, float* y, int64_t n, float eps) {
+    double sum = 0;
+    for (int64_t i = 0; i < n; ++i) sum += static_cast<double>(x[i] * x[i]);
+    const float mean = static_cast<float>(sum / static_cast<double>(n));
+    const float scale = 1.0f / std::sqrt(mean + eps);
+    for (int64_t i = 0; i < n; ++i) y[i] = (x[i] * scale) * w[i];
+}
+
+void silu_mul(float* g, const float* u, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) g[i] = g[i] / (1.0f + std::exp(-g[i])) * u[i];
+}
+
+void add(float* y, const float* x, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) y[i] += x[i];
+}
+
+float dot_f16(const uint16_t* a, const uint16_t* b, int64_t n) {
+    double sum = 0;
+    for (int64_t i = 0; i < n; ++i) sum += static_cast<double>(fp16_to_fp32(a[i]) * fp16_to_fp32(b[i]));
+    return static_cast<float>(sum);
+}
+
+void axpy_f16(float* y, float a, const uint16_t* x, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) y[i] += fp16_to_fp32(x[i]) * a;
+}
+
+}  // namespace
+
+void install_scalar(Table& t) {
+    install_scalar_gemm(t);
+    t.convert[slot(DType::F32)] = convert_f32;
+    t.convert[slot(DType::F16)] = convert_f16;
+    t.convert[slot(DType::BF16)] = convert_bf16;
+    t.convert[slot(DType::Q8_0)] = quantize_row_q8_0;
+    t.convert[slot(DType::Q8_1)] = quantize_row_q8_1;
+    t.convert[slot(DType::Q8_K)] = quantize_row_q8_k;
+    t.rms_norm = rms_norm;
+    t.silu_mul = silu_mul;
+    t.add = add;
+    t.f32_to_f16 = f32_to_f16;
+    t.f16_to_f32 = f16_to_f32;
+    t.dot_f16 = dot_f16;
+    t.axpy_f16 = axpy_f16;
+}
+
+}  // namespace strata::kernels::detail

@@ -1,0 +1,44 @@
+// kernels/table.h — internal: the per-ISA table of kernel entry points behind kernels.h.
+// Owns: the function-pointer types, the Table struct (one slot per weight/activation type
+// and one per vector op) and the install functions each ISA's translation unit provides.
+// An ISA's install function overwrites only the slots it implements, so a table built as
+// scalar → avx2 → avx512 falls back to the next-best variant for anything left out.
+// Plain arrays, no std templates: ISA translation units include this header, and an
+// out-of-line copy of a std inline function built with AVX-512 flags could be the one the
+// linker keeps. Must not touch: CPU detection and the public API (dispatch.cpp).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "tensor/dtype.h"
+
+namespace strata::kernels::detail {
+
+using GemmFn = void (*)(int64_t k, const void* W, size_t ldw, int64_t r0, int64_t r1, const void* X,
+                        size_t ldx, int64_t nt, float* Y, size_t ldy);
+using ConvertFn = void (*)(const float* x, void* out, int64_t n);
+
+// DType ids run from 0 to 30 (BF16); slots are indexed by the id.
+constexpr size_t kTypeSlots = 32;
+constexpr size_t slot(DType t) { return static_cast<size_t>(t); }
+
+struct Table {
+    GemmFn gemm[kTypeSlots] = {};        // by weight type
+    ConvertFn convert[kTypeSlots] = {};  // by activation type
+    void (*rms_norm)(const float* x, const float* w, float* y, int64_t n, float eps) = nullptr;
+    void (*silu_mul)(float* g, const float* u, int64_t n) = nullptr;
+    void (*add)(float* y, const float* x, int64_t n) = nullptr;
+    void (*f32_to_f16)(const float* x, uint16_t* y, int64_t n) = nullptr;
+    void (*f16_to_f32)(const uint16_t* x, float* y, int64_t n) = nullptr;
+    float (*dot_f16)(const uint16_t* a, const uint16_t* b, int64_t n) = nullptr;
+    void (*axpy_f16)(float* y, float a, const uint16_t* x, int64_t n) = nullptr;
+};
+
+// Fill every slot (scalar) or override the slots an ISA implements. The AVX-512 variant
+// may assume AVX2/FMA/F16C too; dispatch.cpp installs avx2 before avx512.
+void install_scalar(Table& t);
+void install_avx2(Table& t);
+void install_avx512(Table& t);
+
+}  // namespace strata::kernels::detail

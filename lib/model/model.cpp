@@ -1,0 +1,204 @@
+// model/model.cpp — loading a model: binding and checking its tensors, and splitting a
+// batch into passes over the weights.
+#include <algorithm>
+#include <fstream>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+#include "kernels/kernels.h"
+#include "model/model_impl.h"
+
+namespace strata::model {
+namespace {
+
+constexpr std::array<const char*, kSlots> kSlotNames = {
+    "attn_norm.weight", "attn_q.weight", "attn_k.weight", "attn_v.weight", "attn_output.weight", "attn_q.bias",
+    "attn_k.bias",      "attn_v.bias",   "ffn_norm.weight", "ffn_gate.weight", "ffn_up.weight",   "ffn_down.weight",
+};
+
+std::string shape_of(const gguf::TensorInfo& t) {
+    std::string s = "[";
+    for (int d = 0; d < t.n_dims; ++d) {
+        if (d) s += ", ";
+        s += std::to_string(t.ne[d]);
+    }
+    return s + "]";
+}
+
+// Checks that t has exactly the shape {ne0, ne1} (ne1 = 0: a vector of ne0).
+void expect_shape(const gguf::TensorInfo& t, int64_t ne0, int64_t ne1) {
+    const bool ok = ne1 == 0 ? (t.n_dims == 1 && t.ne[0] == ne0) : (t.n_dims == 2 && t.ne[0] == ne0 && t.ne[1] == ne1);
+    if (!ok)
+        throw std::runtime_error("tensor " + t.name + " has shape " + shape_of(t) + ", expected [" + std::to_string(ne0) +
+                                 (ne1 ? ", " + std::to_string(ne1) : std::string()) + "]");
+}
+
+void expect_matrix_type(const gguf::TensorInfo& t) {
+    if (!kernels::can_be_weight(t.type))
+        throw std::runtime_error("tensor " + t.name + ": type " + std::string(dtype_name(t.type)) + " is not supported for weight matrices");
+}
+
+void expect_f32(const gguf::TensorInfo& t) {
+    if (t.type != DType::F32)
+        throw std::runtime_error("tensor " + t.name + ": type " + std::string(dtype_name(t.type)) + " is not supported here (expected F32)");
+}
+
+}  // namespace
+
+int physical_cores() {
+    std::ifstream in("/proc/cpuinfo");
+    std::set<std::pair<std::string, std::string>> cores;
+    std::string line, phys = "0";
+    while (std::getline(in, line)) {
+        auto colon = line.find(':');
+        if (colon == std::string::npos) continue;
+        std::string key = line.substr(0, line.find_last_not_of(" \t", colon - 1) + 1);
+        std::string value = colon + 2 <= line.size() ? line.substr(colon + 2) : "";
+        if (key == "physical id") phys = value;
+        if (key == "core id") cores.insert({phys, value});
+    }
+    int n = static_cast<int>(cores.size());
+    if (n < 1) n = static_cast<int>(std::thread::hardware_concurrency());
+    return std::max(1, n);
+}
+
+void Model::Impl::bind_tensors() {
+    const gguf::File& f = *file;
+    auto find = [&](const std::string& name) { return f.tensor(name); };
+    auto require = [&](const std::string& name) {
+        const auto* t = find(name);
+        if (!t) throw std::runtime_error("model file lacks tensor " + name);
+        return t;
+    };
+    auto add_global = [&](const gguf::TensorInfo* t) {
+        layout.globals.push_back(t);
+        return static_cast<int>(layout.globals.size() - 1);
+    };
+
+    const auto* embd = require("token_embd.weight");
+    if (embd->n_dims != 2 || embd->ne[0] != hp.n_embd)
+        throw std::runtime_error("tensor token_embd.weight has shape " + shape_of(*embd) + ", expected [" + std::to_string(hp.n_embd) + ", n_vocab]");
+    if (embd->ne[1] > (1 << 22)) throw std::runtime_error("tensor token_embd.weight: vocabulary of " + std::to_string(embd->ne[1]) + " is too large");
+    hp.n_vocab = static_cast<int32_t>(embd->ne[1]);
+    g_embd = add_global(embd);
+    const auto* norm = require("output_norm.weight");
+    expect_shape(*norm, hp.n_embd, 0);
+    expect_f32(*norm);
+    g_norm = add_global(norm);
+    const auto* out = find("output.weight");
+    if (!out) out = embd;  // tied embeddings
+    expect_shape(*out, hp.n_embd, hp.n_vocab);
+    expect_matrix_type(*out);
+    g_output = out == embd ? g_embd : add_global(out);
+    if (const auto* rf = find("rope_freqs.weight")) {
+        expect_shape(*rf, hp.n_rot / 2, 0);
+        expect_f32(*rf);
+        g_rope_freqs = add_global(rf);
+    }
+
+    const int64_t E = hp.n_embd, Q = hp.q_dim(), KV = hp.kv_dim(), F = hp.n_ff;
+    const std::array<std::pair<int64_t, int64_t>, kSlots> shapes = {{
+        {E, 0}, {E, Q}, {E, KV}, {E, KV}, {Q, E}, {Q, 0}, {KV, 0}, {KV, 0}, {E, 0}, {E, F}, {E, F}, {F, E},
+    }};
+    for (int l = 0; l < hp.n_layer; ++l) {
+        std::array<int, kSlots> idx;
+        std::array<const gguf::TensorInfo*, kSlots> info{};
+        std::vector<const gguf::TensorInfo*> tensors;
+        for (int s = 0; s < kSlots; ++s) {
+            const std::string name = "blk." + std::to_string(l) + "." + kSlotNames[s];
+            const bool is_bias = s == Bq || s == Bk || s == Bv;
+            const auto* t = is_bias && !hp.arch.qkv_bias ? nullptr : require(name);
+            idx[s] = -1;
+            if (!t) continue;
+            expect_shape(*t, shapes[s].first, shapes[s].second);
+            if (shapes[s].second) expect_matrix_type(*t);
+            else expect_f32(*t);
+            idx[s] = static_cast<int>(tensors.size());
+            info[s] = t;
+            tensors.push_back(t);
+        }
+        layout.layers.push_back(std::move(tensors));
+        slot_index.push_back(idx);
+        slot_info.push_back(info);
+    }
+}
+
+Matrix Model::Impl::global_matrix(int g) const {
+    const auto* t = layout.globals[g];
+    return {t->type, t->ne[0], t->ne[1], static_cast<size_t>(dtype_bytes(t->type, t->ne[0])), weights->global(g)};
+}
+
+LayerWeights Model::Impl::layer_weights(int l, std::span<const uint8_t* const> ptrs) const {
+    const auto& idx = slot_index[l];
+    const auto& info = slot_info[l];
+    auto vec = [&](int s) { return idx[s] < 0 ? nullptr : reinterpret_cast<const float*>(ptrs[idx[s]]); };
+    auto mat = [&](int s) {
+        const auto* t = info[s];
+        return Matrix{t->type, t->ne[0], t->ne[1], static_cast<size_t>(dtype_bytes(t->type, t->ne[0])), ptrs[idx[s]]};
+    };
+    return {vec(AttnNorm), mat(Wq), mat(Wk), mat(Wv), mat(Wo), vec(Bq), vec(Bk), vec(Bv), vec(FfnNorm), mat(Gate), mat(Up), mat(Down)};
+}
+
+Model::Model(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Model::~Model() = default;
+
+std::unique_ptr<Model> Model::load(std::shared_ptr<const gguf::File> file, Options options) {
+    const int threads = options.n_threads > 0 ? options.n_threads : physical_cores();
+    if (options.max_batch_tokens < 1) throw std::invalid_argument("max_batch_tokens must be at least 1");
+    auto impl = std::make_unique<Impl>(threads, options.max_batch_tokens);
+    impl->file = file;
+    impl->hp = HParams::from_gguf(*file);
+    impl->bind_tensors();
+    impl->weights = options.weights ? options.weights(file, impl->layout) : weights::make_resident(file, impl->layout);
+    return std::unique_ptr<Model>(new Model(std::move(impl)));
+}
+
+const HParams& Model::hparams() const { return impl_->hp; }
+const gguf::File& Model::file() const { return *impl_->file; }
+std::shared_ptr<const gguf::File> Model::file_ptr() const { return impl_->file; }
+int Model::n_threads() const { return impl_->pool.size(); }
+
+kv::KvCache Model::new_cache(int32_t capacity) const {
+    const auto& hp = impl_->hp;
+    return kv::KvCache(hp.n_layer, hp.kv_dim(), std::clamp(capacity, 1, hp.n_ctx_train));
+}
+
+void Model::forward(std::span<const SequenceBatch> batch, std::vector<float>& logits) {
+    Impl& m = *impl_;
+    // Validate everything and reserve cache room before touching any cache.
+    std::vector<TokenSlot> all;
+    std::vector<int32_t> start_size;
+    int32_t out_rows = 0;
+    for (const auto& s : batch) {
+        if (!s.cache) throw std::invalid_argument("forward: sequence without a cache");
+        if (s.tokens.empty()) throw std::invalid_argument("forward: sequence without tokens");
+        for (size_t j = 0; j < start_size.size(); ++j)
+            if (batch[j].cache == s.cache) throw std::invalid_argument("forward: the same cache appears twice in a batch");
+        start_size.push_back(s.cache->size());
+        s.cache->reserve_append(static_cast<int32_t>(s.tokens.size()));
+        for (size_t i = 0; i < s.tokens.size(); ++i) {
+            const int32_t id = s.tokens[i];
+            if (id < 0 || id >= m.hp.n_vocab)
+                throw std::out_of_range("token id " + std::to_string(id) + " is outside the vocabulary of " + std::to_string(m.hp.n_vocab));
+            const bool wants = s.all_logits || i + 1 == s.tokens.size();
+            all.push_back({s.cache, s.cache->size() + static_cast<int32_t>(i), id, wants ? out_rows++ : -1});
+        }
+    }
+    logits.resize(size_t(out_rows) * m.hp.n_vocab);
+    // Passes of at most max_batch_tokens; a sequence's tokens stay in order across passes,
+    // and each pass commits what it wrote so the next pass attends to it.
+    try {
+        for (size_t begin = 0; begin < all.size(); begin += m.max_batch_tokens) {
+            std::span<const TokenSlot> pass(all.data() + begin, std::min<size_t>(m.max_batch_tokens, all.size() - begin));
+            m.run_pass(pass, logits.data());
+            for (const auto& t : pass) t.cache->commit(1);
+        }
+    } catch (...) {
+        for (size_t j = 0; j < batch.size(); ++j) batch[j].cache->truncate(start_size[j]);
+        throw;
+    }
+}
+
+}  // namespace strata::model

@@ -1,0 +1,70 @@
+// model/model.h — a loaded model and its batched forward pass.
+// Owns: binding GGUF tensors to the layers of an architecture (names, shapes, types
+// checked at load), the compute threads, and forward(): one call evaluates several
+// sequences with one or more new tokens each (prompt chunks and decode steps go
+// through the same code), appending to each sequence's KV cache and returning logits.
+// Weights are reached only through weights::WeightSource. Must not touch: tokenizing,
+// sampling, scheduling (engine/), sockets.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "gguf/gguf.h"
+#include "kv/kv_cache.h"
+#include "model/hparams.h"
+#include "weights/weights.h"
+
+namespace strata::model {
+
+using WeightFactory =
+    std::function<std::unique_ptr<weights::WeightSource>(std::shared_ptr<const gguf::File>, weights::Layout)>;
+
+struct Options {
+    int n_threads = 0;                 // 0: one per physical core
+    int32_t max_batch_tokens = 512;    // working memory is sized for this many tokens per pass
+    WeightFactory weights;             // default: resident (mmap)
+};
+
+// One sequence's part of a batch: its cache (new tokens go at positions
+// cache->size() onwards) and whether it wants logits for every new token or only the last.
+struct SequenceBatch {
+    kv::KvCache* cache = nullptr;
+    std::span<const int32_t> tokens;
+    bool all_logits = false;
+};
+
+class Model {
+public:
+    // Throws std::runtime_error (or gguf::GgufError) naming what is wrong with the file.
+    static std::unique_ptr<Model> load(std::shared_ptr<const gguf::File> file, Options options = {});
+    ~Model();
+
+    const HParams& hparams() const;
+    const gguf::File& file() const;
+    std::shared_ptr<const gguf::File> file_ptr() const;
+    int n_threads() const;
+
+    // A cache for one sequence of at most `capacity` tokens (clamped to the trained context).
+    kv::KvCache new_cache(int32_t capacity) const;
+
+    // Evaluates the batch. `logits` receives, in batch order, one row of n_vocab floats
+    // per new token of sequences with all_logits and one row (the last token's) for the
+    // others. Each cache grows by its token count. On an exception (bad token id, context
+    // full, weight read error) no cache has changed.
+    void forward(std::span<const SequenceBatch> batch, std::vector<float>& logits);
+
+    struct Impl;
+
+private:
+    explicit Model(std::unique_ptr<Impl> impl);
+    std::unique_ptr<Impl> impl_;
+};
+
+// Physical cores of this machine (the default thread count).
+int physical_cores();
+
+}  // namespace strata::model

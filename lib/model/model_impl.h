@@ -1,0 +1,106 @@
+// model/model_impl.h — internal: the state behind Model (tensor bindings, working
+// memory, threads) shared by model.cpp (loading) and forward.cpp (the pass).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "kernels/threadpool.h"
+#include "model/model.h"
+#include "tensor/dtype.h"
+
+namespace strata::model {
+
+// A weight matrix of `rows` rows of k elements (ggml ne = [k, rows]).
+struct Matrix {
+    DType type = DType::F32;
+    int64_t k = 0;
+    int64_t rows = 0;
+    size_t row_bytes = 0;
+    const uint8_t* data = nullptr;
+};
+
+// The tensors of one transformer block, in layout order.
+enum Slot : int { AttnNorm, Wq, Wk, Wv, Wo, Bq, Bk, Bv, FfnNorm, Gate, Up, Down, kSlots };
+
+// What one layer's forward step reads, resolved to pointers for the current pass.
+struct LayerWeights {
+    const float* attn_norm;
+    Matrix wq, wk, wv, wo;
+    const float *bq, *bk, *bv;  // null without biases
+    const float* ffn_norm;
+    Matrix gate, up, down;
+};
+
+// Activations converted to the dot-product format of a weight type, cached so that
+// matrices sharing an input (Q/K/V, gate/up) convert it once.
+class ActivationCache {
+public:
+    // Returns converted rows of src ([T][k] floats) in format at, and their stride in bytes.
+    std::pair<const void*, size_t> get(const float* src, int32_t T, int64_t k, DType at, kernels::ThreadPool& pool);
+    // The inputs changed: forget every conversion.
+    void invalidate() { valid_.fill(false); }
+
+private:
+    static constexpr int kFormats = 6;  // F16, BF16, Q8_0, Q8_1, Q8_K (+ unused F32 slot)
+    static int slot(DType at);
+    std::array<std::vector<uint8_t>, kFormats> buf_;
+    std::array<bool, kFormats> valid_{};
+    std::array<const float*, kFormats> src_{};
+};
+
+// Working memory of one pass, sized for `tokens` tokens; grows only when a larger
+// pass comes (so steady-state steps allocate nothing).
+struct Workspace {
+    int32_t tokens = 0;
+    std::vector<float> x, h, q, k, v, att, gate, up;
+    std::vector<float> rope_cos, rope_sin;            // [token][n_rot/2]
+    std::vector<std::vector<float>> scores;            // per thread, [context]
+    std::vector<std::vector<uint16_t>> q16, p16;       // per thread
+    void ensure(int32_t n_tokens, const HParams& hp, int n_threads);
+    void ensure_context(int32_t context, int n_threads);
+};
+
+// Where one token of the current pass comes from and where its logits go.
+struct TokenSlot {
+    kv::KvCache* cache;
+    int32_t pos;
+    int32_t id;
+    int32_t out_row;  // logits row, or -1
+};
+
+struct Model::Impl {
+    std::shared_ptr<const gguf::File> file;
+    HParams hp;
+    weights::Layout layout;
+    std::vector<std::array<int, kSlots>> slot_index;  // per layer: index into layout.layers[l], -1 absent
+    std::vector<std::array<const gguf::TensorInfo*, kSlots>> slot_info;
+    int g_embd = -1, g_norm = -1, g_output = -1, g_rope_freqs = -1;  // indices into layout.globals
+    std::unique_ptr<weights::WeightSource> weights;
+    kernels::ThreadPool pool;
+    int32_t max_batch_tokens;
+    Workspace ws;
+    ActivationCache acts;
+
+    Impl(int n_threads, int32_t max_batch) : pool(n_threads), max_batch_tokens(max_batch) {}
+
+    // model.cpp
+    void bind_tensors();
+    LayerWeights layer_weights(int l, std::span<const uint8_t* const> ptrs) const;
+    Matrix global_matrix(int g) const;
+
+    // forward.cpp
+    void run_pass(std::span<const TokenSlot> tokens, float* logits);
+    void embed(std::span<const TokenSlot> tokens);
+    void rope_table(std::span<const TokenSlot> tokens);
+    void attention_block(const LayerWeights& w, int l, std::span<const TokenSlot> tokens);
+    void attend(int l, std::span<const TokenSlot> tokens);
+    void ffn_block(const LayerWeights& w, int32_t T);
+    void output(std::span<const TokenSlot> tokens, float* logits);
+    void matmul(const Matrix& w, const float* x, int32_t T, float* y, size_t ldy);
+    void rms_norm_rows(const float* x, const float* weight, float* y, int32_t T);
+    void apply_rope(float* x, int32_t T, int n_heads);
+};
+
+}  // namespace strata::model

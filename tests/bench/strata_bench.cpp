@@ -1,0 +1,272 @@
+// tests/bench/strata_bench.cpp — strata-bench: prompt (pp) and generation (tg) tokens/s
+// of a GGUF model, printed as one JSON line with peer-bench's field names. When the
+// llama.cpp harness (../shared/tools/peer, installed in $STRATA_PEER_DIR or
+// ~/.cache/strata-peer) is present, runs of both engines alternate on the same file and
+// the line also carries llama.cpp's figures ("peer") and the ratios strata / llama.cpp.
+//
+// usage: strata-bench MODEL [--threads N] [--pp 512] [--tg 128] [--reps 3] [--tg-prompt 16]
+//                           [--peer auto|off] [--seed S]
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "kernels/kernels.h"
+#include "model/model.h"
+
+namespace {
+
+using namespace strata;
+using Clock = std::chrono::steady_clock;
+
+struct Options {
+    std::string model;
+    int threads = 0;
+    int pp = 512, tg = 128, reps = 3, tg_prompt = 16;
+    bool peer = true;
+    uint64_t seed = 42;
+};
+
+[[noreturn]] void usage(const std::string& why) {
+    std::fprintf(stderr, "strata-bench: %s\nusage: strata-bench MODEL [--threads N] [--pp 512] [--tg 128] [--reps 3] [--tg-prompt 16] [--peer auto|off] [--seed S]\n",
+                 why.c_str());
+    std::exit(2);
+}
+
+Options parse(int argc, char** argv) {
+    Options o;
+    for (int i = 1; i < argc; ++i) {
+        std::string a = argv[i];
+        auto value = [&]() -> std::string {
+            if (i + 1 >= argc) usage(a + " needs a value");
+            return argv[++i];
+        };
+        auto number = [&](int min) {
+            const std::string v = value();
+            size_t used = 0;
+            int x = 0;
+            try {
+                x = std::stoi(v, &used);
+            } catch (const std::exception&) {
+                used = 0;
+            }
+            if (used != v.size() || x < min) usage(a + ": '" + v + "' is not an integer >= " + std::to_string(min));
+            return x;
+        };
+        if (a == "--threads") o.threads = number(1);
+        else if (a == "--pp") o.pp = number(0);
+        else if (a == "--tg") o.tg = number(0);
+        else if (a == "--reps") o.reps = number(1);
+        else if (a == "--tg-prompt") o.tg_prompt = number(1);
+        else if (a == "--seed") o.seed = static_cast<uint64_t>(number(0));
+        else if (a == "--peer") {
+            const std::string v = value();
+            if (v != "auto" && v != "off") usage("--peer must be auto or off");
+            o.peer = v == "auto";
+        } else if (!a.empty() && a[0] == '-') usage("unknown option " + a);
+        else if (o.model.empty()) o.model = a;
+        else usage("more than one model given");
+    }
+    if (o.model.empty()) usage("no model given");
+    return o;
+}
+
+double median(std::vector<double> v) {
+    if (v.empty()) return 0;
+    std::sort(v.begin(), v.end());
+    return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+}
+
+std::string json_array(const std::vector<double>& v) {
+    std::string s = "[";
+    for (size_t i = 0; i < v.size(); ++i) {
+        char b[32];
+        std::snprintf(b, sizeof b, "%s%.4f", i ? "," : "", v[i]);
+        s += b;
+    }
+    return s + "]";
+}
+
+// Bytes this process has read from storage (/proc/self/io read_bytes).
+uint64_t read_bytes() {
+    std::ifstream in("/proc/self/io");
+    std::string key;
+    uint64_t v = 0;
+    while (in >> key >> v)
+        if (key == "read_bytes:") return v;
+    return 0;
+}
+
+long major_faults() {
+    rusage ru{};
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_majflt;
+}
+
+class StrataRun {
+public:
+    explicit StrataRun(const Options& o) : o_(o), rng_(o.seed) {
+        const auto t0 = Clock::now();
+        model::Options mo;
+        mo.n_threads = o.threads;
+        mo.max_batch_tokens = std::max({o.pp, o.tg_prompt, 1});
+        model_ = model::Model::load(gguf::File::open(o.model), mo);
+        load_s_ = std::chrono::duration<double>(Clock::now() - t0).count();
+        // Warm-up: a short prompt and one decode step, as peer-bench does.
+        if (o.pp) run_prompt(std::min(o.pp, 32));
+        if (o.tg) decode(1, 1);
+    }
+
+    double pp_once() {
+        const auto t0 = Clock::now();
+        run_prompt(o_.pp);
+        return o_.pp / std::chrono::duration<double>(Clock::now() - t0).count();
+    }
+
+    double tg_once() {
+        const uint64_t rb = read_bytes();
+        const long mf = major_faults();
+        const double tps = decode(o_.tg_prompt, o_.tg);
+        tg_read_ += read_bytes() - rb;
+        tg_majflt_ += major_faults() - mf;
+        tg_tokens_ += o_.tg;
+        return tps;
+    }
+
+    std::string json(const std::vector<double>& pp, const std::vector<double>& tg) const {
+        const auto& hp = model_->hparams();
+        uint64_t bytes = 0, params = 0;
+        for (const auto& t : model_->file().tensors()) {
+            bytes += t.nbytes;
+            params += static_cast<uint64_t>(t.elements());
+        }
+        rusage ru{};
+        getrusage(RUSAGE_SELF, &ru);
+        char buf[2048];
+        std::snprintf(buf, sizeof buf,
+                      "\"engine\":\"strata\",\"pp_tps\":%.4f,\"tg_tps\":%.4f,\"threads\":%d,\"model_bytes\":%llu,\"file_bytes\":%llu,"
+                      "\"n_params\":%llu,\"pp\":%d,\"tg\":%d,\"reps\":%d,\"tg_prompt\":%d,\"n_batch\":%d,\"mode\":\"resident\",\"isa\":\"%.*s\","
+                      "\"pp_runs\":%s,\"tg_runs\":%s,\"tg_read_bytes_per_token\":%.0f,\"tg_majflt_per_token\":%.1f,\"load_s\":%.3f,"
+                      "\"maxrss_kb\":%ld,\"n_vocab\":%d,\"model\":\"%s\"",
+                      median(pp), median(tg), model_->n_threads(), (unsigned long long)bytes, (unsigned long long)model_->file().file_size(),
+                      (unsigned long long)params, o_.pp, o_.tg, o_.reps, o_.tg_prompt, std::max(o_.pp, o_.tg_prompt),
+                      int(kernels::isa_name(kernels::active_isa()).size()), kernels::isa_name(kernels::active_isa()).data(),
+                      json_array(pp).c_str(), json_array(tg).c_str(), tg_tokens_ ? double(tg_read_) / tg_tokens_ : 0.0,
+                      tg_tokens_ ? double(tg_majflt_) / tg_tokens_ : 0.0, load_s_, ru.ru_maxrss, hp.n_vocab, o_.model.c_str());
+        return buf;
+    }
+
+private:
+    std::vector<int32_t> random_tokens(int n) {
+        std::uniform_int_distribution<int32_t> d(0, model_->hparams().n_vocab - 1);
+        std::vector<int32_t> v(n);
+        for (auto& t : v) t = d(rng_);
+        return v;
+    }
+
+    void run_prompt(int n) {
+        auto cache = model_->new_cache(n);
+        const auto toks = random_tokens(n);
+        const model::SequenceBatch s{&cache, toks, false};
+        model_->forward({&s, 1}, logits_);
+    }
+
+    // tokens/s of n single-token steps after a prompt of `prompt` tokens.
+    double decode(int prompt, int n) {
+        auto cache = model_->new_cache(prompt + n);
+        const auto p = random_tokens(prompt);
+        const model::SequenceBatch s{&cache, p, false};
+        model_->forward({&s, 1}, logits_);
+        const auto toks = random_tokens(n);
+        const auto t0 = Clock::now();
+        for (int i = 0; i < n; ++i) {
+            const model::SequenceBatch one{&cache, std::span<const int32_t>(&toks[i], 1), false};
+            model_->forward({&one, 1}, logits_);
+        }
+        return n / std::chrono::duration<double>(Clock::now() - t0).count();
+    }
+
+    const Options& o_;
+    std::mt19937_64 rng_;
+    std::unique_ptr<model::Model> model_;
+    std::vector<float> logits_;
+    double load_s_ = 0;
+    uint64_t tg_read_ = 0, tg_tokens_ = 0;
+    long tg_majflt_ = 0;
+};
+
+std::string peer_bench_path() {
+    namespace fs = std::filesystem;
+    std::vector<fs::path> dirs;
+    if (const char* d = std::getenv("STRATA_PEER_DIR")) dirs.emplace_back(d);
+    if (const char* h = std::getenv("HOME")) dirs.push_back(fs::path(h) / ".cache/strata-peer");
+    for (const auto& d : dirs)
+        if (fs::exists(d / "bin/peer-bench")) return (d / "bin/peer-bench").string();
+    return "";
+}
+
+// One llama.cpp run (reps 1) on the same file; returns its JSON object, or "" on failure.
+std::string peer_once(const std::string& bin, const Options& o, int threads) {
+    std::ostringstream cmd;
+    cmd << "'" << bin << "' '" << o.model << "' --threads " << threads << " --pp " << o.pp << " --tg " << o.tg << " --reps 1 --tg-prompt "
+        << o.tg_prompt << " 2>/dev/null";
+    std::unique_ptr<FILE, int (*)(FILE*)> p(popen(cmd.str().c_str(), "r"), pclose);
+    if (!p) return "";
+    std::string out;
+    std::array<char, 4096> buf;
+    while (std::fgets(buf.data(), buf.size(), p.get())) out += buf.data();
+    while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
+    return out.rfind("{", 0) == 0 ? out : "";
+}
+
+// A number field of a flat JSON object ("key":123.4).
+double field(const std::string& json, const std::string& key) {
+    const auto at = json.find("\"" + key + "\":");
+    return at == std::string::npos ? 0 : std::strtod(json.c_str() + at + key.size() + 3, nullptr);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    const Options o = parse(argc, argv);
+    try {
+        StrataRun strata(o);
+        const std::string peer = o.peer ? peer_bench_path() : "";
+        const int threads = o.threads > 0 ? o.threads : model::physical_cores();
+        std::vector<double> pp, tg, peer_pp, peer_tg;
+        std::string peer_last;
+        for (int r = 0; r < o.reps; ++r) {
+            if (o.pp) pp.push_back(strata.pp_once());
+            if (o.tg) tg.push_back(strata.tg_once());
+            if (peer.empty()) continue;
+            std::string j = peer_once(peer, o, threads);
+            if (j.empty()) continue;
+            peer_pp.push_back(field(j, "pp_tps"));
+            peer_tg.push_back(field(j, "tg_tps"));
+            peer_last = std::move(j);
+        }
+        std::string line = "{" + strata.json(pp, tg);
+        if (!peer_last.empty()) {
+            char buf[256];
+            const double ppr = median(peer_pp) > 0 ? median(pp) / median(peer_pp) : 0, tgr = median(peer_tg) > 0 ? median(tg) / median(peer_tg) : 0;
+            std::snprintf(buf, sizeof buf, ",\"peer_pp_tps\":%.4f,\"peer_tg_tps\":%.4f,\"ratio_pp\":%.3f,\"ratio_tg\":%.3f,\"peer_pp_runs\":%s,\"peer_tg_runs\":%s",
+                          median(peer_pp), median(peer_tg), ppr, tgr, json_array(peer_pp).c_str(), json_array(peer_tg).c_str());
+            line += buf;
+            line += ",\"peer\":" + peer_last;
+        }
+        std::printf("%s}\n", line.c_str());
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "strata-bench: %s\n", e.what());
+        return 1;
+    }
+    return 0;
+}

@@ -1,0 +1,145 @@
+// tests/unit/model_parity_test.cpp — the forward pass against llama.cpp: every golden
+// case (9 models x 3 token sequences) within the per-type tolerances, on every kernel
+// variant the CPU has; batching, decode-by-decode and multi-sequence batches agree;
+// stories260K reproduces its known greedy continuation.
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "golden.h"
+#include "kernels/kernels.h"
+#include "model/model.h"
+#include "test_util.h"
+
+using namespace strata;
+
+namespace {
+
+std::vector<kernels::Isa> supported_isas() {
+    std::vector<kernels::Isa> v;
+    for (auto isa : {kernels::Isa::Scalar, kernels::Isa::Avx2, kernels::Isa::Avx512})
+        if (kernels::isa_supported(isa)) v.push_back(isa);
+    return v;
+}
+
+struct IsaGuard {
+    kernels::Isa saved = kernels::active_isa();
+    ~IsaGuard() { kernels::set_isa(saved); }
+};
+
+std::unique_ptr<model::Model> load(const std::filesystem::path& p, int threads = 2, int32_t max_batch = 512) {
+    model::Options o;
+    o.n_threads = threads;
+    o.max_batch_tokens = max_batch;
+    return model::Model::load(gguf::File::open(p.string()), o);
+}
+
+// Logits of every position, evaluating the tokens in chunks of `chunk`.
+std::vector<float> run(model::Model& m, const std::vector<int32_t>& tokens, size_t chunk) {
+    auto cache = m.new_cache(static_cast<int32_t>(tokens.size()));
+    std::vector<float> all, part;
+    for (size_t b = 0; b < tokens.size(); b += chunk) {
+        std::vector<int32_t> piece(tokens.begin() + b, tokens.begin() + std::min(tokens.size(), b + chunk));
+        const model::SequenceBatch s{&cache, piece, true};
+        m.forward({&s, 1}, part);
+        all.insert(all.end(), part.begin(), part.end());
+    }
+    return all;
+}
+
+void check_case(const test::GoldenCase& c, const std::vector<float>& logits, const std::string& label) {
+    const auto cmp = test::compare_logits(logits, c.logits, c.n_vocab, c.tol_rms_rel);
+    BOOST_TEST_MESSAGE(label << " " << c.name << ": max_rel " << cmp.max_rel << " (tol " << c.tol_max_rel << "), rms_rel " << cmp.rms_rel
+                             << " (tol " << c.tol_rms_rel << "), top-1 " << cmp.top1_strict << "/" << cmp.positions << " strict, "
+                             << cmp.top1_in_band << " within the margin");
+    BOOST_TEST(cmp.max_rel <= c.tol_max_rel, label << " " << c.name << " max_rel " << cmp.max_rel);
+    BOOST_TEST(cmp.rms_rel <= c.tol_rms_rel, label << " " << c.name << " rms_rel " << cmp.rms_rel);
+    BOOST_TEST(cmp.top1_in_band == cmp.positions, label << " " << c.name << " top-1 within margin " << cmp.top1_in_band << "/" << cmp.positions);
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(model_parity)
+
+BOOST_AUTO_TEST_CASE(golden_logits_on_every_kernel_variant) {
+    IsaGuard guard;
+    const auto cases = test::golden_cases();
+    BOOST_REQUIRE_EQUAL(cases.size(), 27u);
+    for (auto isa : supported_isas()) {
+        kernels::set_isa(isa);
+        for (const auto& c : cases) {
+            auto m = load(c.model);
+            BOOST_REQUIRE_EQUAL(m->hparams().n_vocab, c.n_vocab);
+            check_case(c, run(*m, c.tokens, c.tokens.size()), std::string(kernels::isa_name(isa)));
+        }
+    }
+}
+
+BOOST_AUTO_TEST_CASE(decode_steps_and_small_passes_match_one_batch) {
+    for (const auto& c : test::golden_cases()) {
+        if (c.tokens.size() < 64) continue;
+        auto m = load(c.model, 2, 5);  // passes of at most 5 tokens
+        check_case(c, run(*m, c.tokens, 1), "token-by-token");
+        check_case(c, run(*m, c.tokens, 13), "chunks of 13");
+    }
+}
+
+BOOST_AUTO_TEST_CASE(sequences_in_one_batch_do_not_interfere) {
+    for (const auto& c : test::golden_cases()) {
+        if (c.tokens.size() < 64) continue;
+        auto m = load(c.model);
+        const std::vector<float> alone = run(*m, c.tokens, c.tokens.size());
+        // Three sequences in one batch: the case's tokens, a shorter prefix, a different sequence.
+        std::vector<int32_t> a = c.tokens, b(c.tokens.begin(), c.tokens.begin() + 10), other(c.tokens.rbegin(), c.tokens.rend());
+        auto ca = m->new_cache(64), cb = m->new_cache(64), cc = m->new_cache(64);
+        const model::SequenceBatch batch[] = {{&cb, b, false}, {&ca, a, true}, {&cc, other, false}};
+        std::vector<float> logits;
+        m->forward(batch, logits);
+        BOOST_REQUIRE_EQUAL(logits.size(), size_t(c.n_vocab) * (1 + a.size() + 1));
+        const std::vector<float> got(logits.begin() + c.n_vocab, logits.begin() + c.n_vocab * (1 + a.size()));
+        double worst = 0;
+        for (size_t i = 0; i < got.size(); ++i) worst = std::max(worst, double(std::abs(got[i] - alone[i])));
+        BOOST_TEST(worst <= 1e-4, c.name << ": batched vs alone differ by " << worst);
+        BOOST_TEST(ca.size() == 64);
+        BOOST_TEST(cb.size() == 10);
+    }
+}
+
+BOOST_AUTO_TEST_CASE(bad_token_leaves_caches_untouched) {
+    auto m = load(test::data_dir() / "golden/models/llama-f16.gguf");
+    auto cache = m->new_cache(16);
+    const std::vector<int32_t> good = {1, 2, 3}, bad = {1, 512};
+    std::vector<float> logits;
+    const model::SequenceBatch ok{&cache, good, false};
+    m->forward({&ok, 1}, logits);
+    const model::SequenceBatch batch[] = {{&cache, good, false}, {nullptr, bad, false}};
+    BOOST_CHECK_THROW(m->forward(batch, logits), std::invalid_argument);
+    auto other = m->new_cache(16);
+    const model::SequenceBatch batch2[] = {{&cache, good, false}, {&other, bad, false}};
+    BOOST_CHECK_THROW(m->forward(batch2, logits), std::out_of_range);
+    BOOST_TEST(cache.size() == 3);
+    BOOST_TEST(other.size() == 0);
+    auto full = m->new_cache(4);
+    const model::SequenceBatch too_long{&full, std::vector<int32_t>{1, 2, 3, 4, 5}, false};
+    BOOST_CHECK_THROW(m->forward({&too_long, 1}, logits), std::length_error);
+}
+
+BOOST_AUTO_TEST_CASE(stories260k_greedy_200_steps) {
+    auto m = load(test::source_dir() / "daemon/models/stories260K.gguf");
+    std::ifstream in(test::data_dir() / "stories260K/expected-greedy-200steps.ids.txt");
+    std::vector<int32_t> expected;
+    for (int32_t id; in >> id;) expected.push_back(id);
+    BOOST_REQUIRE_EQUAL(expected.size(), 200u);
+    auto cache = m->new_cache(256);
+    std::vector<int32_t> got, next = {1};
+    std::vector<float> logits;
+    for (int i = 0; i < 200; ++i) {
+        const model::SequenceBatch s{&cache, next, false};
+        m->forward({&s, 1}, logits);
+        next = {static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin())};
+        got.push_back(next[0]);
+    }
+    BOOST_TEST(got == expected, boost::test_tools::per_element());
+}
+
+BOOST_AUTO_TEST_SUITE_END()
