@@ -1,0 +1,38 @@
+// engine/config.h — what the engine is configured with: the model, threads, per-session
+// context, and the limits that protect it (checked before any work). The daemon fills
+// this from strata.conf and the command line; the engine never reads files for it.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+namespace strata::engine {
+
+// Limits that can change while running (SIGHUP).
+struct Limits {
+    int32_t max_prompt_tokens = 8192;    // tokens a request may add to its session
+    int32_t max_tokens = 4096;           // upper bound of a request's max_tokens
+    int32_t default_max_tokens = 256;    // when the request does not say
+    int32_t max_sessions = 256;          // named sessions in total
+    int32_t max_sessions_per_user = 32;
+    int32_t max_queued = 64;             // requests queued or running, all users together
+    int32_t max_running_per_user = 8;
+};
+
+// Where the engine reports problems: syslog priority (3 error, 4 warning, 6 info) and text.
+using Logger = std::function<void(int priority, const std::string& message)>;
+
+struct Config {
+    std::string model_path;
+    int threads = 0;                     // compute threads; 0 = physical cores
+    int32_t context = 4096;              // per-session context (clamped to the model's)
+    int32_t batch_tokens = 512;          // tokens per forward pass (prompt chunks + decodes)
+    std::string chat_template;           // family name; "" = detect from the model
+    std::string state_dir;               // where sessions are saved; "" = not saved
+    uint64_t kv_budget_bytes = 0;        // KV caches kept in memory; 0 = derived from the memory budget
+    Limits limits;
+    Logger log;                          // default: stderr with <N> priority prefixes
+};
+
+}  // namespace strata::engine

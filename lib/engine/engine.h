@@ -1,0 +1,178 @@
+// engine/engine.h — the engine: one loaded model serving many sessions.
+// Owns: sessions (token history, chat conversation, KV cache, owner uid), the request
+// queue, and the scheduler thread that batches work into forward passes (prompt chunks of
+// sessions in prefill plus one token of every session that is decoding), sampling,
+// incremental detokenizing, stop conditions, and saving sessions to disk.
+// Thread model: every public method is thread-safe. Output of a request reaches its Sink on
+// the engine thread, which never blocks on I/O: sinks must only queue what they get.
+// Must not touch: sockets, JSON, systemd (daemon/).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/config.h"
+#include "sampling/params.h"
+
+namespace strata::engine {
+
+// Stable error codes; the daemon maps them to JSON-RPC codes and HTTP statuses.
+enum class Errc {
+    InvalidParams,    // a request field is wrong (field() names it)
+    SessionNotFound,
+    Forbidden,        // the session belongs to another user
+    Busy,             // queue or session limit reached, or the session is in use: retry later
+    ContextFull,      // the prompt does not fit the session's context
+    ModelError,       // the forward pass failed (e.g. a weight read error)
+    ShuttingDown,
+    Internal,
+};
+std::string_view errc_name(Errc code);  // "invalid_params", "session_not_found", ...
+
+class EngineError : public std::runtime_error {
+public:
+    EngineError(Errc code, const std::string& message, std::string field = {})
+        : std::runtime_error(message), code_(code), field_(std::move(field)) {}
+    Errc code() const { return code_; }
+    const std::string& field() const { return field_; }  // for InvalidParams: which field
+
+private:
+    Errc code_;
+    std::string field_;
+};
+
+struct Message {
+    std::string role;  // system, user, assistant
+    std::string content;
+};
+
+struct GenerateRequest {
+    uint32_t uid = 0;                    // the peer's uid (SO_PEERCRED); 0 = root
+    std::string session;                 // "" = anonymous: nothing is kept afterwards
+    std::optional<std::string> prompt;   // raw text, appended to the session's history
+    std::vector<Message> messages;       // or chat turns, appended to the session's conversation
+    std::string chat_template;           // family name overriding the model's template ("" = auto)
+    sampling::SamplingParams sampling;
+    int32_t max_tokens = 256;
+    std::vector<std::string> stop;       // stop strings (not included in the output)
+    bool ignore_eos = false;
+};
+
+struct Usage {
+    int32_t prompt_tokens = 0;      // tokens of this request's input (new and reused)
+    int32_t completion_tokens = 0;
+    int32_t cached_tokens = 0;      // of prompt_tokens, how many came from the KV cache
+};
+
+struct Timings {
+    double queued_ms = 0;     // submit → first forward pass
+    double prompt_ms = 0;     // prefill
+    double generate_ms = 0;   // first generated token → end
+    double prompt_tps = 0;
+    double generate_tps = 0;
+};
+
+struct Result {
+    std::string text;
+    std::string finish_reason;  // "stop" (EOS or a stop string), "length" (max_tokens or context), "cancelled"
+    Usage usage;
+    Timings timings;
+};
+
+// Receives one request's output, on the engine thread. Exactly one of on_done / on_error
+// ends every request that submit() accepted.
+class Sink {
+public:
+    virtual ~Sink() = default;
+    virtual void on_text(std::string_view piece) = 0;
+    virtual void on_done(const Result& result) = 0;
+    virtual void on_error(const EngineError& error) = 0;
+};
+
+struct SessionInfo {
+    std::string name;
+    uint32_t uid = 0;
+    int32_t tokens = 0;          // history length
+    int32_t messages = 0;        // chat turns kept
+    bool cached = false;         // the KV cache is in memory (else rebuilt on next use)
+    bool busy = false;           // a request is running on it
+    int64_t created = 0;         // unix seconds
+    int64_t last_used = 0;
+    std::vector<Message> conversation;  // filled by session_info() only
+    std::string text;                   // raw-prompt sessions: the history as text (session_info() only)
+};
+
+struct ModelInfo {
+    std::string name, arch, path;
+    int32_t n_vocab = 0, n_ctx_train = 0, n_embd = 0, n_layer = 0, n_head = 0, n_head_kv = 0, n_ff = 0;
+    uint64_t n_params = 0, file_bytes = 0;
+    std::vector<std::pair<std::string, int>> tensor_types;  // type name → tensor count
+    std::string chat_template;   // detected family name, or "" when the model has none / it is unknown
+    int32_t context = 0;         // per-session context the engine uses
+};
+
+struct Status {
+    std::string model;
+    std::string weights_mode;       // "resident" or "streamed"
+    std::string memory_plan;        // one-line summary of the memory plan
+    int threads = 0;
+    int64_t uptime_s = 0;
+    int32_t sessions = 0, requests_running = 0, requests_queued = 0;
+    uint64_t requests_total = 0, requests_failed = 0;
+    uint64_t prompt_tokens_total = 0, completion_tokens_total = 0, cached_tokens_total = 0;
+    double generate_tps_recent = 0;  // aggregate over the last completed steps
+    double prompt_tps_recent = 0;
+    uint64_t kv_bytes = 0, rss_bytes = 0;
+    uint64_t forward_passes = 0;
+};
+
+class Engine {
+public:
+    // Loads the model and the saved sessions; throws std::runtime_error (naming what is
+    // wrong) for a bad model file or configuration.
+    explicit Engine(Config config);
+    ~Engine();
+    Engine(const Engine&) = delete;
+    Engine& operator=(const Engine&) = delete;
+
+    // Queues a generation. Limits and parameters are checked at once: a request that cannot
+    // run throws EngineError (InvalidParams, Busy, Forbidden, ContextFull, ShuttingDown) and
+    // the sink is never called. Otherwise returns a handle for cancel(), and the sink gets
+    // the output. Tokenizing and template rendering happen on the engine thread; errors found
+    // there (e.g. a context overflow after tokenizing) reach sink->on_error.
+    uint64_t submit(GenerateRequest request, std::shared_ptr<Sink> sink);
+    // Ends a request within one step: its sink gets on_done with finish_reason "cancelled"
+    // (the text so far). Unknown or finished handles are ignored.
+    void cancel(uint64_t handle);
+
+    std::vector<int32_t> tokenize(std::string_view text, bool add_special, bool parse_special) const;
+    std::string detokenize(const std::vector<int32_t>& ids) const;  // InvalidParams for ids out of range
+
+    // Sessions visible to uid (all for root). Throw EngineError (SessionNotFound, Forbidden, Busy).
+    std::vector<SessionInfo> list_sessions(uint32_t uid) const;
+    SessionInfo session_info(const std::string& name, uint32_t uid) const;
+    void reset_session(const std::string& name, uint32_t uid);   // forget history, keep the session
+    void delete_session(const std::string& name, uint32_t uid);
+
+    Status status() const;
+    ModelInfo model_info() const;
+
+    // Live-reloadable settings (SIGHUP): limits and defaults; model and threads need a restart.
+    void update_limits(const Limits& limits);
+
+    // Stops accepting work, lets running requests finish for up to `grace_ms` and cancels
+    // the rest, saves every session, and stops the engine thread. Idempotent.
+    void shutdown(int grace_ms);
+
+    struct Impl;
+
+private:
+    std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace strata::engine
