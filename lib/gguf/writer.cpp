@@ -27,10 +27,10 @@ void put_string(std::vector<uint8_t>& b, std::string_view s) {
     put_bytes(b, s.data(), s.size());
 }
 
-// Checks a tensor's shape as the reader will (1..4 dimensions, each >= 1, element count
-// within int64, whole blocks per row) and returns its size in bytes.
+// Checks a tensor's shape as the reader will (0..4 dimensions, none meaning a scalar; each
+// >= 1, element count within int64, whole blocks per row) and returns its size in bytes.
 uint64_t tensor_bytes(const std::string& name, DType type, const std::vector<int64_t>& ne) {
-    if (ne.empty() || ne.size() > kMaxDims) throw std::invalid_argument("tensor " + name + ": 1 to 4 dimensions");
+    if (ne.size() > kMaxDims) throw std::invalid_argument("tensor " + name + ": at most 4 dimensions");
     uint64_t n = 1;
     for (int64_t d : ne) {
         if (d < 1 || static_cast<uint64_t>(d) > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) / n)
@@ -38,7 +38,7 @@ uint64_t tensor_bytes(const std::string& name, DType type, const std::vector<int
         n *= static_cast<uint64_t>(d);
     }
     const DTypeInfo& info = dtype_info(type);
-    if (ne[0] % info.block_elems) throw std::invalid_argument("tensor " + name + ": row length is not a multiple of the block size");
+    if ((ne.empty() ? 1 : ne[0]) % info.block_elems) throw std::invalid_argument("tensor " + name + ": row length is not a multiple of the block size");
     if (n / info.block_elems > std::numeric_limits<uint64_t>::max() / info.block_bytes)
         throw std::invalid_argument("tensor " + name + ": byte size overflows");
     return dtype_bytes(type, n);

@@ -99,6 +99,23 @@ BOOST_AUTO_TEST_CASE(alignments_round_trip) {
     }
 }
 
+BOOST_AUTO_TEST_CASE(scalar_tensors_round_trip) {
+    // No dimensions: one element, as GGML reads n_dims 0; a copied tensor keeps its shape.
+    float x = 2.5f;
+    Writer w;
+    w.add_tensor("scale", DType::F32, {}, &x);
+    auto bytes = w.bytes();
+    auto f = File::parse(bytes);
+    const TensorInfo* t = f->tensor("scale");
+    BOOST_TEST(t->n_dims == 0);
+    BOOST_TEST(t->elements() == 1);
+    BOOST_TEST(*reinterpret_cast<const float*>(t->data) == 2.5f);
+    Writer copy;
+    copy.add_tensor(t->name, t->type, std::vector<int64_t>(t->ne, t->ne + t->n_dims), t->data);
+    auto copied = copy.bytes();
+    BOOST_TEST(File::parse(copied)->tensor("scale")->n_dims == 0);
+}
+
 BOOST_AUTO_TEST_CASE(version_2_files_read_like_version_3) {
     Writer w;
     w.set_u32("k", 5);
@@ -186,7 +203,7 @@ BOOST_AUTO_TEST_CASE(writer_refuses_unreadable_files) {
     float x[64] = {};
     BOOST_CHECK_THROW(w.add_tensor("", DType::F32, {1}, x), std::invalid_argument);
     BOOST_CHECK_THROW(w.add_tensor(std::string(kMaxNameLength + 1, 't'), DType::F32, {1}, x), std::invalid_argument);
-    BOOST_CHECK_THROW(w.add_tensor("t", DType::F32, {}, x), std::invalid_argument);
+    BOOST_CHECK_THROW(w.add_tensor("t", DType::Q8_0, {}, x), std::invalid_argument);
     BOOST_CHECK_THROW(w.add_tensor("t", DType::F32, {1, 1, 1, 1, 1}, x), std::invalid_argument);
     BOOST_CHECK_THROW(w.add_tensor("t", DType::F32, {4, 0}, x), std::invalid_argument);
     BOOST_CHECK_THROW(w.add_tensor("t", DType::F32, {-4}, x), std::invalid_argument);
