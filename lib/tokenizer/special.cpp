@@ -8,10 +8,6 @@
 namespace strata::tokenizer {
 namespace {
 
-bool matchable(TokenType t) {
-    return t == TokenType::Control || t == TokenType::Unknown || t == TokenType::UserDefined;
-}
-
 bool is_space(char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; }
 
 }  // namespace
@@ -19,7 +15,7 @@ bool is_space(char c) { return std::isspace(static_cast<unsigned char>(c)) != 0;
 SpecialMatcher::SpecialMatcher(const Vocab& vocab) : vocab_(vocab), nodes_(1), rank_(vocab.text.size(), -1) {
     std::vector<int32_t> ids;
     for (int32_t id = 0; id < vocab.size(); ++id)
-        if (matchable(vocab.type[id]) && !vocab.text[id].empty()) ids.push_back(id);
+        if (is_special(vocab.type[id]) && !vocab.text[id].empty()) ids.push_back(id);
     // Longer texts claim the input first; ties go to the lower id.
     std::stable_sort(ids.begin(), ids.end(),
                      [&](int32_t a, int32_t b) { return vocab.text[a].size() > vocab.text[b].size(); });

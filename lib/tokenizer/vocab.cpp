@@ -172,10 +172,6 @@ void read_specials(const gguf::File& f, Vocab& v) {
     if (v.add_eos && v.eos < 0) throw error("tokenizer.ggml.add_eos_token", "is set but there is no EOS token");
 }
 
-bool is_special_type(TokenType t) {
-    return t == TokenType::Control || t == TokenType::UserDefined || t == TokenType::Unknown;
-}
-
 // llama.cpp's stand-in for the per-token rstrip flags Phi-3's tokenizer.json has and
 // GGUF lacks: the whitespace after a special token is dropped, except after these three.
 void read_strip_flags(const gguf::File& f, Vocab& v) {
@@ -184,7 +180,7 @@ void read_strip_flags(const gguf::File& f, Vocab& v) {
     std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
     if (name.find("phi-3") == std::string::npos && name.find("phi3") == std::string::npos) return;
     for (int32_t id = 0; id < v.size(); ++id)
-        if (is_special_type(v.type[id])) v.strip[id] = Vocab::kStripRight;
+        if (is_special(v.type[id])) v.strip[id] = Vocab::kStripRight;
     if (int32_t id = v.find("</s>"); id >= 0) v.strip[id] = Vocab::kStripRight;
     for (const char* t : {"<unk>", "<s>", "<|endoftext|>"})
         if (int32_t id = v.find(t); id >= 0) v.strip[id] = 0;
