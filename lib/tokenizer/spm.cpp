@@ -52,9 +52,13 @@ struct BigramOrder {
 SpmModel::SpmModel(const Vocab& vocab) : vocab_(vocab) {
     for (int32_t id = 0; id < vocab.size(); ++id)
         if (mergeable(vocab.type[id]) && !vocab.text[id].empty()) pieces_.emplace(vocab.text[id], id);
-    // Every way of writing a piece as two symbols becomes a pair entry.
+    // Every way of writing a piece as two symbols becomes a pair entry. That costs the square
+    // of a piece's length, so pieces longer than any real vocabulary has are left out (they
+    // are never built by merging; their texts still tokenize, piece by piece).
+    constexpr size_t kLongestMergedPiece = 1024;
     for (const auto& [text, id] : pieces_) {
         if (space_inside(text)) words_are_independent_ = false;
+        if (text.size() > kLongestMergedPiece) continue;
         size_t len = 0;
         for (size_t split = 0; split < text.size(); split += len) {
             char_key(text, split, &len);
