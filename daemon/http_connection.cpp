@@ -1,0 +1,344 @@
+// daemon/http_connection.cpp — one HTTP/1.1 connection (see http_connection.h).
+#include "http_connection.h"
+
+#include <boost/beast/core/string.hpp>
+#include <boost/beast/http/empty_body.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/write.hpp>
+#include <boost/json/serialize.hpp>
+#include <cstdio>
+#include <cstring>
+#include <sstream>
+
+#include "log.h"
+
+namespace strata::daemon {
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace json = boost::json;
+namespace {
+
+constexpr uint32_t kHeaderLimit = 16 * 1024;
+constexpr size_t kWatchChunk = 4096;
+constexpr const char* kServerName = "stratad/" STRATA_VERSION;
+
+std::string_view view(beast::string_view text) { return {text.data(), text.size()}; }
+
+// One chunk of a chunked body.
+std::string chunk(const std::string& payload) {
+    char size[20];
+    std::snprintf(size, sizeof size, "%zx\r\n", payload.size());
+    return size + payload + "\r\n";
+}
+
+}  // namespace
+
+HttpConnection::HttpConnection(Server& server, Socket socket, Peer peer, Server::Slot slot, std::string received)
+    : server_(server),
+      socket_(std::move(socket)),
+      peer_(peer),
+      slot_(std::move(slot)),
+      output_(
+          socket_, [this] { return shared_from_this(); },
+          [this](boost::system::error_code ec) { client_gone("writing failed: " + ec.message()); }) {
+    const auto space = buffer_.prepare(received.size());
+    std::memcpy(space.data(), received.data(), received.size());
+    buffer_.commit(received.size());
+}
+
+HttpConnection::~HttpConnection() { server_.remove(registration_); }
+
+void HttpConnection::start(bool input_ended) {
+    registration_ = server_.add(weak_from_this());
+    log::debug("HTTP connection from ", peer_.describe());
+    input_ended_ = input_ended;
+    next_request();
+}
+
+void HttpConnection::refuse(const ApiError& error) {
+    keep_alive_ = false;
+    reply(error_reply(error));
+    close_after_output();
+}
+
+void HttpConnection::next_request() {
+    if (closed_ || closing_) {
+        close_after_output();
+        return;
+    }
+    parser_.emplace();
+    parser_->header_limit(kHeaderLimit);
+    parser_->body_limit(server_.settings().server.max_request_bytes);
+    reading_ = true;
+    http::async_read_header(socket_, buffer_, *parser_, [self = shared_from_this()](boost::system::error_code ec, size_t) {
+        self->on_header(ec);
+    });
+}
+
+void HttpConnection::on_header(boost::system::error_code ec) {
+    reading_ = false;
+    if (closed_)
+        return;
+    if (ec) {
+        read_failed(ec);
+        return;
+    }
+    if (beast::iequals(parser_->get()[http::field::expect], "100-continue"))
+        send("HTTP/1.1 100 Continue\r\n\r\n");
+    reading_ = true;
+    http::async_read(socket_, buffer_, *parser_, [self = shared_from_this()](boost::system::error_code read_ec, size_t) {
+        self->on_request(read_ec);
+    });
+}
+
+void HttpConnection::on_request(boost::system::error_code ec) {
+    reading_ = false;
+    if (closed_)
+        return;
+    if (ec) {
+        read_failed(ec);
+        return;
+    }
+    handle(parser_->get());
+}
+
+void HttpConnection::read_failed(boost::system::error_code ec) {
+    if (ec == http::error::end_of_stream || ec == asio::error::operation_aborted) {
+        close_after_output();
+        return;
+    }
+    keep_alive_ = false;
+    if (ec == http::error::body_limit) {
+        ++server_.counters().http_requests_total;
+        reply({413, "application/json",
+               json::serialize(error_json(ApiError(ErrorKind::InvalidRequest,
+                                                   "the request body is larger than server.max_request_bytes (" +
+                                                       std::to_string(server_.settings().server.max_request_bytes) +
+                                                       " bytes)"))) + "\n",
+               {}});
+    } else if (ec == http::error::header_limit) {
+        ++server_.counters().http_requests_total;
+        reply({431, "application/json",
+               json::serialize(error_json(ApiError(ErrorKind::InvalidRequest, "the request header is larger than " +
+                                                                                  std::to_string(kHeaderLimit) +
+                                                                                  " bytes"))) + "\n",
+               {}});
+    } else if (ec.category() == http::make_error_code(http::error::bad_method).category() || ec == http::error::partial_message) {
+        ++server_.counters().http_requests_total;
+        reply(error_reply(ApiError(ErrorKind::InvalidRequest, "malformed HTTP request: " + ec.message())));
+    } else {
+        client_gone("reading failed: " + ec.message());
+        return;
+    }
+    close_after_output();
+}
+
+void HttpConnection::handle(const http::request<http::string_body>& request) {
+    ++server_.counters().http_requests_total;
+    keep_alive_ = request.keep_alive();
+    const bool head = request.method() == http::verb::head;
+    try {
+        Routed routed = route(server_, view(request.method_string()), view(request.target()), request.body(), peer_.uid);
+        if (const auto* plain = std::get_if<HttpReply>(&routed)) {
+            reply(*plain, head);
+            after_response();
+            return;
+        }
+        begin_generation(std::move(std::get<OpenAiCall>(routed)));
+    } catch (const ApiError& error) {
+        request_failed(error);
+    } catch (const engine::EngineError& error) {
+        request_failed(from_engine(error));
+    } catch (const std::exception& error) {
+        log::error("internal error in HTTP ", view(request.target()), " for ", peer_.describe(), ": ", error.what());
+        request_failed(ApiError(ErrorKind::Internal, std::string("internal error: ") + error.what()));
+    }
+}
+
+void HttpConnection::request_failed(const ApiError& error) {
+    reply(error_reply(error));
+    after_response();
+}
+
+void HttpConnection::begin_generation(OpenAiCall call) {
+    Active active{next_key_++, 0, call.stream, call.include_usage, new_reply(call.kind, server_.model_id())};
+    active.handle =
+        server_.engine().submit(std::move(call.request), make_posting_sink(server_.io(), weak_from_this(), active.key));
+    active_ = std::move(active);
+    if (active_->stream) {
+        http::response<http::empty_body> header{http::status::ok, 11};
+        header.set(http::field::server, kServerName);
+        header.set(http::field::content_type, "text/event-stream");
+        header.set(http::field::cache_control, "no-cache");
+        header.keep_alive(keep_alive_);
+        header.chunked(true);
+        std::ostringstream text;
+        text << header.base();
+        send(text.str());
+        if (active_ && active_->reply.kind == OpenAiKind::Chat)
+            send_event(json::serialize(role_chunk_json(active_->reply)));
+    }
+    watch_while_active();
+}
+
+void HttpConnection::watch_while_active() {
+    if (reading_ || input_ended_ || closed_ || !active_)
+        return;
+    if (buffer_.size() > server_.settings().server.max_request_bytes + kHeaderLimit)
+        return;  // enough of the next request is buffered; read the rest after this answer
+    reading_ = true;
+    socket_.async_read_some(buffer_.prepare(kWatchChunk), [self = shared_from_this()](boost::system::error_code ec,
+                                                                                      size_t count) {
+        self->on_watch_read(ec, count);
+    });
+}
+
+void HttpConnection::on_watch_read(boost::system::error_code ec, size_t count) {
+    reading_ = false;
+    if (closed_)
+        return;
+    if (ec == asio::error::eof) {
+        input_ended_ = true;
+        if (peer_gone(socket_)) {
+            client_gone("the client closed the connection");
+            return;
+        }
+        if (active_) {
+            watch_for_hangup(socket_, shared_from_this(), [this] { client_gone("the client hung up"); });
+            return;
+        }
+    } else if (ec) {
+        client_gone("reading failed: " + ec.message());
+        return;
+    } else {
+        buffer_.commit(count);
+    }
+    if (active_)
+        watch_while_active();
+    else
+        after_response();
+}
+
+void HttpConnection::on_text(uint64_t key, std::string text) {
+    if (!active_ || active_->key != key || !active_->stream)
+        return;
+    send_event(json::serialize(text_chunk_json(active_->reply, text)));
+}
+
+void HttpConnection::on_done(uint64_t key, engine::Result result) {
+    if (!active_ || active_->key != key)
+        return;
+    if (!active_->stream) {
+        reply({200, "application/json", json::serialize(response_json(active_->reply, result)) + "\n", {}});
+    } else {
+        send_event(json::serialize(final_chunk_json(active_->reply, result.finish_reason)));
+        if (active_ && active_->include_usage)
+            send_event(json::serialize(usage_chunk_json(active_->reply, result.usage)));
+        send_event("[DONE]");
+        send("0\r\n\r\n");
+    }
+    end_generation();
+}
+
+void HttpConnection::on_error(uint64_t key, ApiError error) {
+    if (!active_ || active_->key != key)
+        return;
+    if (!active_->stream) {
+        reply(error_reply(error));
+    } else {
+        send_event(json::serialize(error_json(error)));
+        send_event("[DONE]");
+        send("0\r\n\r\n");
+    }
+    end_generation();
+}
+
+void HttpConnection::end_generation() {
+    if (!active_)
+        return;  // dropped while answering
+    active_.reset();
+    after_response();
+}
+
+void HttpConnection::after_response() {
+    if (closed_)
+        return;
+    if (!keep_alive_ || closing_) {
+        close_after_output();
+        return;
+    }
+    if (!reading_)  // else the pending read goes on with the next request
+        next_request();
+}
+
+void HttpConnection::reply(const HttpReply& reply, bool head) {
+    http::response<http::string_body> response{static_cast<http::status>(reply.status), 11};
+    response.set(http::field::server, kServerName);
+    response.set(http::field::content_type, reply.content_type);
+    if (!reply.allow.empty())
+        response.set(http::field::allow, reply.allow);
+    response.keep_alive(keep_alive_);
+    response.body() = reply.body;
+    response.prepare_payload();
+    std::ostringstream text;
+    if (head)
+        text << response.base();
+    else
+        text << response;
+    send(text.str());
+}
+
+void HttpConnection::send_event(const std::string& data) { send(chunk("data: " + data + "\n\n")); }
+
+void HttpConnection::send(std::string bytes) {
+    if (closed_)
+        return;
+    const uint64_t limit = server_.settings().server.max_output_buffer;
+    if (output_.push(std::move(bytes), limit))
+        return;
+    ++server_.counters().slow_readers_dropped;
+    log::warning("dropping the HTTP connection of ", peer_.describe(), ": it does not read its output (",
+                 output_.unsent(), " bytes unsent, server.max_output_buffer ", limit, ")");
+    cancel_requests();
+    active_.reset();
+    close();
+}
+
+void HttpConnection::client_gone(const std::string& why) {
+    if (closed_)
+        return;
+    if (active_) {
+        log::info("HTTP client ", peer_.describe(), " went away (", why, "); cancelling its request");
+        ++server_.counters().disconnect_cancels;
+        cancel_requests();
+        active_.reset();
+    }
+    close();
+}
+
+void HttpConnection::cancel_requests() {
+    if (active_)
+        server_.engine().cancel(active_->handle);
+}
+
+void HttpConnection::close_when_idle() {
+    closing_ = true;
+    if (!active_)
+        close_after_output();
+}
+
+void HttpConnection::close_after_output() {
+    if (!closed_)
+        output_.when_idle([self = shared_from_this()] { self->close(); });
+}
+
+void HttpConnection::close() {
+    if (closed_)
+        return;
+    closed_ = true;
+    boost::system::error_code ignored;
+    socket_.shutdown(Socket::shutdown_both, ignored);
+    socket_.close(ignored);
+}
+
+}  // namespace strata::daemon
