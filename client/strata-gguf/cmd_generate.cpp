@@ -19,7 +19,7 @@ int cmd_generate(const Argv& argv) {
     std::vector<float> logits;
     std::vector<int32_t> next = prompt;
     for (int64_t i = 0; i < n; ++i) {
-        const model::SequenceBatch seq{&cache, next, false};
+        const model::SequenceBatch seq{&cache, next, model::Logits::Last};
         model->forward({&seq, 1}, logits);
         const int32_t id = argmax(logits.data(), n_vocab);
         std::printf(i ? " %d" : "%d", id);
