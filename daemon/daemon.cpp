@@ -1,6 +1,7 @@
 // daemon/daemon.cpp — start-up, signals, reload and shutdown of stratad (see daemon.h).
 #include "daemon.h"
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 
@@ -68,7 +69,6 @@ int Daemon::run() {
     if (const auto interval = sd::watchdog_interval())
         feed_watchdog(*interval);
     io_.run();
-    close_everything();
     if (stopper_.joinable())
         stopper_.join();
     log::notice("stratad stopped");
@@ -83,6 +83,11 @@ bool Daemon::load() {
         return false;
     }
     log::info("loading ", settings_.engine.model_path);
+    settings_.engine.log = [](int priority, const std::string& message) {
+        const auto level = static_cast<log::Level>(std::clamp(priority, 3, 7));
+        if (log::enabled(level))
+            log::write(level, message);
+    };
     sd::notify("STATUS=Loading " + settings_.engine.model_path);
     try {
         engine_ = std::make_unique<engine::Engine>(settings_.engine);
@@ -196,21 +201,6 @@ void Daemon::feed_watchdog(std::chrono::microseconds interval) {
         if (!ec)
             feed_watchdog(interval);
     });
-}
-
-// After io_.run() returned: every pending operation is aborted and its handler run, so that
-// no connection outlives the server.
-void Daemon::close_everything() {
-    boost::system::error_code ignored;
-    signals_.cancel(ignored);
-    status_timer_.cancel();
-    watchdog_timer_.cancel();
-    drain_timer_.cancel();
-    listener_.stop();
-    if (server_)
-        server_->for_each_connection([](Connection& c) { c.close_now(); });
-    io_.restart();
-    io_.run();
 }
 
 }  // namespace strata::daemon

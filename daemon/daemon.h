@@ -38,18 +38,19 @@ private:
     void wait_for_connections(std::chrono::steady_clock::time_point deadline);
     void report_status();
     void feed_watchdog(std::chrono::microseconds interval);
-    void close_everything();
 
     Options options_;
     Settings settings_;
+    // Declared before io_ so that they outlive it: destroying io_ destroys the handlers
+    // that still hold connections, whose destructors reach the server.
+    std::unique_ptr<engine::Engine> engine_;
+    std::unique_ptr<Server> server_;
     asio::io_context io_{1};
     asio::signal_set signals_;
     asio::steady_timer status_timer_;
     asio::steady_timer watchdog_timer_;
     asio::steady_timer drain_timer_;
     Listener listener_;
-    std::unique_ptr<engine::Engine> engine_;
-    std::unique_ptr<Server> server_;
     std::thread stopper_;
     std::string last_status_;
     int exit_status_ = 0;

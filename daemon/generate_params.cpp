@@ -14,8 +14,6 @@ namespace strata::daemon {
 namespace json = boost::json;
 namespace {
 
-constexpr size_t kMaxMessages = 100000;
-
 // A double as float, saturating to ±infinity instead of overflowing (sampling::validate
 // then reports the field as out of range).
 float to_float(double value) {
@@ -84,7 +82,7 @@ std::vector<sampling::LogitBias> read_logit_bias(const json::value& value, const
     return biases;
 }
 
-sampling::SamplingParams read_sampling(const Fields& fields, int32_t n_vocab) {
+sampling::SamplingParams read_sampling(const Fields& fields) {
     sampling::SamplingParams params;
     read_float(fields, "temperature", params.temperature);
     read_int32(fields, "top_k", params.top_k);
@@ -102,29 +100,16 @@ sampling::SamplingParams read_sampling(const Fields& fields, int32_t n_vocab) {
         params.seed = (static_cast<uint64_t>(std::random_device{}()) << 32) | std::random_device{}();
     if (const json::value* bias = fields.find("logit_bias"))
         params.logit_bias = read_logit_bias(*bias, fields.name("logit_bias"));
-    try {
-        sampling::validate(params, n_vocab);
-    } catch (const sampling::SamplingError& error) {
-        throw invalid_params(error.field(), error.what());
-    }
     return params;
 }
 
 std::vector<std::string> read_stop(const json::value& value, const std::string& field) {
+    if (value.is_string())
+        return {std::string(value.get_string())};
     std::vector<std::string> stops;
-    auto add = [&](const json::value& item, const std::string& name) {
-        const std::string_view text = string_value(item, name, kMaxStopBytes);
-        if (text.empty())
-            throw invalid_params(name, name + " must not be empty");
-        stops.emplace_back(text);
-    };
-    if (value.is_string()) {
-        add(value, field);
-        return stops;
-    }
-    const json::array& items = array_value(value, field, kMaxStopStrings);
+    const json::array& items = array_value(value, field, SIZE_MAX);
     for (size_t i = 0; i < items.size(); ++i)
-        add(items[i], field + "[" + std::to_string(i) + "]");
+        stops.emplace_back(string_value(items[i], field + "[" + std::to_string(i) + "]", SIZE_MAX));
     return stops;
 }
 
@@ -141,33 +126,22 @@ std::string content_parts(const json::array& parts, const std::string& field) {
     return text;
 }
 
+// The engine checks the role; OpenAI's "developer" is the system role.
 std::string role_of(const Fields& message, bool openai) {
-    const std::string field = message.name("role");
-    const auto role = message.string("role", 16);
+    const auto role = message.string("role", SIZE_MAX);
     if (!role)
-        throw invalid_params(field, field + " is missing");
-    if (*role == "system" || *role == "user" || *role == "assistant")
-        return *role;
-    if (openai && *role == "developer")
-        return "system";
-    throw invalid_params(field, field + " must be \"system\", \"user\" or \"assistant\", got \"" + *role + "\"");
+        throw invalid_params(message.name("role"), message.name("role") + " is missing");
+    return openai && *role == "developer" ? "system" : *role;
 }
 
 }  // namespace
 
 std::string session_name(const json::value& value, const std::string& field) {
-    const std::string_view name = string_value(value, field, kMaxSessionName);
-    const bool ok = !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
-        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
-               c == '-';
-    });
-    if (!ok)
-        throw invalid_params(field, field + " must be 1 to 64 characters of A-Z a-z 0-9 . _ -");
-    return std::string(name);
+    return std::string(string_value(value, field, SIZE_MAX));
 }
 
 std::vector<engine::Message> read_messages(const json::value& value, const std::string& field, bool openai) {
-    const json::array& items = array_value(value, field, kMaxMessages);
+    const json::array& items = array_value(value, field, SIZE_MAX);
     if (items.empty())
         throw invalid_params(field, field + " must not be empty");
     std::vector<engine::Message> messages;
@@ -192,11 +166,11 @@ void read_common_fields(const Fields& fields, const RequestContext& context, std
     if (const json::value* session = fields.find("session"))
         request.session = session_name(*session, fields.name("session"));
     request.max_tokens = static_cast<int32_t>(
-        fields.integer(max_tokens_key, 1, context.limits.max_tokens).value_or(context.limits.default_max_tokens));
-    request.sampling = read_sampling(fields, context.n_vocab);
+        fields.integer(max_tokens_key, INT32_MIN, INT32_MAX).value_or(context.limits.default_max_tokens));
+    request.sampling = read_sampling(fields);
     if (const json::value* stop = fields.find("stop"))
         request.stop = read_stop(*stop, fields.name("stop"));
-    request.chat_template = fields.string("chat_template", 64).value_or("");
+    request.chat_template = fields.string("chat_template", SIZE_MAX).value_or("");
     request.ignore_eos = fields.boolean("ignore_eos").value_or(false);
 }
 

@@ -1,8 +1,10 @@
 // daemon/generate_params.h — turning the fields of a generation request (native `generate`
 // params, or an OpenAI request body) into an engine::GenerateRequest, checking every
-// field's type and range before any work. Owns: the request fields shared by both
-// protocols (session names, sampling fields, stop strings, messages, max_tokens, seed).
-// Must not touch: JSON-RPC framing (jsonrpc.h), OpenAI response shapes (openai.h).
+// field's JSON type (and that integers fit their C++ type) before any work; the values'
+// ranges and the configured limits are checked by Engine::submit, which names the field
+// the same way. Owns: the request fields shared by both protocols (session, sampling
+// fields, stop strings, messages, max_tokens, seed). Must not touch: JSON-RPC framing
+// (jsonrpc.h), OpenAI response shapes (openai.h).
 #pragma once
 
 #include <boost/json/object.hpp>
@@ -13,18 +15,13 @@
 
 namespace strata::daemon {
 
-// What a request is checked against.
+// Who asks, and the limits in force (default_max_tokens applies when max_tokens is absent).
 struct RequestContext {
     uint32_t uid = 0;
-    int32_t n_vocab = 0;
     engine::Limits limits;
 };
 
-inline constexpr size_t kMaxStopStrings = 32;
-inline constexpr size_t kMaxStopBytes = 1024;
-inline constexpr size_t kMaxSessionName = 64;
-
-// A session name: 1–64 characters of [A-Za-z0-9._-]. Throws invalid_params.
+// A session name (a string; the engine checks its characters). Throws invalid_params.
 std::string session_name(const boost::json::value& value, const std::string& field);
 
 // `messages`: [{"role": "system"|"user"|"assistant", "content": string}]. With `openai`,

@@ -36,7 +36,6 @@ public:
 
     void cancel_requests() override;
     void close_when_idle() override;
-    void close_now() override { close(); }
 
     void on_text(uint64_t key, std::string text) override;
     void on_done(uint64_t key, engine::Result result) override;

@@ -28,7 +28,7 @@ Server::Server(asio::io_context& io, engine::Engine& engine, Settings settings)
       started_(static_cast<int64_t>(std::time(nullptr))) {}
 
 RequestContext Server::request_context(uint32_t uid) const {
-    return {uid, model_.n_vocab, settings_.engine.limits};
+    return {uid, settings_.engine.limits};
 }
 
 Server::Slot::Slot(Server& server) : server_(&server) {

@@ -24,7 +24,6 @@ public:
     virtual ~Connection() = default;
     virtual void cancel_requests() = 0;   // cancel everything in flight (each still gets its final answer)
     virtual void close_when_idle() = 0;   // close once nothing is in flight and all output is sent
-    virtual void close_now() = 0;         // close at once (the end of shutdown)
 };
 
 struct Counters {

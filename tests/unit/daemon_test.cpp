@@ -47,7 +47,6 @@ bool contains(const std::string& text, const std::string& part) { return text.fi
 RequestContext context() {
     RequestContext c;
     c.uid = 1000;
-    c.n_vocab = 512;
     c.limits.max_tokens = 1000;
     c.limits.default_max_tokens = 100;
     return c;
@@ -264,40 +263,34 @@ BOOST_AUTO_TEST_CASE(defaults) {
     BOOST_TEST(call.request.session.empty());
 }
 
-BOOST_AUTO_TEST_CASE(every_bad_field_is_named) {
-    BOOST_TEST(bad_field(R"({"prompt":"a","max_tokens":-1})") == "max_tokens");
-    BOOST_TEST(bad_field(R"({"prompt":"a","max_tokens":0})") == "max_tokens");
-    BOOST_TEST(bad_field(R"({"prompt":"a","max_tokens":1001})") == "max_tokens");
+// Types are checked here; ranges and limits by Engine::submit (tests/integration/).
+BOOST_AUTO_TEST_CASE(every_mistyped_field_is_named) {
     BOOST_TEST(bad_field(R"({"prompt":"a","max_tokens":1e300})") == "max_tokens");
     BOOST_TEST(bad_field(R"({"prompt":"a","max_tokens":99999999999999999999})") == "max_tokens");
+    BOOST_TEST(bad_field(R"({"prompt":"a","max_tokens":4294967296})") == "max_tokens");
     BOOST_TEST(bad_field(R"({"prompt":"a","max_tokens":"12"})") == "max_tokens");
     BOOST_TEST(bad_field(R"({"prompt":"a","max_tokens":12.5})") == "max_tokens");
     BOOST_TEST(bad_field(R"({"prompt":"a","max_tokens":true})") == "max_tokens");
     BOOST_TEST(bad_field(R"({"prompt":"a","temperature":"NaN"})") == "temperature");
     BOOST_TEST(bad_field(R"({"prompt":"a","temperature":1e999})") == "temperature");
-    BOOST_TEST(bad_field(R"({"prompt":"a","temperature":-0.5})") == "temperature");
-    BOOST_TEST(bad_field(R"({"prompt":"a","top_p":2})") == "top_p");
-    BOOST_TEST(bad_field(R"({"prompt":"a","top_k":-3})") == "top_k");
     BOOST_TEST(bad_field(R"({"prompt":"a","top_k":4294967296})") == "top_k");
-    BOOST_TEST(bad_field(R"({"prompt":"a","repeat_penalty":0})") == "repeat_penalty");
-    BOOST_TEST(bad_field(R"({"prompt":"a","penalty_last_n":-1})") == "penalty_last_n");
+    BOOST_TEST(bad_field(R"({"prompt":"a","top_k":[1]})") == "top_k");
     BOOST_TEST(bad_field(R"({"prompt":"a","seed":-1})") == "seed");
+    BOOST_TEST(bad_field(R"({"prompt":"a","seed":1.5})") == "seed");
     BOOST_TEST(bad_field(R"({"prompt":"a","logit_bias":{"x":1}})") == "logit_bias.x");
-    BOOST_TEST(bad_field(R"({"prompt":"a","logit_bias":{"9999":1}})") == "logit_bias[0].token");
     BOOST_TEST(bad_field(R"({"prompt":"a","logit_bias":[[1,"big"]]})") == "logit_bias[0][1]");
-    BOOST_TEST(bad_field(R"({"prompt":"a","stop":[""]})") == "stop[0]");
+    BOOST_TEST(bad_field(R"({"prompt":"a","logit_bias":[[1]]})") == "logit_bias[0]");
+    BOOST_TEST(bad_field(R"({"prompt":"a","stop":[3]})") == "stop[0]");
     BOOST_TEST(bad_field(R"({"prompt":"a","stop":5})") == "stop");
-    BOOST_TEST(bad_field(R"({"prompt":"a","session":"no spaces"})") == "session");
-    BOOST_TEST(bad_field(R"({"prompt":"a","session":""})") == "session");
+    BOOST_TEST(bad_field(R"({"prompt":"a","session":7})") == "session");
     BOOST_TEST(bad_field(R"({"prompt":"a","stream":"yes"})") == "stream");
     BOOST_TEST(bad_field(R"({"prompt":"a","max_token":5})") == "max_token");
     BOOST_TEST(bad_field(R"({"prompt":"a","messages":[]})") == "prompt");
     BOOST_TEST(bad_field(R"({})") == "prompt");
-    BOOST_TEST(bad_field(R"({"messages":[{"role":"robot","content":"x"}]})") == "messages[0].role");
+    BOOST_TEST(bad_field(R"({"messages":[]})") == "messages");
+    BOOST_TEST(bad_field(R"({"messages":[{"role":1,"content":"x"}]})") == "messages[0].role");
     BOOST_TEST(bad_field(R"({"messages":[{"role":"user"}]})") == "messages[0].content");
     BOOST_TEST(bad_field(R"({"messages":[{"role":"user","content":"x"}, 3]})") == "messages[1]");
-    BOOST_TEST(bad_field(R"({"prompt":"a","stop":["a","b","c","d","e","f","g","h","i","j","k","l","m","n","o","p",
-                              "q","r","s","t","u","v","w","x","y","z","1","2","3","4","5","6","7"]})") == "stop");
 }
 
 BOOST_AUTO_TEST_CASE(openai_requests) {
@@ -324,11 +317,11 @@ BOOST_AUTO_TEST_CASE(openai_requests) {
     BOOST_TEST(bad_openai_field(OpenAiKind::Completion, R"({"prompt":"a","echo":true})") == "echo");
     BOOST_TEST(bad_openai_field(OpenAiKind::Completion, R"({"prompt":["a","b"]})") == "prompt");
     BOOST_TEST(bad_openai_field(OpenAiKind::Completion, R"({"max_tokens":3})") == "prompt");
-    BOOST_TEST(bad_openai_field(OpenAiKind::Chat, R"({"messages":[{"role":"tool","content":"x"}]})") ==
-               "messages[0].role");
+    BOOST_TEST(bad_openai_field(OpenAiKind::Chat, R"({"messages":[{"role":"user","content":[{"type":"image_url"}]}]})") ==
+               "messages[0].content[0].type");
     BOOST_TEST(bad_openai_field(OpenAiKind::Chat, R"({"messages":[{"role":"user","content":"x"}],"tools":[{}]})") ==
                "tools");
-    BOOST_TEST(bad_openai_field(OpenAiKind::Chat, R"({"messages":[{"role":"user","content":"x"}],"max_tokens":0})") ==
+    BOOST_TEST(bad_openai_field(OpenAiKind::Chat, R"({"messages":[{"role":"user","content":"x"}],"max_tokens":"9"})") ==
                "max_tokens");
 }
 
