@@ -84,7 +84,7 @@ void HttpConnection::on_header(boost::system::error_code ec) {
         return;
     }
     if (beast::iequals(parser_->get()[http::field::expect], "100-continue"))
-        send("HTTP/1.1 100 Continue\r\n\r\n");
+        send("HTTP/1.1 100 Continue\r\n\r\n", false);
     reading_ = true;
     http::async_read(socket_, buffer_, *parser_, [self = shared_from_this()](boost::system::error_code read_ec, size_t) {
         self->on_request(read_ec);
@@ -174,7 +174,7 @@ void HttpConnection::begin_generation(OpenAiCall call) {
         header.chunked(true);
         std::ostringstream text;
         text << header.base();
-        send(text.str());
+        send(text.str(), false);
         if (active_ && active_->reply.kind == OpenAiKind::Chat)
             send_event(json::serialize(role_chunk_json(active_->reply)));
     }
@@ -235,7 +235,7 @@ void HttpConnection::on_done(uint64_t key, engine::Result result) {
         if (active_ && active_->include_usage)
             send_event(json::serialize(usage_chunk_json(active_->reply, result.usage)));
         send_event("[DONE]");
-        send("0\r\n\r\n");
+        send("0\r\n\r\n", true);
     }
     end_generation();
 }
@@ -248,7 +248,7 @@ void HttpConnection::on_error(uint64_t key, ApiError error) {
     } else {
         send_event(json::serialize(error_json(error)));
         send_event("[DONE]");
-        send("0\r\n\r\n");
+        send("0\r\n\r\n", true);
     }
     end_generation();
 }
@@ -285,16 +285,16 @@ void HttpConnection::reply(const HttpReply& reply, bool head) {
         text << response.base();
     else
         text << response;
-    send(text.str());
+    send(text.str(), false);
 }
 
-void HttpConnection::send_event(const std::string& data) { send(chunk("data: " + data + "\n\n")); }
+void HttpConnection::send_event(const std::string& data) { send(chunk("data: " + data + "\n\n"), true); }
 
-void HttpConnection::send(std::string bytes) {
+void HttpConnection::send(std::string bytes, bool from_engine) {
     if (closed_)
         return;
     const uint64_t limit = server_.settings().server.max_output_buffer;
-    if (output_.push(std::move(bytes), limit))
+    if (output_.push(std::move(bytes), from_engine ? limit : UINT64_MAX))
         return;
     ++server_.counters().slow_readers_dropped;
     log::warning("dropping the HTTP connection of ", peer_.describe(), ": it does not read its output (",

@@ -65,7 +65,9 @@ private:
 
     void reply(const HttpReply& reply, bool head = false);
     void send_event(const std::string& data);
-    void send(std::string bytes);
+    // Replies are always queued (one request at a time); streamed events overflow the
+    // buffer of a client that does not read, which drops the connection.
+    void send(std::string bytes, bool from_engine);
     void after_response();
     void request_failed(const ApiError& error);
 

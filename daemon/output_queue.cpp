@@ -31,7 +31,12 @@ void OutputQueue::when_idle(std::function<void()> then) {
         then();
         return;
     }
-    when_idle_ = std::move(then);
+    when_idle_.push_back(std::move(then));
+}
+
+void OutputQueue::run_when_idle() {
+    for (auto& then : std::exchange(when_idle_, {}))
+        then();
 }
 
 void OutputQueue::write_next() {
@@ -52,8 +57,7 @@ void OutputQueue::on_written(boost::system::error_code ec, size_t count) {
         unsent_ = 0;
         writing_ = 0;
         on_error_(ec);
-        if (auto then = std::exchange(when_idle_, nullptr))
-            then();
+        run_when_idle();
         return;
     }
     for (; writing_ > 0; --writing_)
@@ -62,8 +66,7 @@ void OutputQueue::on_written(boost::system::error_code ec, size_t count) {
         write_next();
         return;
     }
-    if (auto then = std::exchange(when_idle_, nullptr))
-        then();
+    run_when_idle();
 }
 
 }  // namespace strata::daemon

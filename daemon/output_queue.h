@@ -10,6 +10,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "asio.h"
 
@@ -26,12 +27,14 @@ public:
     bool push(std::string bytes, uint64_t limit);
     uint64_t unsent() const { return unsent_; }
     bool idle() const { return queue_.empty(); }
-    // Calls `then` once everything queued so far has been written (at once when idle).
+    // Calls `then` once everything queued has been written (at once when idle, or when
+    // writing failed).
     void when_idle(std::function<void()> then);
 
 private:
     void write_next();
     void on_written(boost::system::error_code ec, size_t count);
+    void run_when_idle();
 
     Socket& socket_;
     std::function<std::shared_ptr<void>()> owner_;
@@ -40,7 +43,7 @@ private:
     uint64_t unsent_ = 0;
     size_t writing_ = 0;  // strings at the front of queue_ being written
     bool failed_ = false;
-    std::function<void()> when_idle_;
+    std::vector<std::function<void()>> when_idle_;
 };
 
 }  // namespace strata::daemon

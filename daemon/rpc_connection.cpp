@@ -35,17 +35,36 @@ RpcConnection::~RpcConnection() { server_.remove(registration_); }
 void RpcConnection::start(bool input_ended) {
     registration_ = server_.add(weak_from_this());
     log::debug("native connection from ", peer_.describe());
-    consume(std::exchange(pending_, {}));
-    if (input_ended)
-        end_of_input();
-    else if (!closed_)
-        read();
+    input_ended_ = input_ended;
+    feed(std::exchange(pending_, {}));
 }
 
 void RpcConnection::refuse(const ApiError& error) {
-    send(error_line(nullptr, error));
+    send(error_line(nullptr, error), false);
     closing_ = true;
     close_if_done();
+}
+
+bool RpcConnection::output_backed_up() const {
+    return output_.unsent() > server_.settings().server.max_output_buffer / 2;
+}
+
+// A client that sends requests faster than it reads the answers waits for them: input is
+// taken again once the output has drained.
+void RpcConnection::feed(std::string_view bytes) {
+    if (!consume(bytes) || (!closed_ && !input_ended_ && output_backed_up())) {
+        output_.when_idle([self = shared_from_this()] {
+            if (!self->closed_)
+                self->feed(std::exchange(self->held_, {}));
+        });
+        return;
+    }
+    if (closed_)
+        return;
+    if (input_ended_)
+        end_of_input();
+    else
+        read();
 }
 
 void RpcConnection::read() {
@@ -66,14 +85,16 @@ void RpcConnection::on_read(boost::system::error_code ec, size_t count) {
         client_gone("reading failed: " + ec.message());
         return;
     }
-    consume({read_buffer_.data(), count});
-    if (!closed_)
-        read();
+    feed({read_buffer_.data(), count});
 }
 
-void RpcConnection::consume(std::string_view bytes) {
+bool RpcConnection::consume(std::string_view bytes) {
     const uint64_t limit = server_.settings().server.max_request_bytes;
     while (!bytes.empty() && !closed_) {
+        if (output_backed_up()) {
+            held_.assign(bytes);
+            return false;
+        }
         const size_t newline = bytes.find('\n');
         const std::string_view part = bytes.substr(0, newline);
         bytes = newline == std::string_view::npos ? std::string_view{} : bytes.substr(newline + 1);
@@ -84,16 +105,18 @@ void RpcConnection::consume(std::string_view bytes) {
         if (line_.size() + part.size() > limit) {
             ++server_.counters().rpc_requests_total;
             send(error_line(nullptr, ApiError(ErrorKind::InvalidRequest, "the request line is longer than " +
-                                                                             std::to_string(limit) + " bytes")));
+                                                                             std::to_string(limit) + " bytes")),
+                 false);
             line_.clear();
             skipping_line_ = newline == std::string_view::npos;
             continue;
         }
         line_.append(part);
         if (newline == std::string_view::npos)
-            return;
+            break;
         handle_line(std::exchange(line_, {}));
     }
+    return true;
 }
 
 void RpcConnection::handle_line(std::string_view line) {
@@ -104,7 +127,7 @@ void RpcConnection::handle_line(std::string_view line) {
         RpcRequest request = parse_request(line, server_.settings().server.max_json_depth);
         dispatch(request);
     } catch (const BadRequest& bad) {
-        send(error_line(bad.id(), bad));
+        send(error_line(bad.id(), bad), false);
     }
 }
 
@@ -112,7 +135,7 @@ void RpcConnection::dispatch(RpcRequest& request) {
     const json::value id = request.id.value_or(nullptr);
     auto answer_error = [&](const ApiError& error) {
         if (request.id)
-            send(error_line(id, error));
+            send(error_line(id, error), false);
     };
     try {
         if (request.method == "generate")
@@ -120,7 +143,7 @@ void RpcConnection::dispatch(RpcRequest& request) {
         else if (request.method == "cancel")
             cancel(request);
         else if (json::value result = call_method(server_, request.method, request.params, peer_.uid); request.id)
-            send(result_line(id, std::move(result)));
+            send(result_line(id, std::move(result)), false);
     } catch (const ApiError& error) {
         answer_error(error);
     } catch (const engine::EngineError& error) {
@@ -164,14 +187,14 @@ void RpcConnection::cancel(const RpcRequest& request) {
         }
     }
     if (request.id)
-        send(result_line(*request.id, json::object{{"cancelled", found}}));
+        send(result_line(*request.id, json::object{{"cancelled", found}}), false);
 }
 
 void RpcConnection::on_text(uint64_t key, std::string text) {
     const auto it = in_flight_.find(key);
     if (it == in_flight_.end() || !it->second.stream || !it->second.id)
         return;
-    send(notification_line("token", json::object{{"id", *it->second.id}, {"text", std::move(text)}}));
+    send(notification_line("token", json::object{{"id", *it->second.id}, {"text", std::move(text)}}), true);
 }
 
 void RpcConnection::on_done(uint64_t key, engine::Result result) {
@@ -190,16 +213,16 @@ void RpcConnection::finish(uint64_t key, const std::function<std::string(const j
     if (it == in_flight_.end())
         return;
     if (it->second.id)
-        send(answer(*it->second.id));
+        send(answer(*it->second.id), true);
     in_flight_.erase(key);
     close_if_done();
 }
 
-void RpcConnection::send(std::string line) {
+void RpcConnection::send(std::string line, bool from_engine) {
     if (closed_)
         return;
     const uint64_t limit = server_.settings().server.max_output_buffer;
-    if (output_.push(std::move(line), limit))
+    if (output_.push(std::move(line), from_engine ? limit : UINT64_MAX))
         return;
     ++server_.counters().slow_readers_dropped;
     log::warning("dropping the connection of ", peer_.describe(), ": it does not read its output (",

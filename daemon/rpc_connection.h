@@ -2,8 +2,10 @@
 // server.max_request_bytes each; a longer line is answered with invalid_request and the
 // rest of it is skipped without being buffered), dispatches them, keeps its generate
 // requests in flight (up to server.max_requests_per_connection) and writes their token
-// notifications and results through a bounded output queue. Cancels its requests when the
-// client goes away or does not read its output. Owns: the connection's request bookkeeping.
+// notifications and results through a bounded output queue. Stops reading while half the
+// output buffer is unsent (a client that floods requests waits for its answers); cancels
+// its requests and closes when the client goes away or lets the buffer overflow (tokens
+// keep coming while it does not read). Owns: the connection's request bookkeeping.
 // Must not touch: the JSON-RPC envelope (jsonrpc.h), method semantics (methods.h).
 #pragma once
 
@@ -50,16 +52,21 @@ private:
         uint64_t seed = 0;
     };
 
+    void feed(std::string_view bytes);
+    bool consume(std::string_view bytes);  // false: stopped early, the rest is in held_
+    bool output_backed_up() const;
     void read();
     void on_read(boost::system::error_code ec, size_t count);
-    void consume(std::string_view bytes);
     void handle_line(std::string_view line);
     void dispatch(RpcRequest& request);
     void start_generate(RpcRequest& request);
     void cancel(const RpcRequest& request);
     void finish(uint64_t key, const std::function<std::string(const boost::json::value&)>& answer);
 
-    void send(std::string line);
+    // Answers to requests are always queued (input pauses while the output is backed up);
+    // what the engine produces (tokens, results) overflows the buffer of a client that does
+    // not read, which drops the connection.
+    void send(std::string line, bool from_engine);
     void end_of_input();
     void client_gone(const std::string& why);
     void close();
@@ -73,6 +80,7 @@ private:
     OutputQueue output_;
     std::string pending_;  // received before start()
     std::array<char, 65536> read_buffer_{};
+    std::string held_;  // received but not yet taken while the output was backed up
     std::string line_;
     bool skipping_line_ = false;  // the rest of an over-long line is being discarded
     bool input_ended_ = false;
