@@ -259,15 +259,33 @@ def read_all(sockets, until, timeout=TIMEOUT):
     raise TimeoutError("read_all timed out")
 
 
+# A one-call native client for as_user(): argv = socket, method, params JSON.
+AS_USER_CLIENT = """
+import json, socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+s.sendall(json.dumps({"jsonrpc": "2.0", "id": 1, "method": sys.argv[2], "params": json.loads(sys.argv[3])}).encode() + b"\\n")
+data = b""
+while True:
+    chunk = s.recv(65536)
+    if not chunk:
+        break
+    data += chunk
+    for line in data.split(b"\\n")[:-1]:
+        message = json.loads(line)
+        if message.get("id") == 1:
+            print(json.dumps(message))
+            sys.exit(0)
+sys.exit("the daemon closed the connection")
+"""
+
+
 def as_user(uid, gid, socket_path, method, params):
-    """Runs one native call as another user (the tests run as root); returns the response."""
-    run = subprocess.run([sys.executable, os.path.abspath(__file__), "rpc", socket_path, method, json.dumps(params)],
+    """Runs one native call as another user (the tests run as root); returns the response.
+    The system's python3 runs it: the test's interpreter may live where that user cannot go."""
+    python = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
+    run = subprocess.run([python, "-c", AS_USER_CLIENT, socket_path, method, json.dumps(params)], cwd="/",
                          user=uid, group=gid, extra_groups=[], capture_output=True, timeout=TIMEOUT)
     if run.returncode != 0:
         raise AssertionError("client as uid %d failed: %s" % (uid, run.stderr.decode()))
     return json.loads(run.stdout)
-
-
-if __name__ == "__main__" and len(sys.argv) == 5 and sys.argv[1] == "rpc":
-    with Client(sys.argv[2]) as client:
-        print(json.dumps(client.call(sys.argv[3], json.loads(sys.argv[4]))))
