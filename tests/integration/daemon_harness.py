@@ -4,10 +4,12 @@ scripts: a temporary directory with a strata.conf, the bundled stories260K model
 daemon process on a temporary socket, and clients that speak the native protocol over a
 raw Unix socket (and HTTP through curl or http.client). Also a command-line entry used to
 run a client as another user: `daemon_harness.py rpc SOCKET METHOD PARAMS_JSON`."""
+import atexit
 import http.client
 import json
 import os
 import select
+import shutil
 import signal
 import socket
 import subprocess
@@ -22,6 +24,26 @@ MODEL = os.path.join(SRC, "daemon", "models", "stories260K.gguf")
 TIMEOUT = 120  # seconds for anything to happen; the machine may be busy
 SKIP = 77      # meson's exit status for a skipped test
 
+_launched = []     # every stratad started, killed when the script exits (even after a failure)
+_directories = []  # removed then
+
+
+@atexit.register
+def _clean_up():
+    for process in _launched:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    for directory in _directories:
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+def temporary_directory(prefix="stratad-test-"):
+    directory = tempfile.mkdtemp(prefix=prefix)
+    _directories.append(directory)
+    return directory
+
+
 # A generation that runs until cancelled (stories260K's context is 2048 tokens).
 LONG = {"prompt": "Once upon a time", "max_tokens": 2000, "ignore_eos": True, "temperature": 0}
 
@@ -30,7 +52,7 @@ class Daemon:
     """A stratad process with its own directory, configuration and socket."""
 
     def __init__(self, config="", model=MODEL, extra_args=()):
-        self.dir = tempfile.mkdtemp(prefix="stratad-test-")
+        self.dir = temporary_directory()
         os.chmod(self.dir, 0o755)  # other users' clients must reach the socket
         self.socket = os.path.join(self.dir, "strata.sock")
         self.state_dir = os.path.join(self.dir, "state")
@@ -47,10 +69,11 @@ class Daemon:
                     f"[sessions]\nstate_dir = {self.state_dir}\n[engine]\nthreads = 1\n"
                     f"[log]\nlevel = debug\n" + extra)
 
-    def launch(self):
+    def launch(self, env=None):
         log = open(self.log_path, "ab")
         self.process = subprocess.Popen([STRATAD, "--config", self.config_path, *self.extra_args],
-                                        stdout=log, stderr=log)
+                                        stdout=log, stderr=log, env=env)
+        _launched.append(self.process)
         log.close()
         return self.process
 

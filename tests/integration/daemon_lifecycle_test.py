@@ -12,12 +12,11 @@ import socket
 import stat
 import subprocess
 import sys
-import tempfile
 import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from daemon_harness import LONG, MODEL, STRATAD, TIMEOUT, Daemon, as_user  # noqa: E402
+from daemon_harness import LONG, MODEL, STRATAD, TIMEOUT, Daemon, as_user, temporary_directory  # noqa: E402
 
 NOBODY = 65534
 
@@ -39,9 +38,6 @@ class SocketTest(unittest.TestCase):
         daemon.start()
         self.assertIn("removed the stale socket", daemon.log())
         second = Daemon()
-        second.write_config("")
-        with open(second.config_path, "a") as f:
-            f.write("")
         clash = subprocess.run([STRATAD, "--config", second.config_path, "--socket", daemon.socket],
                                capture_output=True, timeout=TIMEOUT)
         self.assertEqual(clash.returncode, 1)
@@ -63,7 +59,7 @@ class StartupErrorTest(unittest.TestCase):
         return subprocess.run([STRATAD, *args], capture_output=True, timeout=TIMEOUT)
 
     def test_bad_model_files(self):
-        directory = tempfile.mkdtemp(prefix="stratad-test-")
+        directory = temporary_directory()
         garbage = os.path.join(directory, "garbage.gguf")
         with open(garbage, "wb") as f:
             f.write(b"this is not a GGUF file at all" * 100)
@@ -83,7 +79,7 @@ class StartupErrorTest(unittest.TestCase):
                 self.assertFalse(os.path.exists(sock))
 
     def test_configuration_errors(self):
-        directory = tempfile.mkdtemp(prefix="stratad-test-")
+        directory = temporary_directory()
         conf = os.path.join(directory, "strata.conf")
         for text, expected in (
                 ("[model]\npath = %s\n[limits]\nmax_token = 4\n" % MODEL,
@@ -243,16 +239,13 @@ class OwnershipTest(unittest.TestCase):
 
 class NotifyTest(unittest.TestCase):
     def test_systemd_hears_ready_status_reloading_watchdog_and_stopping(self):
-        directory = tempfile.mkdtemp(prefix="stratad-notify-")
+        directory = temporary_directory()
         notify_path = os.path.join(directory, "notify")
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         listener.bind(notify_path)
         listener.settimeout(TIMEOUT)
         daemon = Daemon()
-        env = dict(os.environ, NOTIFY_SOCKET=notify_path, WATCHDOG_USEC="200000")
-        log = open(daemon.log_path, "ab")
-        daemon.process = subprocess.Popen([STRATAD, "--config", daemon.config_path], stdout=log, stderr=log, env=env)
-        log.close()
+        daemon.launch(env=dict(os.environ, NOTIFY_SOCKET=notify_path, WATCHDOG_USEC="200000"))
         heard = []
 
         def until(word):
