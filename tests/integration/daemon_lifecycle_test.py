@@ -114,6 +114,25 @@ class StartupErrorTest(unittest.TestCase):
         self.assertIn("server.shutdown_grace = 10s", lines)
 
 
+class ShippedConfigurationTest(unittest.TestCase):
+    def test_the_default_configuration_is_valid_and_lists_every_key(self):
+        shipped = os.path.join(os.environ.get("STRATA_SOURCE_DIR", "."), "systemd", "strata.conf")
+        run = subprocess.run([STRATAD, "--check-config", "--config", shipped], capture_output=True, timeout=TIMEOUT)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        effective = [line.rstrip() for line in run.stdout.decode().splitlines()]
+        listed, section = [], None
+        with open(shipped) as f:
+            for line in f:
+                line = line.strip()
+                if line.startswith("[") and line.endswith("]"):
+                    section = line[1:-1]
+                elif "=" in line and (not line.startswith("#") or line[1:2].isalpha()):
+                    key, _, value = line.lstrip("#").partition("=")
+                    listed.append(f"{section}.{key.strip()} = {value.strip()}".rstrip())
+        # Each key appears once, with the value stratad uses (its default when commented out).
+        self.assertEqual(sorted(listed), sorted(effective))
+
+
 class RestartTest(unittest.TestCase):
     def test_sessions_and_their_history_survive_a_restart(self):
         daemon = Daemon().start()
