@@ -34,23 +34,14 @@ std::string chunk(const std::string& payload) {
 }  // namespace
 
 HttpConnection::HttpConnection(Server& server, Socket socket, Peer peer, Server::Slot slot, std::string received)
-    : server_(server),
-      socket_(std::move(socket)),
-      peer_(peer),
-      slot_(std::move(slot)),
-      output_(
-          socket_, [this] { return shared_from_this(); },
-          [this](boost::system::error_code ec) { client_gone("writing failed: " + ec.message()); }) {
+    : ClientConnection(server, std::move(socket), peer, std::move(slot), "HTTP") {
     const auto space = buffer_.prepare(received.size());
     std::memcpy(space.data(), received.data(), received.size());
     buffer_.commit(received.size());
 }
 
-HttpConnection::~HttpConnection() { server_.remove(registration_); }
-
 void HttpConnection::start(bool input_ended) {
-    registration_ = server_.add(weak_from_this());
-    log::debug("HTTP connection from ", peer_.describe());
+    join_registry();
     input_ended_ = input_ended;
     next_request();
 }
@@ -70,36 +61,30 @@ void HttpConnection::next_request() {
     parser_->header_limit(kHeaderLimit);
     parser_->body_limit(server_.settings().server.max_request_bytes);
     reading_ = true;
-    http::async_read_header(socket_, buffer_, *parser_, [self = shared_from_this()](boost::system::error_code ec, size_t) {
-        self->on_header(ec);
+    http::async_read_header(socket_, buffer_, *parser_, [self = self(this)](boost::system::error_code ec, size_t) {
+        self->on_read(ec, true);
     });
 }
 
-void HttpConnection::on_header(boost::system::error_code ec) {
+// After the header (`header_only`), then after the whole request.
+void HttpConnection::on_read(boost::system::error_code ec, bool header_only) {
     reading_ = false;
     if (closed_)
         return;
     if (ec) {
         read_failed(ec);
+        return;
+    }
+    if (!header_only) {
+        handle(parser_->get());
         return;
     }
     if (beast::iequals(parser_->get()[http::field::expect], "100-continue"))
         send("HTTP/1.1 100 Continue\r\n\r\n", false);
     reading_ = true;
-    http::async_read(socket_, buffer_, *parser_, [self = shared_from_this()](boost::system::error_code read_ec, size_t) {
-        self->on_request(read_ec);
+    http::async_read(socket_, buffer_, *parser_, [self = self(this)](boost::system::error_code read_ec, size_t) {
+        self->on_read(read_ec, false);
     });
-}
-
-void HttpConnection::on_request(boost::system::error_code ec) {
-    reading_ = false;
-    if (closed_)
-        return;
-    if (ec) {
-        read_failed(ec);
-        return;
-    }
-    handle(parser_->get());
 }
 
 void HttpConnection::read_failed(boost::system::error_code ec) {
@@ -123,7 +108,7 @@ void HttpConnection::read_failed(boost::system::error_code ec) {
                                                                                   std::to_string(kHeaderLimit) +
                                                                                   " bytes"))) + "\n",
                {}});
-    } else if (ec.category() == http::make_error_code(http::error::bad_method).category() || ec == http::error::partial_message) {
+    } else if (ec.category() == http::make_error_code(http::error::bad_method).category()) {
         ++server_.counters().http_requests_total;
         reply(error_reply(ApiError(ErrorKind::InvalidRequest, "malformed HTTP request: " + ec.message())));
     } else {
@@ -187,8 +172,8 @@ void HttpConnection::watch_while_active() {
     if (buffer_.size() > server_.settings().server.max_request_bytes + kHeaderLimit)
         return;  // enough of the next request is buffered; read the rest after this answer
     reading_ = true;
-    socket_.async_read_some(buffer_.prepare(kWatchChunk), [self = shared_from_this()](boost::system::error_code ec,
-                                                                                      size_t count) {
+    socket_.async_read_some(buffer_.prepare(kWatchChunk), [self = self(this)](boost::system::error_code ec,
+                                                                              size_t count) {
         self->on_watch_read(ec, count);
     });
 }
@@ -204,7 +189,7 @@ void HttpConnection::on_watch_read(boost::system::error_code ec, size_t count) {
             return;
         }
         if (active_) {
-            watch_for_hangup(socket_, shared_from_this(), [this] { client_gone("the client hung up"); });
+            watch_for_hangup(socket_, self(this), [this] { client_gone("the client hung up"); });
             return;
         }
     } else if (ec) {
@@ -290,32 +275,6 @@ void HttpConnection::reply(const HttpReply& reply, bool head) {
 
 void HttpConnection::send_event(const std::string& data) { send(chunk("data: " + data + "\n\n"), true); }
 
-void HttpConnection::send(std::string bytes, bool from_engine) {
-    if (closed_)
-        return;
-    const uint64_t limit = server_.settings().server.max_output_buffer;
-    if (output_.push(std::move(bytes), from_engine ? limit : UINT64_MAX))
-        return;
-    ++server_.counters().slow_readers_dropped;
-    log::warning("dropping the HTTP connection of ", peer_.describe(), ": it does not read its output (",
-                 output_.unsent(), " bytes unsent, server.max_output_buffer ", limit, ")");
-    cancel_requests();
-    active_.reset();
-    close();
-}
-
-void HttpConnection::client_gone(const std::string& why) {
-    if (closed_)
-        return;
-    if (active_) {
-        log::info("HTTP client ", peer_.describe(), " went away (", why, "); cancelling its request");
-        ++server_.counters().disconnect_cancels;
-        cancel_requests();
-        active_.reset();
-    }
-    close();
-}
-
 void HttpConnection::cancel_requests() {
     if (active_)
         server_.engine().cancel(active_->handle);
@@ -325,20 +284,6 @@ void HttpConnection::close_when_idle() {
     closing_ = true;
     if (!active_)
         close_after_output();
-}
-
-void HttpConnection::close_after_output() {
-    if (!closed_)
-        output_.when_idle([self = shared_from_this()] { self->close(); });
-}
-
-void HttpConnection::close() {
-    if (closed_)
-        return;
-    closed_ = true;
-    boost::system::error_code ignored;
-    socket_.shutdown(Socket::shutdown_both, ignored);
-    socket_.close(ignored);
 }
 
 }  // namespace strata::daemon

@@ -15,23 +15,16 @@
 #include <optional>
 #include <string>
 
-#include "asio.h"
+#include "client_connection.h"
 #include "http_routes.h"
 #include "openai.h"
-#include "output_queue.h"
-#include "peer.h"
-#include "server.h"
-#include "sink.h"
 
 namespace strata::daemon {
 
-class HttpConnection final : public Connection,
-                             public RequestListener,
-                             public std::enable_shared_from_this<HttpConnection> {
+class HttpConnection final : public ClientConnection {
 public:
     // `received`: the bytes already read while the protocol was being recognised.
     HttpConnection(Server& server, Socket socket, Peer peer, Server::Slot slot, std::string received);
-    ~HttpConnection() override;
 
     // `input_ended`: the client already shut its writing side.
     void start(bool input_ended);
@@ -54,8 +47,7 @@ private:
     };
 
     void next_request();
-    void on_header(boost::system::error_code ec);
-    void on_request(boost::system::error_code ec);
+    void on_read(boost::system::error_code ec, bool header_only);
     void read_failed(boost::system::error_code ec);
     void handle(const boost::beast::http::request<boost::beast::http::string_body>& request);
     void begin_generation(OpenAiCall call);
@@ -64,23 +56,13 @@ private:
     void on_watch_read(boost::system::error_code ec, size_t count);
 
     void reply(const HttpReply& reply, bool head = false);
-    void send_event(const std::string& data);
-    // Replies are always queued (one request at a time); streamed events overflow the
-    // buffer of a client that does not read, which drops the connection.
-    void send(std::string bytes, bool from_engine);
+    void send_event(const std::string& data);  // a streamed event: engine output
     void after_response();
     void request_failed(const ApiError& error);
 
-    void client_gone(const std::string& why);
-    void close();
-    void close_after_output();
+    size_t requests_in_flight() const override { return active_ ? 1 : 0; }
+    void forget_requests() override { active_.reset(); }
 
-    Server& server_;
-    Socket socket_;
-    Peer peer_;
-    Server::Slot slot_;
-    uint64_t registration_ = 0;
-    OutputQueue output_;
     boost::beast::flat_buffer buffer_;
     std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
     std::optional<Active> active_;
@@ -89,7 +71,6 @@ private:
     bool reading_ = false;      // a read of the socket is pending
     bool input_ended_ = false;
     bool closing_ = false;
-    bool closed_ = false;
 };
 
 }  // namespace strata::daemon

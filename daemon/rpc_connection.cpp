@@ -21,20 +21,10 @@ bool blank(std::string_view line) {
 }  // namespace
 
 RpcConnection::RpcConnection(Server& server, Socket socket, Peer peer, Server::Slot slot, std::string received)
-    : server_(server),
-      socket_(std::move(socket)),
-      peer_(peer),
-      slot_(std::move(slot)),
-      output_(
-          socket_, [this] { return shared_from_this(); },
-          [this](boost::system::error_code ec) { client_gone("writing failed: " + ec.message()); }),
-      pending_(std::move(received)) {}
-
-RpcConnection::~RpcConnection() { server_.remove(registration_); }
+    : ClientConnection(server, std::move(socket), peer, std::move(slot), "native"), pending_(std::move(received)) {}
 
 void RpcConnection::start(bool input_ended) {
-    registration_ = server_.add(weak_from_this());
-    log::debug("native connection from ", peer_.describe());
+    join_registry();
     input_ended_ = input_ended;
     feed(std::exchange(pending_, {}));
 }
@@ -53,7 +43,7 @@ bool RpcConnection::output_backed_up() const {
 // taken again once the output has drained.
 void RpcConnection::feed(std::string_view bytes) {
     if (!consume(bytes) || (!closed_ && !input_ended_ && output_backed_up())) {
-        output_.when_idle([self = shared_from_this()] {
+        output_.when_idle([self = self(this)] {
             if (!self->closed_)
                 self->feed(std::exchange(self->held_, {}));
         });
@@ -68,8 +58,7 @@ void RpcConnection::feed(std::string_view bytes) {
 }
 
 void RpcConnection::read() {
-    socket_.async_read_some(asio::buffer(read_buffer_), [self = shared_from_this()](boost::system::error_code ec,
-                                                                                    size_t count) {
+    socket_.async_read_some(asio::buffer(read_buffer_), [self = self(this)](boost::system::error_code ec, size_t count) {
         self->on_read(ec, count);
     });
 }
@@ -218,21 +207,6 @@ void RpcConnection::finish(uint64_t key, const std::function<std::string(const j
     close_if_done();
 }
 
-void RpcConnection::send(std::string line, bool from_engine) {
-    if (closed_)
-        return;
-    const uint64_t limit = server_.settings().server.max_output_buffer;
-    if (output_.push(std::move(line), from_engine ? limit : UINT64_MAX))
-        return;
-    ++server_.counters().slow_readers_dropped;
-    log::warning("dropping the connection of ", peer_.describe(), ": it does not read its output (",
-                 output_.unsent(), " bytes unsent, server.max_output_buffer ", limit, "); cancelling its ",
-                 in_flight_.size(), " request(s)");
-    cancel_requests();
-    in_flight_.clear();
-    close();
-}
-
 void RpcConnection::end_of_input() {
     input_ended_ = true;
     if (peer_gone(socket_)) {
@@ -245,21 +219,8 @@ void RpcConnection::end_of_input() {
         handle_line(std::exchange(line_, {}));
     closing_ = true;
     if (!in_flight_.empty())
-        watch_for_hangup(socket_, shared_from_this(), [this] { client_gone("the client hung up"); });
+        watch_for_hangup(socket_, self(this), [this] { client_gone("the client hung up"); });
     close_if_done();
-}
-
-void RpcConnection::client_gone(const std::string& why) {
-    if (closed_)
-        return;
-    if (!in_flight_.empty()) {
-        log::info("client ", peer_.describe(), " went away (", why, "); cancelling its ", in_flight_.size(),
-                  " request(s)");
-        server_.counters().disconnect_cancels += in_flight_.size();
-        cancel_requests();
-        in_flight_.clear();
-    }
-    close();
 }
 
 void RpcConnection::cancel_requests() {
@@ -273,17 +234,8 @@ void RpcConnection::close_when_idle() {
 }
 
 void RpcConnection::close_if_done() {
-    if (closing_ && in_flight_.empty() && !closed_)
-        output_.when_idle([self = shared_from_this()] { self->close(); });
-}
-
-void RpcConnection::close() {
-    if (closed_)
-        return;
-    closed_ = true;
-    boost::system::error_code ignored;
-    socket_.shutdown(Socket::shutdown_both, ignored);
-    socket_.close(ignored);
+    if (closing_ && in_flight_.empty())
+        close_after_output();
 }
 
 }  // namespace strata::daemon

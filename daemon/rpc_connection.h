@@ -15,22 +15,15 @@
 #include <memory>
 #include <string>
 
-#include "asio.h"
+#include "client_connection.h"
 #include "jsonrpc.h"
-#include "output_queue.h"
-#include "peer.h"
-#include "server.h"
-#include "sink.h"
 
 namespace strata::daemon {
 
-class RpcConnection final : public Connection,
-                            public RequestListener,
-                            public std::enable_shared_from_this<RpcConnection> {
+class RpcConnection final : public ClientConnection {
 public:
     // `received`: the bytes already read while the protocol was being recognised.
     RpcConnection(Server& server, Socket socket, Peer peer, Server::Slot slot, std::string received);
-    ~RpcConnection() override;
 
     // `input_ended`: the client already shut its writing side.
     void start(bool input_ended);
@@ -62,22 +55,12 @@ private:
     void start_generate(RpcRequest& request);
     void cancel(const RpcRequest& request);
     void finish(uint64_t key, const std::function<std::string(const boost::json::value&)>& answer);
-
-    // Answers to requests are always queued (input pauses while the output is backed up);
-    // what the engine produces (tokens, results) overflows the buffer of a client that does
-    // not read, which drops the connection.
-    void send(std::string line, bool from_engine);
     void end_of_input();
-    void client_gone(const std::string& why);
-    void close();
     void close_if_done();
 
-    Server& server_;
-    Socket socket_;
-    Peer peer_;
-    Server::Slot slot_;
-    uint64_t registration_ = 0;
-    OutputQueue output_;
+    size_t requests_in_flight() const override { return in_flight_.size(); }
+    void forget_requests() override { in_flight_.clear(); }
+
     std::string pending_;  // received before start()
     std::array<char, 65536> read_buffer_{};
     std::string held_;  // received but not yet taken while the output was backed up
@@ -85,7 +68,6 @@ private:
     bool skipping_line_ = false;  // the rest of an over-long line is being discarded
     bool input_ended_ = false;
     bool closing_ = false;        // close once nothing is in flight and the output is sent
-    bool closed_ = false;
     uint64_t next_key_ = 1;
     std::map<uint64_t, InFlight> in_flight_;
 };

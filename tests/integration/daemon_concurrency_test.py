@@ -11,7 +11,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from daemon_harness import Daemon, read_all  # noqa: E402
+from daemon_harness import Daemon, DaemonTestCase, read_all  # noqa: E402
 
 CONFIG = """[limits]
 max_queued = 64
@@ -21,15 +21,8 @@ batch_tokens = 512
 """
 
 
-class ConcurrencyTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.daemon = Daemon(CONFIG).start()
-
-    @classmethod
-    def tearDownClass(cls):
-        code = cls.daemon.stop()
-        assert code == 0, cls.daemon.log()
+class ConcurrencyTest(DaemonTestCase):
+    CONFIG = CONFIG
 
     def test_eight_clients_generate_interleaved(self):
         clients = [self.daemon.client() for _ in range(8)]

@@ -16,6 +16,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import unittest
 
 BUILD = os.environ.get("STRATA_BUILD_DIR", "build")
 SRC = os.environ.get("STRATA_SOURCE_DIR", ".")
@@ -166,6 +167,20 @@ class Daemon:
 
     def __exit__(self, *exc):
         self.stop()
+
+
+class DaemonTestCase(unittest.TestCase):
+    """Tests sharing one daemon started with the class's CONFIG; it must stop with status 0."""
+    CONFIG = ""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.daemon = Daemon(cls.CONFIG).start()
+
+    @classmethod
+    def tearDownClass(cls):
+        code = cls.daemon.stop()
+        assert code == 0, f"stratad exited with {code}:\n{cls.daemon.log()}"
 
 
 class Client:

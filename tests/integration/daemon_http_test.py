@@ -14,7 +14,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from daemon_harness import LONG, TIMEOUT, Daemon  # noqa: E402
+from daemon_harness import LONG, TIMEOUT, Daemon, DaemonTestCase  # noqa: E402
 
 BODY_LIMIT = 64 * 1024
 CONFIG = f"""[server]
@@ -84,15 +84,8 @@ def check_error(test, body, code, param=None):
         test.assertEqual(error["param"], param)
 
 
-class HttpTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.daemon = Daemon(CONFIG).start()
-
-    @classmethod
-    def tearDownClass(cls):
-        code = cls.daemon.stop()
-        assert code == 0, cls.daemon.log()
+class HttpTest(DaemonTestCase):
+    CONFIG = CONFIG
 
     def tearDown(self):
         self.daemon.wait_idle()

@@ -14,7 +14,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from daemon_harness import LONG, Daemon  # noqa: E402
+from daemon_harness import LONG, DaemonTestCase  # noqa: E402
 
 MAX_LINE = 64 * 1024
 CONFIG = f"""[server]
@@ -31,15 +31,8 @@ max_running_per_user = 64
 """
 
 
-class LimitsTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.daemon = Daemon(CONFIG).start()
-
-    @classmethod
-    def tearDownClass(cls):
-        code = cls.daemon.stop()
-        assert code == 0, cls.daemon.log()
+class LimitsTest(DaemonTestCase):
+    CONFIG = CONFIG
 
     def tearDown(self):
         self.daemon.wait_idle()

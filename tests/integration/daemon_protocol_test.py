@@ -9,19 +9,10 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from daemon_harness import LONG, Daemon  # noqa: E402
+from daemon_harness import LONG, DaemonTestCase  # noqa: E402
 
 
-class ProtocolTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.daemon = Daemon().start()
-
-    @classmethod
-    def tearDownClass(cls):
-        code = cls.daemon.stop()
-        assert code == 0, cls.daemon.log()
-
+class ProtocolTest(DaemonTestCase):
     def client(self):
         return self.daemon.client()
 
