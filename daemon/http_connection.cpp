@@ -121,6 +121,7 @@ void HttpConnection::read_failed(boost::system::error_code ec) {
 void HttpConnection::handle(const http::request<http::string_body>& request) {
     ++server_.counters().http_requests_total;
     keep_alive_ = request.keep_alive();
+    version_ = request.version();
     const bool head = request.method() == http::verb::head;
     try {
         Routed routed = route(server_, view(request.method_string()), view(request.target()), request.body(), peer_.uid);
@@ -146,24 +147,38 @@ void HttpConnection::request_failed(const ApiError& error) {
 }
 
 void HttpConnection::begin_generation(OpenAiCall call) {
-    Active active{next_key_++, 0, call.stream, call.include_usage, new_reply(call.kind, server_.model_id())};
+    Active active{next_key_++, 0, call.stream, false, call.include_usage, new_reply(call.kind, server_.model_id())};
     active.handle =
         server_.engine().submit(std::move(call.request), make_posting_sink(server_.io(), weak_from_this(), active.key));
     active_ = std::move(active);
-    if (active_->stream) {
-        http::response<http::empty_body> header{http::status::ok, 11};
-        header.set(http::field::server, kServerName);
-        header.set(http::field::content_type, "text/event-stream");
-        header.set(http::field::cache_control, "no-cache");
-        header.keep_alive(keep_alive_);
-        header.chunked(true);
-        std::ostringstream text;
-        text << header.base();
-        send(text.str(), false);
-        if (active_ && active_->reply.kind == OpenAiKind::Chat)
-            send_event(json::serialize(role_chunk_json(active_->reply)));
-    }
     watch_while_active();
+}
+
+// The event stream's header goes out with its first event, so that a request the engine
+// rejects before generating anything still gets its proper status.
+void HttpConnection::start_stream() {
+    if (active_->streaming)
+        return;
+    active_->streaming = true;
+    http::response<http::empty_body> header{http::status::ok, version_};
+    header.set(http::field::server, kServerName);
+    header.set(http::field::content_type, "text/event-stream");
+    header.set(http::field::cache_control, "no-cache");
+    if (version_ < 11)
+        keep_alive_ = false;  // HTTP/1.0: no chunks; the end of the connection ends the stream
+    header.keep_alive(keep_alive_);
+    header.chunked(version_ >= 11);
+    std::ostringstream text;
+    text << header.base();
+    send(text.str(), false);
+    if (active_->reply.kind == OpenAiKind::Chat)
+        send_event(json::serialize(role_chunk_json(active_->reply)));
+}
+
+void HttpConnection::end_stream() {
+    send_event("[DONE]");
+    if (version_ >= 11)
+        send("0\r\n\r\n", true);
 }
 
 void HttpConnection::watch_while_active() {
@@ -207,7 +222,9 @@ void HttpConnection::on_watch_read(boost::system::error_code ec, size_t count) {
 void HttpConnection::on_text(uint64_t key, std::string text) {
     if (!active_ || active_->key != key || !active_->stream)
         return;
-    send_event(json::serialize(text_chunk_json(active_->reply, text)));
+    start_stream();
+    if (active_)
+        send_event(json::serialize(text_chunk_json(active_->reply, text)));
 }
 
 void HttpConnection::on_done(uint64_t key, engine::Result result) {
@@ -216,11 +233,12 @@ void HttpConnection::on_done(uint64_t key, engine::Result result) {
     if (!active_->stream) {
         reply({200, "application/json", json::serialize(response_json(active_->reply, result)) + "\n", {}});
     } else {
-        send_event(json::serialize(final_chunk_json(active_->reply, result.finish_reason)));
-        if (active_ && active_->include_usage)
-            send_event(json::serialize(usage_chunk_json(active_->reply, result.usage)));
-        send_event("[DONE]");
-        send("0\r\n\r\n", true);
+        start_stream();
+        const Active active = *active_;
+        send_event(json::serialize(final_chunk_json(active.reply, result.finish_reason)));
+        if (active.include_usage)
+            send_event(json::serialize(usage_chunk_json(active.reply, result.usage)));
+        end_stream();
     }
     end_generation();
 }
@@ -228,12 +246,11 @@ void HttpConnection::on_done(uint64_t key, engine::Result result) {
 void HttpConnection::on_error(uint64_t key, ApiError error) {
     if (!active_ || active_->key != key)
         return;
-    if (!active_->stream) {
+    if (!active_->streaming) {
         reply(error_reply(error));
     } else {
         send_event(json::serialize(error_json(error)));
-        send_event("[DONE]");
-        send("0\r\n\r\n", true);
+        end_stream();
     }
     end_generation();
 }
@@ -257,7 +274,7 @@ void HttpConnection::after_response() {
 }
 
 void HttpConnection::reply(const HttpReply& reply, bool head) {
-    http::response<http::string_body> response{static_cast<http::status>(reply.status), 11};
+    http::response<http::string_body> response{static_cast<http::status>(reply.status), version_};
     response.set(http::field::server, kServerName);
     response.set(http::field::content_type, reply.content_type);
     if (!reply.allow.empty())
@@ -273,7 +290,10 @@ void HttpConnection::reply(const HttpReply& reply, bool head) {
     send(text.str(), false);
 }
 
-void HttpConnection::send_event(const std::string& data) { send(chunk("data: " + data + "\n\n"), true); }
+void HttpConnection::send_event(const std::string& data) {
+    const std::string event = "data: " + data + "\n\n";
+    send(version_ >= 11 ? chunk(event) : event, true);
+}
 
 void HttpConnection::cancel_requests() {
     if (active_)

@@ -1,7 +1,8 @@
 // daemon/http_connection.h — one HTTP/1.1 connection (Boost.Beast) on the daemon's
 // socket: keep-alive, one request at a time, request bodies up to server.max_request_bytes
 // (413 beyond), Expect: 100-continue, plain JSON replies, and OpenAI generations answered
-// as one JSON object or streamed as server-sent events over chunked transfer encoding.
+// as one JSON object or streamed as server-sent events (chunked for HTTP/1.1; for HTTP/1.0
+// until the connection closes).
 // While a generation runs the connection keeps reading (raw bytes, kept for the next
 // request) so that a client that leaves is noticed and its generation cancelled.
 // Owns: HTTP framing and the connection's one active generation.
@@ -42,6 +43,7 @@ private:
         uint64_t key = 0;
         uint64_t handle = 0;
         bool stream = false;
+        bool streaming = false;  // the event stream's header is sent
         bool include_usage = false;
         OpenAiReply reply;
     };
@@ -52,6 +54,8 @@ private:
     void handle(const boost::beast::http::request<boost::beast::http::string_body>& request);
     void begin_generation(OpenAiCall call);
     void end_generation();
+    void start_stream();
+    void end_stream();
     void watch_while_active();
     void on_watch_read(boost::system::error_code ec, size_t count);
 
@@ -68,6 +72,7 @@ private:
     std::optional<Active> active_;
     uint64_t next_key_ = 1;
     bool keep_alive_ = true;
+    unsigned version_ = 11;     // of the request being answered: 10 or 11
     bool reading_ = false;      // a read of the socket is pending
     bool input_ended_ = false;
     bool closing_ = false;

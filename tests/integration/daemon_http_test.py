@@ -186,6 +186,22 @@ class HttpTest(DaemonTestCase):
         text = "".join(c["choices"][0]["delta"].get("content", "") for c in chunks[:-1])
         self.assertEqual(text, completion["choices"][0]["message"]["content"])
 
+    def test_a_stream_rejected_before_its_first_token_gets_a_status(self):
+        status, head, body = self.curl(BASE + "/v1/completions",
+                                       data={"prompt": "word " * 3000, "max_tokens": 2, "stream": True})
+        self.assertEqual(status, 400)
+        self.assertIn("application/json", head)
+        check_error(self, body, "invalid_params", "prompt")
+
+    def test_an_http_1_0_stream_ends_with_the_connection(self):
+        status, head, body = self.curl("--http1.0", BASE + "/v1/completions",
+                                       data={"prompt": "Once", "max_tokens": 5, "stream": True})
+        self.assertEqual(status, 200)
+        self.assertNotIn("chunked", head.lower())
+        events = sse_events(body)
+        self.assertEqual(events[-1], "[DONE]")
+        self.assertEqual(json.loads(events[-2])["choices"][0]["finish_reason"], "length")
+
     def test_session_extension_keeps_history(self):
         request = {"session": "web-1", "prompt": "Once upon a time", "max_tokens": 4, "temperature": 0}
         first = json.loads(self.curl(BASE + "/v1/completions", data=request)[2])
