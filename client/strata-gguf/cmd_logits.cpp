@@ -21,7 +21,7 @@ int cmd_logits(const Argv& argv) {
     if (cache.capacity() < static_cast<int32_t>(tokens.size()))
         throw std::runtime_error(std::to_string(tokens.size()) + " tokens exceed the model's context of " + std::to_string(cache.capacity()));
     std::vector<float> logits;
-    const model::SequenceBatch seq{&cache, tokens, true};
+    const model::SequenceBatch seq{&cache, tokens, model::Logits::All};
     model->forward({&seq, 1}, logits);
 
     std::ofstream f(out, std::ios::binary);

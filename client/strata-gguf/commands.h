@@ -12,5 +12,8 @@ using Argv = std::vector<std::string>;
 int cmd_info(const Argv& args);
 int cmd_logits(const Argv& args);
 int cmd_generate(const Argv& args);
+int cmd_tokenize(const Argv& args);
+int cmd_detokenize(const Argv& args);
+int cmd_tokenizer(const Argv& args);
 
 }  // namespace strata::tool

@@ -19,7 +19,11 @@ struct Command {
 constexpr Command kCommands[] = {
     {"info", strata::tool::cmd_info, "info FILE [--no-tensors]               metadata, tensors, sizes"},
     {"logits", strata::tool::cmd_logits, "logits FILE --tokens IDS --out OUT.f32  float32 logits of every position"},
-    {"generate", strata::tool::cmd_generate, "generate FILE --tokens IDS -n N        greedy continuation as token ids"},
+    {"generate", strata::tool::cmd_generate, "generate FILE (--tokens IDS | --prompt TEXT) -n N  greedy continuation"},
+    {"tokenize", strata::tool::cmd_tokenize, "tokenize FILE TEXT|- [--special] [--no-bos] [--pieces]  text to token ids"},
+    {"detokenize", strata::tool::cmd_detokenize, "detokenize FILE IDS|- [--special]     token ids to text"},
+    {"tokenizer", strata::tool::cmd_tokenizer,
+     "tokenizer OUT --from PATH [FILE...] [--pre NAME] [--into MODEL] [--vocab-size N] [--name NAME]  import a tokenizer"},
 };
 
 void usage(FILE* out) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 namespace strata::engine {
@@ -19,6 +20,9 @@ struct Limits {
     int32_t max_running_per_user = 8;
 };
 
+// Where the engine reports problems: syslog priority (3 error, 4 warning, 6 info) and text.
+using Logger = std::function<void(int priority, const std::string& message)>;
+
 struct Config {
     std::string model_path;
     int threads = 0;                     // compute threads; 0 = physical cores
@@ -28,6 +32,7 @@ struct Config {
     std::string state_dir;               // where sessions are saved; "" = not saved
     uint64_t kv_budget_bytes = 0;        // KV caches kept in memory; 0 = derived from the memory budget
     Limits limits;
+    Logger log;                          // default: stderr with <N> priority prefixes
 };
 
 }  // namespace strata::engine

@@ -2,8 +2,13 @@
 #include "kv/kv_cache.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <memory>
 #include <stdexcept>
 #include <string>
+#include <system_error>
 
 namespace strata::kv {
 
@@ -34,6 +39,67 @@ void KvCache::commit(int32_t n) {
 void KvCache::truncate(int32_t n) {
     if (n < 0 || n > size_) throw std::out_of_range("KvCache::truncate past the end");
     size_ = n;
+}
+
+namespace {
+
+constexpr char kMagic[8] = {'S', 'T', 'R', 'A', 'T', 'A', 'K', 'V'};
+constexpr uint32_t kVersion = 1;
+
+struct Header {
+    char magic[8];
+    uint32_t version;
+    int32_t n_layer, dim, size;
+    uint64_t model_id;
+};
+
+using FilePtr = std::unique_ptr<FILE, int (*)(FILE*)>;
+
+}  // namespace
+
+void KvCache::save(const std::string& path, uint64_t model_id) const {
+    const std::string tmp = path + ".tmp";
+    FilePtr f(std::fopen(tmp.c_str(), "wb"), std::fclose);
+    if (!f) throw std::system_error(errno, std::generic_category(), "cannot create " + tmp);
+    Header h{};
+    std::memcpy(h.magic, kMagic, sizeof kMagic);
+    h.version = kVersion;
+    h.n_layer = n_layer();
+    h.dim = dim_;
+    h.size = size_;
+    h.model_id = model_id;
+    bool ok = std::fwrite(&h, sizeof h, 1, f.get()) == 1;
+    const size_t n = size_t(size_) * dim_;
+    for (int32_t l = 0; ok && l < n_layer(); ++l)
+        ok = std::fwrite(k_[l].data(), sizeof(uint16_t), n, f.get()) == n && std::fwrite(v_[l].data(), sizeof(uint16_t), n, f.get()) == n;
+    ok = ok && std::fflush(f.get()) == 0;
+    const int err = errno;
+    if (std::fclose(f.release()) != 0 || !ok) {
+        std::remove(tmp.c_str());
+        throw std::system_error(err, std::generic_category(), "cannot write " + tmp);
+    }
+    if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+        std::remove(tmp.c_str());
+        throw std::system_error(errno, std::generic_category(), "cannot rename " + tmp);
+    }
+}
+
+std::optional<KvCache> KvCache::load(const std::string& path, uint64_t model_id, int32_t n_layer, int32_t dim, int32_t capacity) {
+    FilePtr f(std::fopen(path.c_str(), "rb"), std::fclose);
+    if (!f) return std::nullopt;
+    Header h{};
+    if (std::fread(&h, sizeof h, 1, f.get()) != 1 || std::memcmp(h.magic, kMagic, sizeof kMagic) != 0 || h.version != kVersion ||
+        h.model_id != model_id || h.n_layer != n_layer || h.dim != dim || h.size < 0 || h.size > capacity)
+        return std::nullopt;
+    KvCache c(n_layer, dim, capacity);
+    c.reserve_append(h.size);
+    const size_t n = size_t(h.size) * dim;
+    for (int32_t l = 0; l < n_layer; ++l)
+        if (std::fread(c.k_[l].data(), sizeof(uint16_t), n, f.get()) != n || std::fread(c.v_[l].data(), sizeof(uint16_t), n, f.get()) != n)
+            return std::nullopt;
+    if (std::fgetc(f.get()) != EOF) return std::nullopt;  // trailing bytes: not our file
+    c.commit(h.size);
+    return c;
 }
 
 }  // namespace strata::kv

@@ -1,11 +1,14 @@
 // kv/kv_cache.h — one sequence's key/value cache.
 // Owns: F16 keys and values of every layer for positions 0..size()-1 of one
 // sequence, grown on demand up to a fixed capacity; truncation (to reuse a shared
-// prefix) and copying. Must not touch: attention math (model/), scheduling (engine/).
+// prefix); saving to and restoring from disk. Must not touch: attention math (model/),
+// scheduling (engine/).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <vector>
 
 namespace strata::kv {
@@ -36,6 +39,14 @@ public:
     void commit(int32_t n);
     // Forgets positions >= n (n <= size()).
     void truncate(int32_t n);
+
+    // Writes positions [0, size()) to `path` (atomically: temporary file + rename), tagged
+    // with `model_id` so that a cache is never restored into another model. Throws
+    // std::system_error on I/O errors.
+    void save(const std::string& path, uint64_t model_id) const;
+    // Reads a cache saved by save(); nullopt when the file is absent, damaged, made for
+    // another model or geometry, or larger than `capacity`.
+    static std::optional<KvCache> load(const std::string& path, uint64_t model_id, int32_t n_layer, int32_t dim, int32_t capacity);
 
 private:
     int32_t dim_;

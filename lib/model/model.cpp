@@ -182,7 +182,7 @@ void Model::forward(std::span<const SequenceBatch> batch, std::vector<float>& lo
             const int32_t id = s.tokens[i];
             if (id < 0 || id >= m.hp.n_vocab)
                 throw std::out_of_range("token id " + std::to_string(id) + " is outside the vocabulary of " + std::to_string(m.hp.n_vocab));
-            const bool wants = s.all_logits || i + 1 == s.tokens.size();
+            const bool wants = s.logits == Logits::All || (s.logits == Logits::Last && i + 1 == s.tokens.size());
             all.push_back({s.cache, s.cache->size() + static_cast<int32_t>(i), id, wants ? out_rows++ : -1});
         }
     }

@@ -29,12 +29,16 @@ struct Options {
     WeightFactory weights;             // default: resident (mmap)
 };
 
+// Which logits a sequence of a batch wants back.
+enum class Logits { None, Last, All };
+
 // One sequence's part of a batch: its cache (new tokens go at positions
-// cache->size() onwards) and whether it wants logits for every new token or only the last.
+// cache->size() onwards) and which logits it wants (a prompt chunk that does not end
+// the prompt wants none, which skips the output layer for it).
 struct SequenceBatch {
     kv::KvCache* cache = nullptr;
     std::span<const int32_t> tokens;
-    bool all_logits = false;
+    Logits logits = Logits::Last;
 };
 
 class Model {
@@ -52,8 +56,8 @@ public:
     kv::KvCache new_cache(int32_t capacity) const;
 
     // Evaluates the batch. `logits` receives, in batch order, one row of n_vocab floats
-    // per new token of sequences with all_logits and one row (the last token's) for the
-    // others. Each cache grows by its token count. On an exception (bad token id, context
+    // per new token of sequences asking for All, one row (the last token's) for Last, and
+    // none for None. Each cache grows by its token count. On an exception (bad token id, context
     // full, weight read error) no cache has changed.
     void forward(std::span<const SequenceBatch> batch, std::vector<float>& logits);
 

@@ -176,7 +176,7 @@ private:
     void run_prompt(int n) {
         auto cache = model_->new_cache(n);
         const auto toks = random_tokens(n);
-        const model::SequenceBatch s{&cache, toks, false};
+        const model::SequenceBatch s{&cache, toks, model::Logits::None};
         model_->forward({&s, 1}, logits_);
     }
 
@@ -184,12 +184,12 @@ private:
     double decode(int prompt, int n) {
         auto cache = model_->new_cache(prompt + n);
         const auto p = random_tokens(prompt);
-        const model::SequenceBatch s{&cache, p, false};
+        const model::SequenceBatch s{&cache, p, model::Logits::None};
         model_->forward({&s, 1}, logits_);
         const auto toks = random_tokens(n);
         const auto t0 = Clock::now();
         for (int i = 0; i < n; ++i) {
-            const model::SequenceBatch one{&cache, std::span<const int32_t>(&toks[i], 1), false};
+            const model::SequenceBatch one{&cache, std::span<const int32_t>(&toks[i], 1), model::Logits::Last};
             model_->forward({&one, 1}, logits_);
         }
         return n / std::chrono::duration<double>(Clock::now() - t0).count();

@@ -7,9 +7,11 @@ import os
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import threading
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 from client_harness import Checks, Daemon, STRATA, json_lines, need_binaries, result_of, strata
 
 GREEDY = ["--temperature", "0", "-n", "24"]

@@ -10,16 +10,18 @@ import sys
 import tempfile
 import time
 
-STRATAD = os.environ.get("STRATAD", "")
-STRATA = os.environ.get("STRATA", "")
-MODEL = os.environ.get("STRATA_MODEL", "")
+BUILD = os.environ.get("STRATA_BUILD_DIR", "build")
+SOURCE = os.environ.get("STRATA_SOURCE_DIR", ".")
+STRATAD = os.path.join(BUILD, "daemon", "stratad")
+STRATA = os.path.join(BUILD, "client", "strata")
+MODEL = os.path.join(SOURCE, "daemon", "models", "stories260K.gguf")
 SKIP = 77
 
 
 def need_binaries():
     for name, path in (("stratad", STRATAD), ("strata", STRATA), ("the bundled model", MODEL)):
-        if not path or not os.path.exists(path):
-            print(f"skipped: {name} is not built ({path or 'no path given'})")
+        if not os.path.exists(path):
+            print(f"skipped: {name} is not there ({path})")
             sys.exit(SKIP)
 
 

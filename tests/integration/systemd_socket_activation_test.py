@@ -10,6 +10,7 @@ import sys
 import tempfile
 import time
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 from client_harness import MODEL, SKIP, STRATAD, Checks, json_lines, need_binaries, result_of, strata
 
 

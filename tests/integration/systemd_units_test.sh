@@ -4,7 +4,7 @@
 # accepts both units (in a scratch root holding the unit files, the targets they depend
 # on and a stratad binary), and the sysusers.d and tmpfiles.d entries create the strata
 # user and its directories in a scratch root.
-# Needs: STRATA_SOURCE_DIR; STRATAD (the built daemon; a stand-in executable otherwise).
+# Needs: STRATA_SOURCE_DIR; STRATA_BUILD_DIR (the built daemon; a stand-in executable otherwise).
 set -eu
 src=${STRATA_SOURCE_DIR:?}/systemd
 for tool in systemd-analyze systemd-sysusers systemd-tmpfiles; do
@@ -30,7 +30,8 @@ for unit in sysinit.target basic.target shutdown.target sockets.target slices.ta
 done
 cp "$src/stratad.service" "$src/stratad.socket" "$root/lib/systemd/system/"
 cp "$(PATH=/usr/bin:/bin which kill)" "$root/usr/bin/kill"   # ExecReload=kill ... (not the shell builtin)
-if [ -x "${STRATAD:-}" ]; then cp "$STRATAD" "$root/usr/sbin/stratad"
+stratad=${STRATA_BUILD_DIR:-build}/daemon/stratad
+if [ -x "$stratad" ]; then cp "$stratad" "$root/usr/sbin/stratad"
 else echo "note: stratad is not built; verifying against a stand-in executable"; cp "$(PATH=/usr/bin:/bin which true)" "$root/usr/sbin/stratad"
 fi
 out=$(systemd-analyze verify --man=no --root="$root" "$root/lib/systemd/system/stratad.socket" \

@@ -40,7 +40,7 @@ std::vector<float> run(model::Model& m, const std::vector<int32_t>& tokens, size
     std::vector<float> all, part;
     for (size_t b = 0; b < tokens.size(); b += chunk) {
         std::vector<int32_t> piece(tokens.begin() + b, tokens.begin() + std::min(tokens.size(), b + chunk));
-        const model::SequenceBatch s{&cache, piece, true};
+        const model::SequenceBatch s{&cache, piece, model::Logits::All};
         m.forward({&s, 1}, part);
         all.insert(all.end(), part.begin(), part.end());
     }
@@ -92,19 +92,21 @@ BOOST_AUTO_TEST_CASE(sequences_in_one_batch_do_not_interfere) {
         if (c.tokens.size() < 64) continue;
         auto m = load(c.model);
         const std::vector<float> alone = run(*m, c.tokens, c.tokens.size());
-        // Three sequences in one batch: the case's tokens, a shorter prefix, a different sequence.
+        // Three sequences in one batch: a shorter prefix (last logits), the case's tokens (all),
+        // a different sequence (no logits).
         std::vector<int32_t> a = c.tokens, b(c.tokens.begin(), c.tokens.begin() + 10), other(c.tokens.rbegin(), c.tokens.rend());
         auto ca = m->new_cache(64), cb = m->new_cache(64), cc = m->new_cache(64);
-        const model::SequenceBatch batch[] = {{&cb, b, false}, {&ca, a, true}, {&cc, other, false}};
+        const model::SequenceBatch batch[] = {{&cb, b, model::Logits::Last}, {&ca, a, model::Logits::All}, {&cc, other, model::Logits::None}};
         std::vector<float> logits;
         m->forward(batch, logits);
-        BOOST_REQUIRE_EQUAL(logits.size(), size_t(c.n_vocab) * (1 + a.size() + 1));
+        BOOST_REQUIRE_EQUAL(logits.size(), size_t(c.n_vocab) * (1 + a.size()));  // Last, All, None
         const std::vector<float> got(logits.begin() + c.n_vocab, logits.begin() + c.n_vocab * (1 + a.size()));
         double worst = 0;
         for (size_t i = 0; i < got.size(); ++i) worst = std::max(worst, double(std::abs(got[i] - alone[i])));
         BOOST_TEST(worst <= 1e-4, c.name << ": batched vs alone differ by " << worst);
         BOOST_TEST(ca.size() == 64);
         BOOST_TEST(cb.size() == 10);
+        BOOST_TEST(cc.size() == 64);
     }
 }
 
@@ -113,17 +115,17 @@ BOOST_AUTO_TEST_CASE(bad_token_leaves_caches_untouched) {
     auto cache = m->new_cache(16);
     const std::vector<int32_t> good = {1, 2, 3}, bad = {1, 512};
     std::vector<float> logits;
-    const model::SequenceBatch ok{&cache, good, false};
+    const model::SequenceBatch ok{&cache, good, model::Logits::Last};
     m->forward({&ok, 1}, logits);
-    const model::SequenceBatch batch[] = {{&cache, good, false}, {nullptr, bad, false}};
+    const model::SequenceBatch batch[] = {{&cache, good, model::Logits::Last}, {nullptr, bad, model::Logits::Last}};
     BOOST_CHECK_THROW(m->forward(batch, logits), std::invalid_argument);
     auto other = m->new_cache(16);
-    const model::SequenceBatch batch2[] = {{&cache, good, false}, {&other, bad, false}};
+    const model::SequenceBatch batch2[] = {{&cache, good, model::Logits::Last}, {&other, bad, model::Logits::Last}};
     BOOST_CHECK_THROW(m->forward(batch2, logits), std::out_of_range);
     BOOST_TEST(cache.size() == 3);
     BOOST_TEST(other.size() == 0);
     auto full = m->new_cache(4);
-    const model::SequenceBatch too_long{&full, std::vector<int32_t>{1, 2, 3, 4, 5}, false};
+    const model::SequenceBatch too_long{&full, std::vector<int32_t>{1, 2, 3, 4, 5}, model::Logits::Last};
     BOOST_CHECK_THROW(m->forward({&too_long, 1}, logits), std::length_error);
 }
 
@@ -137,7 +139,7 @@ BOOST_AUTO_TEST_CASE(stories260k_greedy_200_steps) {
     std::vector<int32_t> got, next = {1};
     std::vector<float> logits;
     for (int i = 0; i < 200; ++i) {
-        const model::SequenceBatch s{&cache, next, false};
+        const model::SequenceBatch s{&cache, next, model::Logits::Last};
         m->forward({&s, 1}, logits);
         next = {static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin())};
         got.push_back(next[0]);
