@@ -166,7 +166,9 @@ def ctrl_c_cancels_and_exits_130(d):
     proc.send_signal(signal.SIGINT)
     rest, err = proc.communicate(timeout=30)
     assert proc.returncode == 130, (proc.returncode, err)
-    result = result_of(json_lines(first + rest))
+    lines = json_lines(first + rest)
+    assert {"cancelled": True} in [m.get("result") for m in lines], lines[-3:]  # the answer to `cancel`
+    result = result_of([m for m in lines if "finish_reason" in m.get("result", {})])
     assert result["finish_reason"] == "cancelled", result
     assert result["usage"]["completion_tokens"] < 1000, result["usage"]
 
