@@ -37,14 +37,16 @@ std::vector<SocketCandidate> socket_candidates(const std::optional<std::string>&
 std::string no_daemon_message(const std::vector<ConnectAttempt>& attempts) {
     std::string msg = "no stratad answers at ";
     msg += attempts.size() == 1 ? "this socket:\n" : "any of these sockets:\n";
-    bool denied = false;
+    size_t denied = 0;
     for (const ConnectAttempt& a : attempts) {
         msg += "  " + a.candidate.path + " (" + a.candidate.origin + "): " + std::strerror(a.error) + "\n";
-        denied = denied || a.error == EACCES;
+        denied += a.error == EACCES ? 1 : 0;
     }
-    if (denied)
+    if (denied > 0)
         msg += "Permission denied: the system socket is for members of the 'strata' group\n"
-               "(as root: usermod -aG strata $USER, then log in again).\n";
+               "(as root: usermod -aG strata $USER, then log in again).";
+    if (denied == attempts.size()) return msg;  // a daemon is there; starting one would not help
+    if (denied > 0) msg += "\n";
     msg += "Start the system service with: systemctl start stratad.socket\n"
            "or run your own daemon: stratad --socket \"$XDG_RUNTIME_DIR/strata.sock\" --model FILE.gguf\n"
            "or point strata at another socket with --socket PATH or $STRATA_SOCKET.";

@@ -70,15 +70,17 @@ dpkg-deb -I "$daemon_deb" conffiles | grep -qx /etc/strata/strata.conf || fail "
 dpkg-deb -e "$daemon_deb" "$work/control"
 grep -q 'systemd-sysusers' "$work/control/postinst" || fail "postinst does not create the strata user"
 grep -q 'systemd-tmpfiles' "$work/control/postinst" || fail "postinst does not create the directories"
-grep -q "deb-systemd-helper.*enable.*stratad.socket\|stratad.socket" "$work/control/postinst" ||
+grep -q "deb-systemd-helper enable 'stratad.socket'" "$work/control/postinst" ||
     fail "postinst does not enable stratad.socket"
 sysusers_line=$(grep -n systemd-sysusers "$work/control/postinst" | head -1 | cut -d: -f1)
-socket_line=$(grep -n 'stratad.socket' "$work/control/postinst" | head -1 | cut -d: -f1)
+socket_line=$(grep -n "stratad.socket" "$work/control/postinst" | head -1 | cut -d: -f1)
 [ "$sysusers_line" -lt "$socket_line" ] || fail "postinst starts the socket before creating the strata user"
 ok "conffiles and maintainer scripts (sysusers, tmpfiles, socket enabled)"
 
-lintian --fail-on error --no-tag-display-limit "$work"/strata_*.changes >"$work/lintian.log" 2>&1 ||
-    { cat "$work/lintian.log"; fail "lintian reports errors"; }
+status=0
+lintian --fail-on error --tag-display-limit 0 "$work"/strata_*.changes >"$work/lintian.raw" 2>&1 || status=$?
+grep -v 'running with root privileges' "$work/lintian.raw" >"$work/lintian.log" || true
+[ $status = 0 ] || { cat "$work/lintian.log"; fail "lintian reports errors"; }
 ok "lintian: no errors ($(grep -c '^W:' "$work/lintian.log" || true) warnings, $(grep -c '^I:' "$work/lintian.log" || true) info)"
 sed 's/^/     /' "$work/lintian.log"
 

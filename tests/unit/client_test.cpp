@@ -209,8 +209,12 @@ BOOST_AUTO_TEST_CASE(no_daemon_message_names_every_path) {
     BOOST_TEST(m.find("/run/strata/strata.sock (system socket): No such file or directory") != std::string::npos);
     BOOST_TEST(m.find("systemctl start stratad.socket") != std::string::npos);
     BOOST_TEST(m.find("'strata' group") == std::string::npos);
-    BOOST_TEST(no_daemon_message({{{kSystemSocket, "system socket"}, EACCES}}).find("'strata' group") !=
-               std::string::npos);
+    const std::string denied = no_daemon_message({{{kSystemSocket, "system socket"}, EACCES}});
+    BOOST_TEST(denied.find("'strata' group") != std::string::npos);
+    BOOST_TEST(denied.find("systemctl start") == std::string::npos);  // the daemon is there
+    const std::string mixed = no_daemon_message({{{"/run/user/7/strata.sock", "$XDG_RUNTIME_DIR"}, ECONNREFUSED},
+                                                 {{kSystemSocket, "system socket"}, EACCES}});
+    BOOST_TEST(mixed.find("log in again).\nStart the system service") != std::string::npos);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
