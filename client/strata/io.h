@@ -34,7 +34,6 @@ public:
     // a noted signal is waiting (fetch it with signals::take()). timeout_ms < 0 waits forever.
     // Throws std::system_error on read errors and std::runtime_error past `max_line` bytes.
     Got next(std::string& line, int timeout_ms = -1);
-    bool has_partial() const { return !buffer_.empty(); }
 
 private:
     int fd_;
