@@ -44,11 +44,11 @@ struct Tables {
         detail::install_scalar(scalar);
         avx2 = scalar;
 #if defined(__x86_64__)
-        detail::install_avx2(avx2);
+        detail::avx2::install(avx2);
 #endif
         avx512 = avx2;
 #if defined(__x86_64__)
-        detail::install_avx512(avx512);
+        detail::avx512::install(avx512);
 #endif
     }
     const Table& of(Isa isa) const { return isa == Isa::Avx512 ? avx512 : isa == Isa::Avx2 ? avx2 : scalar; }

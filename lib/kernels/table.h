@@ -35,10 +35,15 @@ struct Table {
     void (*axpy_f16)(float* y, float a, const uint16_t* x, int64_t n) = nullptr;
 };
 
-// Fill every slot (scalar) or override the slots an ISA implements. The AVX-512 variant
-// may assume AVX2/FMA/F16C too; dispatch.cpp installs avx2 before avx512.
+// Fill every slot (scalar) or override the slots an ISA implements (simd/install.cpp,
+// compiled once per variant). The AVX-512 variant may assume AVX2/FMA/F16C too;
+// dispatch.cpp installs avx2 before avx512.
 void install_scalar(Table& t);
-void install_avx2(Table& t);
-void install_avx512(Table& t);
+namespace avx2 {
+void install(Table& t);
+}
+namespace avx512 {
+void install(Table& t);
+}
 
 }  // namespace strata::kernels::detail

@@ -51,7 +51,7 @@ private:
     std::vector<std::thread> threads_;
     Thunk fn_ = nullptr;
     void* ctx_ = nullptr;
-    std::atomic<uint64_t> generation_{0};
+    std::atomic<uint32_t> generation_{0};  // 32 bits: atomic::wait is a plain futex
     std::atomic<int> pending_{0};
     std::atomic<bool> stop_{false};
 };

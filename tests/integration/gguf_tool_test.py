@@ -6,6 +6,7 @@ within llama.cpp's tolerance, and clear errors (exit 1) for damaged files, usage
 import array
 import json
 import os
+import struct
 import subprocess
 import sys
 import tempfile
@@ -69,6 +70,67 @@ class GgufToolTest(unittest.TestCase):
             r = tool("info", os.path.join(tmp, "missing.gguf"))
             self.assertEqual(r.returncode, 1)
             self.assertIn(b"missing.gguf", r.stderr)
+
+    def convert(self, tmp, checkpoint, name):
+        out = os.path.join(tmp, name + ".gguf")
+        r = tool("convert", checkpoint, out, "--tokenizer", os.path.join(DATA, "stories260K", "tok512.bin"), "--ctx", "2048")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return out
+
+    def logits(self, tmp, model):
+        out = os.path.join(tmp, os.path.basename(model) + ".f32")
+        r = tool("logits", model, "--tokens", "1 403 407 261 378 432 383", "--out", out)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return open(out, "rb").read()
+
+    def test_convert_llama2c_checkpoints(self):
+        """Both llama2.c layouts convert to a model computing bit-identical logits to llama.cpp's own conversion."""
+        v0 = os.path.join(DATA, "stories260K", "stories260K.bin")
+        raw = open(v0, "rb").read()
+        dim, hidden, layers, heads, kv_heads, vocab, seq = struct.unpack("<7i", raw[:28])
+        hs = dim // heads
+        sizes = {"embd": vocab * dim, "att": layers * dim, "wq": layers * dim * dim, "wk": layers * dim * hs * kv_heads,
+                 "wv": layers * dim * hs * kv_heads, "wo": layers * dim * dim, "ffn": layers * dim, "w1": layers * dim * hidden,
+                 "w2": layers * hidden * dim, "w3": layers * dim * hidden, "norm": dim, "freq": seq * hs}
+        parts, at = {}, 28
+        for key in ("embd", "att", "wq", "wk", "wv", "wo", "ffn", "w1", "w2", "w3", "norm", "freq"):
+            parts[key] = raw[at:at + 4 * sizes[key]]
+            at += 4 * sizes[key]
+        self.assertEqual(at, len(raw))
+        header = struct.pack("<Ii7iB", 0x616B3432, 1, dim, hidden, layers, heads, kv_heads, vocab, seq, 1)
+        v1 = header + b"\0" * (256 - len(header)) + b"".join(parts[k] for k in ("att", "ffn", "norm", "embd", "wq", "wk", "wv", "wo", "w1", "w2", "w3"))
+        with tempfile.TemporaryDirectory() as tmp:
+            v1_path = os.path.join(tmp, "v1.bin")
+            open(v1_path, "wb").write(v1)
+            reference = self.logits(tmp, STORIES)
+            self.assertEqual(self.logits(tmp, self.convert(tmp, v0, "from-v0")), reference)
+            self.assertEqual(self.logits(tmp, self.convert(tmp, v1_path, "from-v1")), reference)
+            for text in ("Once upon a time", "Lily's mom said, \"no\"!"):
+                ids = [tool("tokenize", m, text).stdout for m in (STORIES, os.path.join(tmp, "from-v0.gguf"))]
+                self.assertEqual(ids[0], ids[1])
+            cut = os.path.join(tmp, "cut.bin")
+            open(cut, "wb").write(raw[:len(raw) // 2])
+            r = tool("convert", cut, os.path.join(tmp, "x.gguf"), "--tokenizer", os.path.join(DATA, "stories260K", "tok512.bin"))
+            self.assertEqual(r.returncode, 1)
+            self.assertIn(b"truncated", r.stderr)
+
+    def test_synth_is_deterministic_and_runs(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            paths = [os.path.join(tmp, n) for n in ("a.gguf", "b.gguf", "c.gguf", "q.gguf")]
+            args = ["--preset", "tiny", "--n-embd", "256", "--n-ff", "512", "--type"]
+            for path, seed, ty in zip(paths, ("7", "7", "8", "7"), ("F16", "F16", "F16", "Q4_K_M")):
+                r = tool("synth", path, *args, ty, "--seed", seed, "--arch", "qwen2")
+                self.assertEqual(r.returncode, 0, r.stderr)
+            a, b, c = (open(p, "rb").read() for p in paths[:3])
+            self.assertEqual(a, b)
+            self.assertNotEqual(a, c)
+            info = tool("info", paths[3]).stdout.decode()
+            self.assertIn("Q4_K", info)
+            self.assertIn("Q6_K", info)  # the mix puts output.weight in Q6_K
+            self.assertIn("attn_q.bias", info)
+            r = tool("generate", paths[3], "--tokens", "1 2 3", "-n", "5")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertEqual(len(r.stdout.split()), 5)
 
     def test_usage_errors(self):
         for cmd in (["nonsense"], ["generate", STORIES, "--tokens", "x"], ["generate", STORIES, "-n", "-1", "--tokens", "1"],

@@ -217,6 +217,26 @@ std::vector<int64_t> test_ks(DType w) {
     return {b, 3 * b, b == 32 ? 4096 : 11 * b};
 }
 
+// Rows for the conversion tests: random rows at several magnitudes, then edge cases.
+std::vector<std::vector<float>> conversion_rows(std::mt19937& rng) {
+    const int64_t n = 256 * 5;
+    std::vector<std::vector<float>> rows;
+    for (float scale : {1e-4f, 1.0f, 3.0f, 1e3f}) rows.push_back(random_floats(rng, n, scale));
+    // An all-zero super-block; a block whose max is 127, so the scale is 1 and the halves
+    // are exact rounding ties; super-blocks whose largest magnitude occurs with both signs
+    // (the first one sets Q8_K's sign), in different vectors and within one.
+    std::vector<float> x = random_floats(rng, n, 3.0f);
+    std::fill(x.begin() + 256, x.begin() + 512, 0.0f);
+    for (int i = 0; i < 32; ++i) x[512 + i] = static_cast<float>(i - 16) + 0.5f;
+    x[512] = 127.0f;
+    x[900] = -70.0f;
+    x[950] = 70.0f;
+    x[1025] = 60.0f;
+    x[1030] = -60.0f;
+    rows.push_back(x);
+    return rows;
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(kernels)
@@ -255,8 +275,10 @@ BOOST_AUTO_TEST_CASE(gemm_matches_scalar_and_float64) {
     std::mt19937 rng(1234);
     for (DType w : kWeightTypes) {
         for (int64_t kk : test_ks(w)) {
-            for (auto [r0, r1] : {std::pair<int64_t, int64_t>{0, 1}, {3, 8}, {5, 42}}) {
-                for (int64_t nt : {1, 3, 8, 37}) check_gemm(Problem(w, kk, r0, r1, nt, rng));
+            // Row counts 1, 3, 6, 37 leave every remainder of a 2- or 4-row tile; token
+            // counts cover the fused paths (1, 2, 3) and full and partial 4-token tiles.
+            for (auto [r0, r1] : {std::pair<int64_t, int64_t>{0, 1}, {2, 5}, {1, 7}, {5, 42}}) {
+                for (int64_t nt : {1, 2, 3, 8, 37}) check_gemm(Problem(w, kk, r0, r1, nt, rng));
             }
         }
     }
@@ -264,27 +286,20 @@ BOOST_AUTO_TEST_CASE(gemm_matches_scalar_and_float64) {
 
 BOOST_AUTO_TEST_CASE(convert_activations_bit_identical) {
     std::mt19937 rng(99);
-    const int64_t n = 256 * 5;
-    std::vector<float> x = random_floats(rng, n, 3.0f);
-    // Edge cases: an all-zero super-block; a block whose max is 127, so the scale is 1 and
-    // the halves are exact rounding ties; a super-block whose largest magnitude occurs
-    // with both signs (the first one sets Q8_K's sign).
-    std::fill(x.begin() + 256, x.begin() + 512, 0.0f);
-    for (int i = 0; i < 32; ++i) x[512 + i] = static_cast<float>(i - 16) + 0.5f;
-    x[512] = 127.0f;
-    x[900] = -70.0f;
-    x[950] = 70.0f;
-    for (DType at : {DType::F32, DType::F16, DType::BF16, DType::Q8_0, DType::Q8_1, DType::Q8_K}) {
-        std::vector<uint8_t> ref(row_bytes(at, n));
-        if (at == DType::F32) std::memcpy(ref.data(), x.data(), n * sizeof(float));
-        else strata::quantize_row(at, x.data(), ref.data(), n);
-        for (k::Isa isa : supported_isas()) {
-            const UseIsa use(isa);
-            std::vector<uint8_t> got(ref.size() + 16, 0xEE);
-            k::convert_activations(at, x.data(), got.data(), n);
-            BOOST_TEST_CONTEXT(k::isa_name(isa) << " " << strata::dtype_name(at)) {
-                BOOST_TEST(std::memcmp(got.data(), ref.data(), ref.size()) == 0);
-                BOOST_TEST(got[ref.size()] == 0xEE, "wrote past the row");
+    for (const std::vector<float>& x : conversion_rows(rng)) {
+        const auto n = static_cast<int64_t>(x.size());
+        for (DType at : {DType::F32, DType::F16, DType::BF16, DType::Q8_0, DType::Q8_1, DType::Q8_K}) {
+            std::vector<uint8_t> ref(row_bytes(at, n));
+            if (at == DType::F32) std::memcpy(ref.data(), x.data(), n * sizeof(float));
+            else strata::quantize_row(at, x.data(), ref.data(), n);
+            for (k::Isa isa : supported_isas()) {
+                const UseIsa use(isa);
+                std::vector<uint8_t> got(ref.size() + 16, 0xEE);
+                k::convert_activations(at, x.data(), got.data(), n);
+                BOOST_TEST_CONTEXT(k::isa_name(isa) << " " << strata::dtype_name(at)) {
+                    BOOST_TEST(std::memcmp(got.data(), ref.data(), ref.size()) == 0);
+                    BOOST_TEST(got[ref.size()] == 0xEE, "wrote past the row");
+                }
             }
         }
     }

@@ -5,9 +5,9 @@
 // Must not touch: anything outside this ISA's translation units.
 #pragma once
 
-#include <immintrin.h>
-
 #include <cstdint>
+
+#include "kernels/simd/intrinsics.h"
 
 namespace {
 
@@ -63,6 +63,42 @@ struct V {
         const I r = _mm256_blendv_epi8(rounded, quiet, nan);
         const __m128i packed = _mm_packus_epi32(_mm256_castsi256_si128(r), _mm256_extracti128_si256(r, 1));
         _mm_storeu_si128(reinterpret_cast<__m128i*>(p), packed);
+    }
+
+    // Integer side of the quantized products (I holds kBytes int8 or int32 lanes).
+    static constexpr int kBytes = 32;
+    static I load_i(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
+    static I izero() { return _mm256_setzero_si256(); }
+    static I sub_i32(I a, I b) { return _mm256_sub_epi32(a, b); }
+    static F cvt(I v) { return _mm256_cvtepi32_ps(v); }
+    // u8 x s8 products summed in pairs to int16 (no overflow for u < 64).
+    static I maddubs(I u, I s) { return _mm256_maddubs_epi16(u, s); }
+    // acc + int16 pairs a * b summed to int32.
+    static I dot_i16(I acc, I a, I b) { return _mm256_add_epi32(acc, _mm256_madd_epi16(a, b)); }
+    static __m256i dot_i16_256(__m256i acc, __m256i a, __m256i b) { return _mm256_add_epi32(acc, _mm256_madd_epi16(a, b)); }
+    // sum of 16 int16 products a[i] * b[i] in int32 lanes (8 partial sums).
+    static I madd16(const int16_t* a, const int16_t* b) {
+        return _mm256_madd_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a)),
+                                 _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b)));
+    }
+    // u8 x s8 dot in int32 lanes of 4 products, minus an offset: u * a + corr. When u spans
+    // 0..255 (Wide, u = w + 128) maddubs could saturate, so the signed w = u - 128 goes
+    // through |w| * (a with w's sign), which is exactly u * a - 128 * sum(a) and makes
+    // corr (= -128 * sum(a)) unnecessary.
+    template <bool Wide>
+    static I dot_u8s8(I u, I a, I corr) {
+        const I ones = _mm256_set1_epi16(1);
+        if constexpr (Wide) {
+            const I w = _mm256_xor_si256(u, _mm256_set1_epi8(-128));
+            return _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(w, w), _mm256_sign_epi8(a, w)), ones);
+        } else {
+            return _mm256_add_epi32(_mm256_madd_epi16(_mm256_maddubs_epi16(u, a), ones), corr);
+        }
+    }
+
+    template <bool Wide>
+    static __m256i dot_u8s8_256(__m256i u, __m256i a, __m256i corr) {
+        return dot_u8s8<Wide>(u, a, corr);
     }
 
     // Sums of squares in double, as GGML's rms_norm: D holds the running double sums.

@@ -5,13 +5,7 @@
 // Must not touch: anything outside this ISA's translation units.
 #pragma once
 
-// GCC 12's AVX-512 intrinsics initialise their "undefined" vectors from themselves, which
-// -Wuninitialized flags inside the header (GCC bug 105593); silence it for the header only.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#include <immintrin.h>
-#pragma GCC diagnostic pop
+#include "kernels/simd/intrinsics.h"
 
 #include <cstdint>
 
@@ -63,6 +57,33 @@ struct V {
         const __mmask16 nan =
             _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff)), _mm512_set1_epi32(0x7f800000));
         _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), _mm512_cvtepi32_epi16(_mm512_mask_blend_epi32(nan, rounded, quiet)));
+    }
+
+    // Integer side of the quantized products (I holds kBytes int8 or int32 lanes).
+    static constexpr int kBytes = 64;
+    static I load_i(const void* p) { return _mm512_loadu_si512(p); }
+    static I izero() { return _mm512_setzero_si512(); }
+    static I sub_i32(I a, I b) { return _mm512_sub_epi32(a, b); }
+    static F cvt(I v) { return _mm512_cvtepi32_ps(v); }
+    // u8 x s8 products summed in pairs to int16 (no overflow for u < 64).
+    static I maddubs(I u, I s) { return _mm512_maddubs_epi16(u, s); }
+    // acc + int16 pairs a * b summed to int32 (VNNI).
+    static I dot_i16(I acc, I a, I b) { return _mm512_dpwssd_epi32(acc, a, b); }
+    static __m256i dot_i16_256(__m256i acc, __m256i a, __m256i b) { return _mm256_dpwssd_epi32(acc, a, b); }
+    // sum of 16 int16 products a[i] * b[i] in int32 lanes (8 partial sums, upper lanes 0).
+    static I madd16(const int16_t* a, const int16_t* b) {
+        return _mm512_zextsi256_si512(_mm256_madd_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a)),
+                                                        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b))));
+    }
+    // u8 x s8 dot in int32 lanes of 4 products, plus corr (VNNI: no saturation for any u).
+    template <bool Wide>
+    static I dot_u8s8(I u, I a, I corr) {
+        return _mm512_dpbusd_epi32(corr, u, a);
+    }
+
+    template <bool Wide>
+    static __m256i dot_u8s8_256(__m256i u, __m256i a, __m256i corr) {
+        return _mm256_dpbusd_epi32(corr, u, a);
     }
 
     // Sums of squares in double, as GGML's rms_norm: D holds the running double sums.

@@ -41,37 +41,31 @@ typename V::F exp(typename V::F x) {
     return V::ldexp(p, n);
 }
 
+// y[i] = store(load(x[i])) for whole vectors, then the zero-padded tail.
+template <class V, class In, class Out, class Load, class Store>
+void map_row(const In* x, Out* y, int64_t n, Load load, Store store) {
+    int64_t i = 0;
+    for (; i + V::N <= n; i += V::N) store(y + i, load(x + i));
+    if (i == n) return;
+    const Tail<In, V::N> in(x + i, n - i);
+    Tail<Out, V::N> out;
+    store(out.v, load(in.v));
+    out.copy_to(y + i, n - i);
+}
+
 template <class V>
 void f32_to_f16(const float* x, uint16_t* y, int64_t n) {
-    int64_t i = 0;
-    for (; i + V::N <= n; i += V::N) V::store_f16(y + i, V::load(x + i));
-    if (i == n) return;
-    const Tail<float, V::N> in(x + i, n - i);
-    Tail<uint16_t, V::N> out;
-    V::store_f16(out.v, V::load(in.v));
-    out.copy_to(y + i, n - i);
+    map_row<V>(x, y, n, V::load, V::store_f16);
 }
 
 template <class V>
 void f16_to_f32(const uint16_t* x, float* y, int64_t n) {
-    int64_t i = 0;
-    for (; i + V::N <= n; i += V::N) V::store(y + i, V::load_f16(x + i));
-    if (i == n) return;
-    const Tail<uint16_t, V::N> in(x + i, n - i);
-    Tail<float, V::N> out;
-    V::store(out.v, V::load_f16(in.v));
-    out.copy_to(y + i, n - i);
+    map_row<V>(x, y, n, V::load_f16, V::store);
 }
 
 template <class V>
 void f32_to_bf16(const float* x, uint16_t* y, int64_t n) {
-    int64_t i = 0;
-    for (; i + V::N <= n; i += V::N) V::store_bf16(y + i, V::load(x + i));
-    if (i == n) return;
-    const Tail<float, V::N> in(x + i, n - i);
-    Tail<uint16_t, V::N> out;
-    V::store_bf16(out.v, V::load(in.v));
-    out.copy_to(y + i, n - i);
+    map_row<V>(x, y, n, V::load, V::store_bf16);
 }
 
 template <class V>

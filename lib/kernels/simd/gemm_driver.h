@@ -1,0 +1,137 @@
+// kernels/simd/gemm_driver.h — the weight-stationary loop nest every SIMD matrix product
+// shares. The k dimension is cut into steps of 256 elements. For each block of tokens and
+// each tile of R weight rows, every step's weights are unpacked once (into a form the
+// integer or float FMAs read directly) and then applied to all the tokens of the block,
+// T at a time with R x T accumulators; partial sums live in a small per-tile array.
+// A family (gemm_kquant.h, gemm_legacy.h, gemm_float.h) supplies:
+//   WBlock                       one row's unpacked step
+//   R, T                         the register tile
+//   act_bytes(k)                 bytes of prepared activations per token
+//   Acts prepare(X, ldx, nt, k)  the activations of a token block, and
+//        Acts::step(t, s)        a pointer to token t's data for step s
+//   unpack(row, k, s, WBlock&)   weights of one row, step s (zero past k)
+//   step<NR, NT>(w, acts, t, s, acc, stride)
+//                                adds step s of NR rows x NT tokens into acc[r * stride + t]
+//   kFusedTokens                 up to how many tokens fused<NR, NT> runs instead (0: never),
+//   kFusedRows, fused<NR, NT>(w, ldw, k, acts, t, Y, ldy)
+//                                the whole product of NR rows x NT tokens, unpacking in
+//                                registers (weights are used too few times to store them)
+// Must not touch: type-specific arithmetic.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <new>
+
+namespace {
+namespace simd {
+
+constexpr int64_t kStep = 256;          // elements per step, the K-quant super-block
+constexpr int64_t kMaxTokenBlock = 64;  // tokens sharing one unpacking of the weights
+constexpr int64_t kActBudget = 256 * 1024;  // bytes of activations per token block (L2)
+
+inline int64_t steps(int64_t k) { return (k + kStep - 1) / kStep; }
+inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+// Per-thread, grow-only, 64-byte aligned scratch for prepared activations: allocated on
+// first use and when a larger problem comes, never in the steady state.
+class Scratch {
+public:
+    ~Scratch() { std::free(data_); }
+    void* get(size_t bytes) {
+        if (bytes > size_) {
+            std::free(data_);
+            size_ = (bytes + 63) / 64 * 64;
+            data_ = std::aligned_alloc(64, size_);
+            if (!data_) throw std::bad_alloc();
+        }
+        return data_;
+    }
+
+private:
+    void* data_ = nullptr;
+    size_t size_ = 0;
+};
+
+inline void* scratch(size_t bytes) {
+    thread_local Scratch s;
+    return s.get(bytes);
+}
+
+// Calls fn(Count<n>{}) for a run-time n in [1, Max], so tiles are compile-time sized.
+template <int N>
+struct Count {
+    static constexpr int value = N;
+};
+template <int Max, class Fn>
+void with_count(int n, Fn&& fn) {
+    if constexpr (Max >= 1) {
+        if (n == Max) return fn(Count<Max>{});
+        with_count<Max - 1>(n, fn);
+    }
+}
+
+template <class V, class K>
+struct Gemm {
+    using F = typename V::F;
+    static constexpr int R = K::R, T = K::T;
+
+    static void run(int64_t k, const void* W, size_t ldw, int64_t r0, int64_t r1, const void* X, size_t ldx,
+                    int64_t nt, float* Y, size_t ldy) {
+        const int64_t per_token = K::act_bytes(k);
+        int64_t block = min64(kMaxTokenBlock, kActBudget / per_token) / T * T;
+        if (block < T) block = T;
+        auto* w = static_cast<const uint8_t*>(W);
+        auto* x = static_cast<const uint8_t*>(X);
+        if constexpr (K::kFusedTokens > 0) {
+            if (nt <= K::kFusedTokens) return fused(k, w, ldw, r0, r1, x, ldx, nt, Y, ldy);
+        }
+        for (int64_t t0 = 0; t0 < nt; t0 += block) {
+            const int64_t tb = min64(block, nt - t0);
+            const typename K::Acts acts = K::prepare(x + t0 * ldx, ldx, tb, k);
+            for (int64_t r = r0; r < r1; r += R) {
+                with_count<R>(static_cast<int>(min64(R, r1 - r)), [&](auto nr) {
+                    row_tile<decltype(nr)::value>(k, w + r * ldw, ldw, acts, tb, Y + t0 * ldy + r, ldy);
+                });
+            }
+        }
+    }
+
+    // Few tokens: the family unpacks each weight block in registers for all of them.
+    static void fused(int64_t k, const uint8_t* w, size_t ldw, int64_t r0, int64_t r1, const uint8_t* x, size_t ldx,
+                      int64_t nt, float* Y, size_t ldy) {
+        const typename K::Acts acts = K::prepare(x, ldx, nt, k);
+        for (int64_t r = r0; r < r1; r += K::kFusedRows) {
+            with_count<K::kFusedRows>(static_cast<int>(min64(K::kFusedRows, r1 - r)), [&](auto nr) {
+                with_count<K::kFusedTokens>(static_cast<int>(nt), [&](auto ntc) {
+                    K::template fused<decltype(nr)::value, decltype(ntc)::value>(w + r * ldw, ldw, k, acts, 0, Y + r, ldy);
+                });
+            });
+        }
+    }
+
+    template <int NR>
+    static void row_tile(int64_t k, const uint8_t* w, size_t ldw, const typename K::Acts& acts, int64_t tb, float* Y,
+                         size_t ldy) {
+        alignas(64) F acc[NR * kMaxTokenBlock];
+        for (int r = 0; r < NR; ++r)
+            for (int64_t t = 0; t < tb; ++t) acc[r * kMaxTokenBlock + t] = V::zero();
+        alignas(64) typename K::WBlock wb[NR];
+        const int64_t full = tb / T * T;
+        for (int64_t s = 0; s < steps(k); ++s) {
+            for (int r = 0; r < NR; ++r) K::unpack(w + r * ldw, k, s, wb[r]);
+            for (int64_t t = 0; t < full; t += T) K::template step<NR, T>(wb, acts, t, s, acc + t, kMaxTokenBlock);
+            if (full < tb) {
+                with_count<T - 1>(static_cast<int>(tb - full), [&](auto nt) {
+                    K::template step<NR, decltype(nt)::value>(wb, acts, full, s, acc + full, kMaxTokenBlock);
+                });
+            }
+        }
+        for (int r = 0; r < NR; ++r)
+            for (int64_t t = 0; t < tb; ++t) Y[t * ldy + r] = V::hsum(acc[r * kMaxTokenBlock + t]);
+    }
+};
+
+}  // namespace simd
+}  // namespace

@@ -1,0 +1,389 @@
+// kernels/simd/gemm_kquant.h — Q2_K..Q6_K weights against Q8_K activations.
+// Every K-quant super-block unpacks (with AVX2 integer code, which both variants run) to
+// the same form: 256 unsigned small integers u in activation order, the int16 scale of
+// each u pair, and a correction c per 16-element group, so that
+//     dot = d * da * sum(scale * u * a) - dc * da * sum_g(c_g * bsum_g)
+// (dc = dmin for the types with mins, dc = d for the types with an offset, where the
+// integer subtraction happens before the float step). The product is then one maddubs
+// and one int16 dot per vector of u, the same for every type.
+// Must not touch: other weight families.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+#include "kernels/simd/gemm_driver.h"
+#include "kernels/simd/intrinsics.h"
+#include "tensor/blocks.h"
+
+namespace {
+namespace simd {
+
+struct KBlock {
+    alignas(64) uint8_t u[256];       // weights as unsigned integers
+    alignas(64) int16_t scale[128];   // the group scale of each pair (u[2i], u[2i+1])
+    alignas(32) int16_t corr[16];     // per 16-group: the factor of the activation bsum
+    float d, dc;
+};
+
+inline float half(uint16_t h) { return _cvtsh_ss(h); }
+
+inline __m256i load256(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
+inline void store256(void* p, __m256i v) { _mm256_storeu_si256(static_cast<__m256i*>(p), v); }
+
+// Calls fn(Count<c>{}) for c = 0 .. N-1, unrolled at compile time.
+template <int N, int C = 0, class Fn>
+void for_chunks(Fn&& fn) {
+    if constexpr (C < N) {
+        fn(Count<C>{});
+        for_chunks<N, C + 1>(fn);
+    }
+}
+
+// A pshufb pattern repeating int16 word W0 over the low 128 bits and W1 over the high.
+template <int W0, int W1>
+__m256i word_pattern() {
+    constexpr char a = 2 * W0, b = 2 * W0 + 1, c = 2 * W1, d = 2 * W1 + 1;
+    return _mm256_setr_epi8(a, b, a, b, a, b, a, b, a, b, a, b, a, b, a, b, c, d, c, d, c, d, c, d, c, d, c, d, c, d, c, d);
+}
+
+// Group scales as int16 words, kept in both 128-bit halves of lo (words 0..7) and hi
+// (words 8..15), from which the scale vector of any 32-element chunk is one shuffle.
+struct Scales {
+    __m256i lo, hi;
+    Scales() = default;
+    explicit Scales(__m256i s16)
+        : lo(_mm256_permute2x128_si256(s16, s16, 0x00)), hi(_mm256_permute2x128_si256(s16, s16, 0x11)) {}
+    // 16-element groups: chunk C holds groups 2C (low half) and 2C + 1 (high half).
+    template <int C>
+    __m256i groups16() const {
+        return _mm256_shuffle_epi8(C < 4 ? lo : hi, word_pattern<(2 * C) % 8, (2 * C + 1) % 8>());
+    }
+    // 32-element groups (words 0..7): chunk C is group C.
+    template <int C>
+    __m256i groups32() const {
+        return _mm256_shuffle_epi8(lo, word_pattern<C, C>());
+    }
+};
+
+// Bytes shifted so that bit From lands on bit To of each byte, other bits unmasked;
+// callers mask. Shifts of 16-bit lanes never move a bit onto the masked position of the
+// neighbouring byte for the masks used here.
+template <int From, int To>
+__m256i move_bit(__m256i b) {
+    if constexpr (From > To) return _mm256_srli_epi16(b, From - To);
+    else if constexpr (From < To) return _mm256_slli_epi16(b, To - From);
+    else return b;
+}
+
+// Q2_K / Q3_K: four 2-bit planes per 32 bytes of qs; element 128h + 32j + l is bits 2j of
+// qs[32h + l].
+template <int J>
+__m256i two_bits(__m256i q) {
+    return _mm256_and_si256(move_bit<2 * J, 0>(q), _mm256_set1_epi8(3));
+}
+
+// Each type gives, for super-block x: Prep prep(x) (what the chunks share), u<C>(x, p)
+// the 32 unsigned weights of chunk C (elements 32C..32C+31), scale<C>(p) their pair
+// scales, corr(p) the 16 group corrections, and d(x), dc(x).
+
+// Q4_K / Q5_K: 6-bit scales and mins of 32-element groups packed in 12 bytes b, as words
+// 0..7 (scales) and 8..15 (mins):
+//   sc[0..3] = b[0..3] & 63                 m[0..3] = b[4..7] & 63
+//   sc[4..7] = b[8..11] & 15 | b[0..3] >> 6 << 4
+//   m[4..7]  = b[8..11] >> 4 | b[4..7] >> 6 << 4
+// Decoded with byte shuffles (the 16-byte load reads into qs, which follows in the block).
+inline __m256i k4_scales_mins(const uint8_t* packed) {
+    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(packed));
+    const __m128i low_src = _mm_shuffle_epi8(b, _mm_setr_epi8(0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 8, 9, 10, 11));
+    const __m128i high_src = _mm_shuffle_epi8(b, _mm_setr_epi8(-1, -1, -1, -1, 0, 1, 2, 3, -1, -1, -1, -1, 4, 5, 6, 7));
+    const __m128i low = _mm_or_si128(
+        _mm_and_si128(low_src, _mm_setr_epi8(63, 63, 63, 63, 15, 15, 15, 15, 63, 63, 63, 63, 0, 0, 0, 0)),
+        _mm_and_si128(_mm_srli_epi16(low_src, 4), _mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 15, 15, 15, 15)));
+    const __m128i high = _mm_and_si128(_mm_srli_epi16(high_src, 2), _mm_set1_epi8(0x30));
+    return _mm256_cvtepu8_epi16(_mm_or_si128(low, high));
+}
+
+struct K4Prep {
+    Scales s;
+    K4Prep() = default;
+    explicit K4Prep(const uint8_t* packed) : s(k4_scales_mins(packed)) {}
+    // Group g of 16 takes the min of its 32-group g / 2.
+    __m256i corr() const { return _mm256_shuffle_epi8(s.hi, word_pattern_pairs()); }
+    static __m256i word_pattern_pairs() {
+        return _mm256_setr_epi8(0, 1, 0, 1, 2, 3, 2, 3, 4, 5, 4, 5, 6, 7, 6, 7, 8, 9, 8, 9, 10, 11, 10, 11, 12, 13,
+                                12, 13, 14, 15, 14, 15);
+    }
+};
+
+// Chunk C of 4-bit quants stored as in Q4_K/Q5_K: the low (C even) or high nibbles of
+// qs[32(C / 2) + l].
+template <int C>
+__m256i nibble_chunk(const uint8_t* qs) {
+    const __m256i q = load256(qs + 32 * (C / 2));
+    return _mm256_and_si256(C % 2 ? _mm256_srli_epi16(q, 4) : q, _mm256_set1_epi8(0x0F));
+}
+
+struct Q4K {
+    using Block = strata::BlockQ4_K;
+    static constexpr bool kOffset = false;
+    using Prep = K4Prep;
+    static Prep prep(const Block& x) { return Prep(x.scales); }
+    template <int C>
+    static __m256i u(const Block& x, const Prep&) {
+        return nibble_chunk<C>(x.qs);
+    }
+    template <int C>
+    static __m256i scale(const Prep& p) { return p.s.groups32<C>(); }
+    static __m256i corr(const Prep& p) { return p.corr(); }
+    static float d(const Block& x) { return half(x.d); }
+    static float dc(const Block& x) { return half(x.dmin); }
+};
+
+struct Q5K {
+    using Block = strata::BlockQ5_K;
+    static constexpr bool kOffset = false;
+    struct Prep : K4Prep {
+        __m256i qh;
+        Prep() = default;
+        explicit Prep(const Block& x) : K4Prep(x.scales), qh(load256(x.qh)) {}
+    };
+    static Prep prep(const Block& x) { return Prep(x); }
+    // Element 32C + l takes bit C of qh[l] as its fifth bit.
+    template <int C>
+    static __m256i u(const Block& x, const Prep& p) {
+        return _mm256_or_si256(nibble_chunk<C>(x.qs), _mm256_and_si256(move_bit<C, 4>(p.qh), _mm256_set1_epi8(0x10)));
+    }
+    template <int C>
+    static __m256i scale(const Prep& p) { return p.s.groups32<C>(); }
+    static __m256i corr(const Prep& p) { return p.corr(); }
+    static float d(const Block& x) { return half(x.d); }
+    static float dc(const Block& x) { return half(x.dmin); }
+};
+
+struct Q6K {
+    using Block = strata::BlockQ6_K;
+    static constexpr bool kOffset = true;  // u - 32
+    struct Prep {
+        __m256i s16;
+        Scales s;
+        Prep() = default;
+        explicit Prep(__m256i v) : s16(v), s(v) {}
+    };
+    static Prep prep(const Block& x) {
+        return Prep(_mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x.scales))));
+    }
+    // Half h = C / 4, plane i = C % 4: low (i < 2) or high nibbles of ql[64h + 32(i % 2) + l],
+    // plus bits 2i, 2i+1 of qh[32h + l] as bits 4, 5.
+    template <int C>
+    static __m256i u(const Block& x, const Prep&) {
+        constexpr int h = C / 4, i = C % 4;
+        const __m256i ql = load256(x.ql + 64 * h + 32 * (i % 2));
+        const __m256i lo = _mm256_and_si256(i < 2 ? ql : _mm256_srli_epi16(ql, 4), _mm256_set1_epi8(0x0F));
+        const __m256i hi = _mm256_and_si256(move_bit<2 * i, 4>(load256(x.qh + 32 * h)), _mm256_set1_epi8(0x30));
+        return _mm256_or_si256(lo, hi);
+    }
+    template <int C>
+    static __m256i scale(const Prep& p) { return p.s.groups16<C>(); }
+    static __m256i corr(const Prep& p) { return _mm256_slli_epi16(p.s16, 5); }
+    static float d(const Block& x) { return half(x.d); }
+    static float dc(const Block& x) { return half(x.d); }
+};
+
+struct Q3K {
+    using Block = strata::BlockQ3_K;
+    static constexpr bool kOffset = true;  // u - 4
+    struct Prep {
+        __m256i s16;
+        Scales s;
+        __m256i hm;
+        Prep() = default;
+        Prep(__m256i v, __m256i hmask) : s16(v), s(v), hm(hmask) {}
+    };
+    static __m256i signed_scales(const uint8_t* packed) {
+        constexpr uint32_t kmask1 = 0x03030303, kmask2 = 0x0f0f0f0f;
+        uint32_t aux[4];
+        std::memcpy(aux, packed, 12);
+        const uint32_t tmp = aux[2];
+        aux[2] = ((aux[0] >> 4) & kmask2) | (((tmp >> 4) & kmask1) << 4);
+        aux[3] = ((aux[1] >> 4) & kmask2) | (((tmp >> 6) & kmask1) << 4);
+        aux[0] = (aux[0] & kmask2) | (((tmp >> 0) & kmask1) << 4);
+        aux[1] = (aux[1] & kmask2) | (((tmp >> 2) & kmask1) << 4);
+        const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(aux));
+        return _mm256_cvtepi8_epi16(_mm_sub_epi8(raw, _mm_set1_epi8(32)));
+    }
+    static Prep prep(const Block& x) { return Prep(signed_scales(x.scales), load256(x.hmask)); }
+    // Two bits of plane C % 4 of qs[32(C / 4) + l], plus 4 when hmask bit C is set.
+    template <int C>
+    static __m256i u(const Block& x, const Prep& p) {
+        const __m256i high = _mm256_and_si256(move_bit<C, 2>(p.hm), _mm256_set1_epi8(4));
+        return _mm256_or_si256(two_bits<C % 4>(load256(x.qs + 32 * (C / 4))), high);
+    }
+    template <int C>
+    static __m256i scale(const Prep& p) { return p.s.groups16<C>(); }
+    static __m256i corr(const Prep& p) { return _mm256_slli_epi16(p.s16, 2); }
+    static float d(const Block& x) { return half(x.d); }
+    static float dc(const Block& x) { return half(x.d); }
+};
+
+struct Q2K {
+    using Block = strata::BlockQ2_K;
+    static constexpr bool kOffset = false;
+    struct Prep {
+        Scales s;
+        __m256i mins;
+        Prep() = default;
+        Prep(__m256i scales, __m256i m) : s(scales), mins(m) {}
+    };
+    static Prep prep(const Block& x) {
+        const __m128i sc = _mm_loadu_si128(reinterpret_cast<const __m128i*>(x.scales));
+        const __m128i m4 = _mm_set1_epi8(0x0F);
+        return Prep(_mm256_cvtepu8_epi16(_mm_and_si128(sc, m4)),
+                    _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(sc, 4), m4)));
+    }
+    template <int C>
+    static __m256i u(const Block& x, const Prep&) {
+        return two_bits<C % 4>(load256(x.qs + 32 * (C / 4)));
+    }
+    template <int C>
+    static __m256i scale(const Prep& p) { return p.s.groups16<C>(); }
+    static __m256i corr(const Prep& p) { return p.mins; }
+    static float d(const Block& x) { return half(x.d); }
+    static float dc(const Block& x) { return half(x.dmin); }
+};
+
+// The unpacked form of a super-block, for products that reuse it over many tokens.
+template <class Type>
+void unpack_kblock(const typename Type::Block& x, KBlock& o) {
+    const typename Type::Prep p = Type::prep(x);
+    for_chunks<8>([&](auto c) {
+        constexpr int C = decltype(c)::value;
+        store256(o.u + 32 * C, Type::template u<C>(x, p));
+        store256(o.scale + 16 * C, Type::template scale<C>(p));
+    });
+    store256(o.corr, Type::corr(p));
+    o.d = Type::d(x);
+    o.dc = Type::dc(x);
+}
+
+// 256-bit float/int ops with the names of the V traits, for the fused path both variants
+// run at this width.
+struct W256 {
+    using F = __m256;
+    using I = __m256i;
+    static F zero() { return _mm256_setzero_ps(); }
+    static F set1(float x) { return _mm256_set1_ps(x); }
+    static F cvt(I v) { return _mm256_cvtepi32_ps(v); }
+    static F fma(F a, F b, F c) { return _mm256_fmadd_ps(a, b, c); }
+    static F fnma(F a, F b, F c) { return _mm256_fnmadd_ps(a, b, c); }
+    static I sub_i32(I a, I b) { return _mm256_sub_epi32(a, b); }
+};
+
+// Adds one super-block's integer sums to a float accumulator:
+//   acc += d * da * sum - dc * da * corr   (offset types subtract in integers first).
+template <class Type, class W>
+void fold(typename W::F& acc, typename W::I sum, typename W::I corr, float d, float dc, float da) {
+    if constexpr (Type::kOffset) {
+        acc = W::fma(W::cvt(W::sub_i32(sum, corr)), W::set1(d * da), acc);
+    } else {
+        acc = W::fma(W::cvt(sum), W::set1(d * da), acc);
+        acc = W::fnma(W::cvt(corr), W::set1(dc * da), acc);
+    }
+}
+
+template <class V, class Type>
+struct KQuant {
+    using F = typename V::F;
+    using I = typename V::I;
+    using WBlock = KBlock;
+    using Act = strata::BlockQ8_K;
+    static constexpr int R = V::kBytes == 64 ? 4 : 2;
+    static constexpr int T = 4;
+
+    // Q8_K rows are used in place.
+    struct Acts {
+        const uint8_t* x;
+        size_t ldx;
+        const Act* step(int64_t t, int64_t s) const { return reinterpret_cast<const Act*>(x + t * ldx) + s; }
+    };
+    static int64_t act_bytes(int64_t k) { return k / 256 * static_cast<int64_t>(sizeof(Act)); }
+    static Acts prepare(const uint8_t* x, size_t ldx, int64_t, int64_t) { return {x, ldx}; }
+
+    static void unpack(const uint8_t* row, int64_t, int64_t s, KBlock& out) {
+        unpack_kblock<Type>(reinterpret_cast<const typename Type::Block*>(row)[s], out);
+    }
+
+    template <int NR, int NT>
+    static void step(const KBlock* w, const Acts& acts, int64_t t0, int64_t s, F* acc, int64_t stride) {
+        const Act* a[NT];
+        for (int t = 0; t < NT; ++t) a[t] = acts.step(t0 + t, s);
+        I sum[NR][NT];
+        for (int r = 0; r < NR; ++r)
+            for (int t = 0; t < NT; ++t) sum[r][t] = V::izero();
+        for (int c = 0; c < 256; c += V::kBytes) {
+            I u[NR], sc[NR];
+            for (int r = 0; r < NR; ++r) {
+                u[r] = V::load_i(w[r].u + c);
+                sc[r] = V::load_i(w[r].scale + c / 2);
+            }
+            for (int t = 0; t < NT; ++t) {
+                const I q = V::load_i(a[t]->qs + c);
+                for (int r = 0; r < NR; ++r) sum[r][t] = V::dot_i16(sum[r][t], V::maddubs(u[r], q), sc[r]);
+            }
+        }
+        for (int t = 0; t < NT; ++t)
+            for (int r = 0; r < NR; ++r)
+                fold<Type, V>(acc[r * stride + t], sum[r][t], V::madd16(a[t]->bsums, w[r].corr), w[r].d, w[r].dc,
+                              a[t]->d);
+    }
+
+    // Few tokens: each super-block's chunks are unpacked in registers and used at once,
+    // at 256 bits (on Zen 4 as fast per element as 512, and half the registers).
+    static constexpr int kFusedTokens = 2;
+    static constexpr int kFusedRows = V::kBytes == 64 ? 4 : 2;
+
+    template <int NR, int NT>
+    static void fused(const uint8_t* w, size_t ldw, int64_t k, const Acts& acts, int64_t t0, float* Y, size_t ldy) {
+        using Block = typename Type::Block;
+        __m256 acc[NR][NT];
+        for (int r = 0; r < NR; ++r)
+            for (int t = 0; t < NT; ++t) acc[r][t] = W256::zero();
+        for (int64_t s = 0; s < k / 256; ++s) {
+            const Block* b[NR];
+            typename Type::Prep p[NR];
+            for (int r = 0; r < NR; ++r) {
+                b[r] = reinterpret_cast<const Block*>(w + r * ldw) + s;
+                p[r] = Type::prep(*b[r]);
+            }
+            const Act* a[NT];
+            for (int t = 0; t < NT; ++t) a[t] = acts.step(t0 + t, s);
+            __m256i sum[NR][NT];
+            for (int r = 0; r < NR; ++r)
+                for (int t = 0; t < NT; ++t) sum[r][t] = _mm256_setzero_si256();
+            for_chunks<8>([&](auto c) {
+                constexpr int C = decltype(c)::value;
+                __m256i u[NR], sc[NR];
+                for (int r = 0; r < NR; ++r) {
+                    u[r] = Type::template u<C>(*b[r], p[r]);
+                    sc[r] = Type::template scale<C>(p[r]);
+                }
+                for (int t = 0; t < NT; ++t) {
+                    const __m256i q = load256(a[t]->qs + 32 * C);
+                    for (int r = 0; r < NR; ++r)
+                        sum[r][t] = V::dot_i16_256(sum[r][t], _mm256_maddubs_epi16(u[r], q), sc[r]);
+                }
+            });
+            for (int t = 0; t < NT; ++t) {
+                const __m256i bsums = load256(a[t]->bsums);
+                for (int r = 0; r < NR; ++r)
+                    fold<Type, W256>(acc[r][t], sum[r][t], _mm256_madd_epi16(bsums, Type::corr(p[r])), Type::d(*b[r]),
+                                     Type::dc(*b[r]), a[t]->d);
+            }
+        }
+        for (int r = 0; r < NR; ++r)
+            for (int t = 0; t < NT; ++t) Y[t * ldy + r] = hsum256(acc[r][t]);
+    }
+};
+
+}  // namespace simd
+}  // namespace

@@ -1,0 +1,222 @@
+// kernels/simd/gemm_legacy.h — the 32-element block formats Q4_0, Q4_1, Q5_0, Q5_1, Q8_0
+// against Q8_0 / Q8_1 activations.
+// Weights unpack to unsigned integers u (the stored quant, Q8_0 shifted by +128) and
+// activations are prepared once per token block: the int8 values contiguous, each block's
+// scale repeated over its eight int32 lanes, and the offset correction -off * sum(a) of
+// each block (off = 8, 16, 128 for Q4_0, Q5_0, Q8_0; Q4_1/Q5_1 carry their min instead,
+// as m * s from the Q8_1 block). Per block and token:
+//     dot = d * da * (sum(u * a) - off * sum(a))  [+ m * s]
+// Must not touch: other weight families.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "kernels/simd/gemm_driver.h"
+#include "kernels/simd/intrinsics.h"
+#include "tensor/blocks.h"
+
+namespace {
+namespace simd {
+
+constexpr int kLegacyBlocks = kStep / 32;
+
+// One row's step of 8 blocks; per-lane arrays have 8 int32 lanes per block.
+struct LBlock {
+    alignas(64) uint8_t u[kStep];
+    alignas(64) float d[kStep / 4];
+    alignas(64) float m[kStep / 4];  // the block's min in its first lane (Q4_1, Q5_1)
+};
+
+// One token's step of 8 Q8_0 / Q8_1 blocks.
+struct LActs {
+    alignas(64) int8_t q[kStep];
+    alignas(64) float d[kStep / 4];
+    alignas(64) int32_t corr[kStep / 4];  // -off * sum(q) in the block's first lane
+    alignas(64) float s[kStep / 4];       // Q8_1's s in the block's first lane
+};
+
+inline float half_f(uint16_t h) { return _cvtsh_ss(h); }
+
+inline void fill_lanes(float* lanes, float v) {
+    for (int i = 0; i < 8; ++i) lanes[i] = v;
+}
+
+// The 32 values of one block as bytes in element order: low nibbles then high nibbles,
+// plus (Q5) the fifth bit from qh.
+inline __m256i nibbles(const uint8_t* qs) {
+    const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
+    const __m128i m4 = _mm_set1_epi8(0x0F);
+    return _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(q, 4), m4), _mm_and_si128(q, m4));
+}
+
+inline __m256i fifth_bits(const uint8_t* qh_bytes) {
+    uint32_t qh;
+    std::memcpy(&qh, qh_bytes, sizeof qh);
+    // Byte i gets bit i of qh: spread each byte of qh over 8 bytes, then test one bit each.
+    const __m256i spread = _mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int>(qh)),
+                                               _mm256_setr_epi64x(0, 0x0101010101010101, 0x0202020202020202,
+                                                                  0x0303030303030303));
+    const __m256i bit = _mm256_set1_epi64x(static_cast<long long>(0x8040201008040201ULL));
+    const __m256i set = _mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit);
+    return _mm256_and_si256(set, _mm256_set1_epi8(0x10));
+}
+
+struct Q4_0 {
+    using Block = strata::BlockQ4_0;
+    static constexpr int kOffset = 8;
+    static constexpr bool kMin = false, kWide = false;
+    static __m256i values(const Block& b) { return nibbles(b.qs); }
+};
+struct Q4_1 {
+    using Block = strata::BlockQ4_1;
+    static constexpr int kOffset = 0;
+    static constexpr bool kMin = true, kWide = false;
+    static __m256i values(const Block& b) { return nibbles(b.qs); }
+};
+struct Q5_0 {
+    using Block = strata::BlockQ5_0;
+    static constexpr int kOffset = 16;
+    static constexpr bool kMin = false, kWide = false;
+    static __m256i values(const Block& b) { return _mm256_or_si256(nibbles(b.qs), fifth_bits(b.qh)); }
+};
+struct Q5_1 {
+    using Block = strata::BlockQ5_1;
+    static constexpr int kOffset = 0;
+    static constexpr bool kMin = true, kWide = false;
+    static __m256i values(const Block& b) { return _mm256_or_si256(nibbles(b.qs), fifth_bits(b.qh)); }
+};
+struct Q8_0 {
+    using Block = strata::BlockQ8_0;
+    static constexpr int kOffset = 128;
+    static constexpr bool kMin = false, kWide = true;  // u spans 0..255
+    static __m256i values(const Block& b) {
+        return _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs)), _mm256_set1_epi8(-128));
+    }
+};
+
+template <class V, class Type>
+struct Legacy {
+    using F = typename V::F;
+    using I = typename V::I;
+    using WBlock = LBlock;
+    using Act = std::conditional_t<Type::kMin, strata::BlockQ8_1, strata::BlockQ8_0>;
+    static constexpr int R = V::kBytes == 64 ? 4 : 2;
+    static constexpr int T = 4;
+    static constexpr int kLanes = V::kBytes / 4;  // int32 lanes per integer vector
+
+    struct Acts {
+        const LActs* panel;
+        int64_t steps;
+        const LActs* step(int64_t t, int64_t s) const { return panel + t * steps + s; }
+    };
+    static int64_t act_bytes(int64_t k) { return steps(k) * static_cast<int64_t>(sizeof(LActs)); }
+
+    static void prepare_block(const Act& a, LActs& p, int i) {
+        std::memcpy(p.q + 32 * i, a.qs, 32);
+        int sum = 0;
+        for (int j = 0; j < 32; ++j) sum += a.qs[j];
+        fill_lanes(p.d + 8 * i, half_f(a.d));
+        p.corr[8 * i] = -Type::kOffset * sum;
+        if constexpr (Type::kMin) p.s[8 * i] = half_f(a.s);
+    }
+
+    static Acts prepare(const uint8_t* x, size_t ldx, int64_t nt, int64_t k) {
+        const int64_t ns = steps(k), nb = k / 32;
+        auto* panel = static_cast<LActs*>(scratch(static_cast<size_t>(nt * ns) * sizeof(LActs)));
+        for (int64_t t = 0; t < nt; ++t) {
+            const Act* a = reinterpret_cast<const Act*>(x + t * ldx);
+            for (int64_t s = 0; s < ns; ++s) {
+                LActs& p = panel[t * ns + s];
+                std::memset(&p, 0, sizeof p);
+                for (int i = 0; i < kLegacyBlocks && s * kLegacyBlocks + i < nb; ++i)
+                    prepare_block(a[s * kLegacyBlocks + i], p, i);
+            }
+        }
+        return {panel, ns};
+    }
+
+    static void unpack(const uint8_t* row, int64_t k, int64_t s, LBlock& o) {
+        const auto* blocks = reinterpret_cast<const typename Type::Block*>(row) + s * kLegacyBlocks;
+        const int n = static_cast<int>(min64(kLegacyBlocks, k / 32 - s * kLegacyBlocks));
+        if constexpr (Type::kMin) std::memset(o.m, 0, sizeof o.m);
+        for (int i = 0; i < n; ++i) {
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(o.u + 32 * i), Type::values(blocks[i]));
+            fill_lanes(o.d + 8 * i, half_f(blocks[i].d));
+            if constexpr (Type::kMin) o.m[8 * i] = half_f(blocks[i].m);
+        }
+        if (n < kLegacyBlocks) {  // the tail of the row: zero weights and scales
+            std::memset(o.u + 32 * n, 0, 32 * (kLegacyBlocks - n));
+            std::memset(o.d + 8 * n, 0, sizeof(float) * 8 * (kLegacyBlocks - n));
+        }
+    }
+
+    // Few tokens: each block unpacked in registers (256 bits, one block per vector) and
+    // applied at once.
+    static constexpr int kFusedTokens = 2;
+    static constexpr int kFusedRows = R;
+
+    template <int NR, int NT>
+    static void fused(const uint8_t* w, size_t ldw, int64_t k, const Acts& acts, int64_t t0, float* Y, size_t ldy) {
+        using Block = typename Type::Block;
+        const Block* rows[NR];
+        for (int r = 0; r < NR; ++r) rows[r] = reinterpret_cast<const Block*>(w + r * ldw);
+        __m256 sum[NR][NT];
+        for (int r = 0; r < NR; ++r)
+            for (int t = 0; t < NT; ++t) sum[r][t] = _mm256_setzero_ps();
+        for (int64_t b = 0; b < k / 32; ++b) {
+            const int64_t s = b / kLegacyBlocks, i = b % kLegacyBlocks;
+            __m256i u[NR];
+            __m256 d[NR], m[NR];
+            for (int r = 0; r < NR; ++r) {
+                u[r] = Type::values(rows[r][b]);
+                d[r] = _mm256_set1_ps(half_f(rows[r][b].d));
+                if constexpr (Type::kMin) m[r] = _mm256_set1_ps(half_f(rows[r][b].m));
+            }
+            for (int t = 0; t < NT; ++t) {
+                const LActs& p = *acts.step(t0 + t, s);
+                const __m256i q = _mm256_load_si256(reinterpret_cast<const __m256i*>(p.q + 32 * i));
+                const __m256i corr = _mm256_load_si256(reinterpret_cast<const __m256i*>(p.corr + 8 * i));
+                const __m256 da = _mm256_load_ps(p.d + 8 * i);
+                for (int r = 0; r < NR; ++r) {
+                    const __m256i dot = V::template dot_u8s8_256<Type::kWide>(u[r], q, corr);
+                    sum[r][t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_mul_ps(d[r], da), sum[r][t]);
+                    if constexpr (Type::kMin)
+                        sum[r][t] = _mm256_fmadd_ps(m[r], _mm256_load_ps(p.s + 8 * i), sum[r][t]);
+                }
+            }
+        }
+        for (int r = 0; r < NR; ++r)
+            for (int t = 0; t < NT; ++t) Y[t * ldy + r] = hsum256(sum[r][t]);
+    }
+
+    template <int NR, int NT>
+    static void step(const LBlock* w, const Acts& acts, int64_t t0, int64_t s, F* acc, int64_t stride) {
+        const LActs* a[NT];
+        for (int t = 0; t < NT; ++t) a[t] = acts.step(t0 + t, s);
+        F sum[NR][NT];
+        for (int r = 0; r < NR; ++r)
+            for (int t = 0; t < NT; ++t) sum[r][t] = V::zero();
+        for (int c = 0; c < kStep; c += V::kBytes) {
+            I u[NR];
+            for (int r = 0; r < NR; ++r) u[r] = V::load_i(w[r].u + c);
+            for (int t = 0; t < NT; ++t) {
+                const I q = V::load_i(a[t]->q + c);
+                const I corr = V::load_i(a[t]->corr + c / 4);
+                const F da = V::load(a[t]->d + c / 4);
+                for (int r = 0; r < NR; ++r) {
+                    const I dot = V::template dot_u8s8<Type::kWide>(u[r], q, corr);
+                    sum[r][t] = V::fma(V::cvt(dot), V::mul(V::load(w[r].d + c / 4), da), sum[r][t]);
+                    if constexpr (Type::kMin)
+                        sum[r][t] = V::fma(V::load(w[r].m + c / 4), V::load(a[t]->s + c / 4), sum[r][t]);
+                }
+            }
+        }
+        for (int r = 0; r < NR; ++r)
+            for (int t = 0; t < NT; ++t) acc[r * stride + t] = V::add(acc[r * stride + t], sum[r][t]);
+    }
+};
+
+}  // namespace simd
+}  // namespace

@@ -1,0 +1,26 @@
+// kernels/simd/isa.h — which ISA a simd/*.cpp translation unit is being compiled for.
+// meson compiles each of those files once per variant with -DSTRATA_SIMD_AVX2 or
+// -DSTRATA_SIMD_AVX512 (and the matching -m flags); this header brings in that variant's
+// vector traits V and names the namespace its entry points live in. It also declares the
+// per-family install functions install.cpp calls. Must not touch: the kernels.
+#pragma once
+
+#if defined(STRATA_SIMD_AVX512)
+#include "kernels/avx512/traits.h"
+#define STRATA_SIMD_NS avx512
+#elif defined(STRATA_SIMD_AVX2)
+#include "kernels/avx2/traits.h"
+#define STRATA_SIMD_NS avx2
+#else
+#error "kernels/simd/*.cpp must be compiled with -DSTRATA_SIMD_AVX2 or -DSTRATA_SIMD_AVX512"
+#endif
+
+#include "kernels/table.h"
+
+namespace strata::kernels::detail::STRATA_SIMD_NS {
+
+void install_float_gemm(Table& t);
+void install_legacy_gemm(Table& t);
+void install_kquant_gemm(Table& t);
+
+}  // namespace strata::kernels::detail::STRATA_SIMD_NS

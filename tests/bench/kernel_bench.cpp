@@ -1,0 +1,266 @@
+// tests/bench/kernel_bench.cpp — micro-benchmark of kernels::gemm, printing one JSON
+// document: per weight type, ISA, shape and thread count, the matrix-vector speed (nt = 1)
+// in GB/s of weight bytes and the matrix-matrix speed (nt > 1) in GFLOP/s.
+// Matrix-vector runs stream through enough copies of the weights to exceed the last-level
+// cache, as a forward pass does, so GB/s is DRAM bandwidth. Matrix-matrix runs on as many
+// rows as make a run last long enough (it is compute-bound, so fewer rows do not change
+// the rate). Rows are split among threads in chunks through kernels::ThreadPool.
+//
+//   kernel_bench [--type Q4_K,F16,...] [--isa scalar,avx2,avx512] [--threads 1,2]
+//                [--nt 1,32,128,512] [--shape 4096x4096,14336x4096,4096x14336]
+//                [--min-time SECONDS] [--cache-mb MB]
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <cstddef>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "kernels/kernels.h"
+#include "kernels/threadpool.h"
+#include "tensor/blocks.h"
+#include "tensor/fp16.h"
+#include "tensor/quantize.h"
+
+namespace k = strata::kernels;
+using strata::DType;
+
+namespace {
+
+struct Options {
+    std::vector<DType> types;
+    std::vector<k::Isa> isas;
+    std::vector<int> threads = {1, 2};
+    std::vector<int64_t> nts = {1, 32, 128, 512};
+    std::vector<std::pair<int64_t, int64_t>> shapes = {{4096, 4096}, {14336, 4096}, {4096, 14336}};
+    double min_time = 0.3;
+    int64_t cache_mb = 96;  // matrix-vector working set, > the last-level cache
+};
+
+std::vector<std::string> split(const std::string& s) {
+    std::vector<std::string> out;
+    std::stringstream ss(s);
+    for (std::string item; std::getline(ss, item, ',');)
+        if (!item.empty()) out.push_back(item);
+    return out;
+}
+
+k::Isa parse_isa(const std::string& s) {
+    for (k::Isa isa : {k::Isa::Scalar, k::Isa::Avx2, k::Isa::Avx512})
+        if (k::isa_name(isa) == s) return isa;
+    throw std::invalid_argument("unknown ISA " + s);
+}
+
+Options parse(int argc, char** argv) {
+    Options o;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (i + 1 >= argc) throw std::invalid_argument(a + " needs a value");
+        const std::string v = argv[++i];
+        if (a == "--type") {
+            for (const auto& t : split(v)) {
+                auto d = strata::dtype_from_name(t);
+                if (!d || !k::can_be_weight(*d)) throw std::invalid_argument("not a weight type: " + t);
+                o.types.push_back(*d);
+            }
+        } else if (a == "--isa") {
+            for (const auto& s : split(v)) o.isas.push_back(parse_isa(s));
+        } else if (a == "--threads") {
+            o.threads.clear();
+            for (const auto& s : split(v)) o.threads.push_back(std::stoi(s));
+        } else if (a == "--nt") {
+            o.nts.clear();
+            for (const auto& s : split(v)) o.nts.push_back(std::stoll(s));
+        } else if (a == "--shape") {
+            o.shapes.clear();
+            for (const auto& s : split(v)) {
+                const auto x = s.find('x');
+                if (x == std::string::npos) throw std::invalid_argument("shape is ROWSxK: " + s);
+                o.shapes.emplace_back(std::stoll(s.substr(0, x)), std::stoll(s.substr(x + 1)));
+            }
+        } else if (a == "--min-time") {
+            o.min_time = std::stod(v);
+        } else if (a == "--cache-mb") {
+            o.cache_mb = std::stoll(v);
+        } else {
+            throw std::invalid_argument("unknown option " + a);
+        }
+    }
+    if (o.types.empty())
+        o.types = {DType::F32,  DType::F16,  DType::BF16, DType::Q8_0, DType::Q4_0, DType::Q4_1, DType::Q5_0,
+                   DType::Q5_1, DType::Q2_K, DType::Q3_K, DType::Q4_K, DType::Q5_K, DType::Q6_K};
+    if (o.isas.empty())
+        for (k::Isa isa : {k::Isa::Scalar, k::Isa::Avx2, k::Isa::Avx512})
+            if (k::isa_supported(isa)) o.isas.push_back(isa);
+    return o;
+}
+
+// Offsets (in bytes) of a block's F16 scale fields, which get finite random values; every
+// other byte is random.
+std::vector<size_t> scale_fields(DType t) {
+    switch (t) {
+        case DType::Q4_0: case DType::Q5_0: case DType::Q8_0: return {0};
+        case DType::Q4_1: case DType::Q5_1: return {0, 2};
+        case DType::Q2_K: return {offsetof(strata::BlockQ2_K, d), offsetof(strata::BlockQ2_K, dmin)};
+        case DType::Q3_K: return {offsetof(strata::BlockQ3_K, d)};
+        case DType::Q4_K: case DType::Q5_K: return {0, 2};
+        case DType::Q6_K: return {offsetof(strata::BlockQ6_K, d)};
+        default: return {};
+    }
+}
+
+std::vector<uint8_t> random_matrix(DType t, int64_t rows, int64_t cols, std::mt19937& rng) {
+    const size_t row_bytes = strata::dtype_bytes(t, cols);
+    std::vector<uint8_t> m(row_bytes * rows);
+    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+    if (t == DType::F32 || t == DType::F16 || t == DType::BF16) {
+        std::vector<float> row(cols);
+        for (int64_t r = 0; r < rows; ++r) {
+            for (float& x : row) x = dist(rng);
+            strata::quantize_row(t, row.data(), m.data() + r * row_bytes, cols);
+        }
+        return m;
+    }
+    for (auto& b : m) b = static_cast<uint8_t>(rng());
+    const auto& info = strata::dtype_info(t);
+    for (size_t off = 0; off < m.size(); off += info.block_bytes)
+        for (size_t f : scale_fields(t)) {
+            const uint16_t h = strata::fp32_to_fp16(0.01f * dist(rng));
+            std::memcpy(m.data() + off + f, &h, sizeof h);
+        }
+    return m;
+}
+
+std::vector<uint8_t> activations(DType w, int64_t nt, int64_t cols, std::mt19937& rng) {
+    const DType at = k::activation_type(w);
+    const size_t row_bytes = strata::dtype_bytes(at, cols);
+    std::vector<uint8_t> x(row_bytes * nt);
+    std::normal_distribution<float> dist(0.0f, 1.0f);
+    std::vector<float> row(cols);
+    for (int64_t t = 0; t < nt; ++t) {
+        for (float& v : row) v = dist(rng);
+        k::convert_activations(at, row.data(), x.data() + t * row_bytes, cols);
+    }
+    return x;
+}
+
+using Clock = std::chrono::steady_clock;
+
+// CPU seconds used by the whole process (all threads), to tell how much of the wall time
+// the benchmark actually ran on a shared machine.
+double cpu_seconds() {
+    timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) + ts.tv_nsec * 1e-9;
+}
+
+// Runs Y = W X over rows [0, rows) split among the pool's threads in chunks of about a
+// quarter of a thread's share (each gemm call prepares its activations once).
+void product(k::ThreadPool& pool, DType w, int64_t cols, const uint8_t* W, int64_t rows, const uint8_t* X, int64_t nt,
+             float* Y) {
+    const size_t ldw = strata::dtype_bytes(w, cols), ldx = strata::dtype_bytes(k::activation_type(w), cols);
+    const int64_t share = (rows + 4 * pool.size() - 1) / (4 * pool.size());
+    const int64_t chunk = (share + 15) / 16 * 16;
+    pool.parallel_for(rows, chunk, [&](int64_t b, int64_t e, int) {
+        k::gemm(w, cols, W, ldw, b, e, X, ldx, nt, Y, static_cast<size_t>(rows));
+    });
+}
+
+struct Result {
+    double seconds_per_run;
+    int64_t rows;
+    double cpu_util;  // process CPU time / (wall time * threads)
+};
+
+Result time_gemv(k::ThreadPool& pool, DType w, int64_t rows, int64_t cols, const Options& o, std::mt19937& rng) {
+    const size_t bytes = strata::dtype_bytes(w, cols) * rows;
+    const size_t copies = std::max<size_t>(1, (static_cast<size_t>(o.cache_mb) << 20) / bytes + 1);
+    std::vector<std::vector<uint8_t>> mats;
+    for (size_t i = 0; i < copies; ++i) mats.push_back(random_matrix(w, rows, cols, rng));
+    const std::vector<uint8_t> x = activations(w, 1, cols, rng);
+    std::vector<float> y(rows);
+    for (const auto& m : mats) product(pool, w, cols, m.data(), rows, x.data(), 1, y.data());  // warm-up
+    int64_t runs = 0;
+    const auto start = Clock::now();
+    const double cpu0 = cpu_seconds();
+    double elapsed = 0;
+    while (elapsed < o.min_time) {
+        product(pool, w, cols, mats[runs % copies].data(), rows, x.data(), 1, y.data());
+        ++runs;
+        elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+    }
+    return {elapsed / runs, rows, (cpu_seconds() - cpu0) / (elapsed * pool.size())};
+}
+
+Result time_gemm(k::ThreadPool& pool, DType w, int64_t rows, int64_t cols, int64_t nt, const Options& o,
+                 std::mt19937& rng) {
+    const std::vector<uint8_t> m = random_matrix(w, rows, cols, rng);
+    const std::vector<uint8_t> x = activations(w, nt, cols, rng);
+    std::vector<float> y(rows * nt);
+    auto seconds = [&](int64_t used) {
+        const auto start = Clock::now();
+        product(pool, w, cols, m.data(), used, x.data(), nt, y.data());
+        return std::chrono::duration<double>(Clock::now() - start).count();
+    };
+    // Grow the rows until one run takes a tenth of the measuring time (or all rows).
+    int64_t used = std::min<int64_t>(rows, 64);
+    while (used < rows && seconds(used) < o.min_time / 10) used = std::min(rows, used * 4);
+    int64_t runs = 0;
+    double elapsed = 0;
+    const double cpu0 = cpu_seconds();
+    while (elapsed < o.min_time) {
+        elapsed += seconds(used);
+        ++runs;
+    }
+    return {elapsed / runs, used, (cpu_seconds() - cpu0) / (elapsed * pool.size())};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) try {
+    const Options o = parse(argc, argv);
+    std::mt19937 rng(42);
+    std::printf("{\"bench\":\"kernels\",\"detected_isa\":\"%s\",\"results\":[",
+                std::string(k::isa_name(k::detected_isa())).c_str());
+    bool first = true;
+    for (int threads : o.threads) {
+        k::ThreadPool pool(threads);
+        for (k::Isa isa : o.isas) {
+            k::set_isa(isa);
+            for (DType w : o.types) {
+                for (auto [rows, cols] : o.shapes) {
+                    for (int64_t nt : o.nts) {
+                        std::printf("%s\n{\"type\":\"%s\",\"isa\":\"%s\",\"threads\":%d,\"shape\":\"%lldx%lld\",\"nt\":%lld,",
+                                    first ? "" : ",", std::string(strata::dtype_name(w)).c_str(),
+                                    std::string(k::isa_name(isa)).c_str(), threads, static_cast<long long>(rows),
+                                    static_cast<long long>(cols), static_cast<long long>(nt));
+                        first = false;
+                        if (nt == 1) {
+                            const Result r = time_gemv(pool, w, rows, cols, o, rng);
+                            const double bytes = static_cast<double>(strata::dtype_bytes(w, cols) * rows);
+                            std::printf("\"ms\":%.3f,\"gbps\":%.2f,\"cpu_util\":%.2f}", r.seconds_per_run * 1e3,
+                                        bytes / r.seconds_per_run / 1e9, r.cpu_util);
+                        } else {
+                            const Result r = time_gemm(pool, w, rows, cols, nt, o, rng);
+                            const double flops = 2.0 * static_cast<double>(r.rows) * cols * nt;
+                            std::printf("\"rows_timed\":%lld,\"gflops\":%.2f,\"cpu_util\":%.2f}",
+                                        static_cast<long long>(r.rows), flops / r.seconds_per_run / 1e9, r.cpu_util);
+                        }
+                        std::fflush(stdout);
+                    }
+                }
+            }
+        }
+    }
+    std::printf("\n]}\n");
+    return 0;
+} catch (const std::exception& e) {
+    std::fprintf(stderr, "kernel_bench: %s\n", e.what());
+    return 2;
+}
