@@ -160,7 +160,9 @@ void Model::Impl::rms_norm_rows(const float* x, const float* weight, float* y, i
 
 void Model::Impl::matmul(const Matrix& w, const float* x, int32_t T, float* y, size_t ldy) {
     const DType at = kernels::activation_type(w.type);
-    const auto [xq, ldx] = acts.get(x, T, w.k, at, pool);
+    const auto converted = acts.get(x, T, w.k, at, pool);
+    const void* xq = converted.first;
+    const size_t ldx = converted.second;
     const int64_t chunks = int64_t(pool.size()) * 8;
     const int64_t grain = std::max<int64_t>(16, ((w.rows + chunks - 1) / chunks + 15) / 16 * 16);
     pool.parallel_for(w.rows, grain, [&](int64_t r0, int64_t r1, int) {
