@@ -26,16 +26,27 @@ std::string human_bytes(uint64_t b) {
     return buf;
 }
 
+// A string from the file, quoted, cut at 60 bytes, control bytes escaped (a file must
+// not be able to drive the terminal).
+std::string quoted(std::string_view s) {
+    std::string out = "\"";
+    for (unsigned char c : s.substr(0, 60)) {
+        if (c >= 0x20 && c != 0x7f) {
+            out += static_cast<char>(c);
+            continue;
+        }
+        char esc[8];
+        std::snprintf(esc, sizeof esc, c == '\n' ? "\\n" : "\\x%02x", c);
+        out += esc;
+    }
+    out += '"';
+    if (s.size() > 60) out.append("...(").append(std::to_string(s.size())).append(" bytes)");
+    return out;
+}
+
 // A one-line rendering of a metadata value; long strings and arrays are abbreviated.
 std::string render(const gguf::Value& v) {
     using gguf::ValueType;
-    auto quoted = [](std::string_view s) {
-        std::string out = "\"";
-        for (char c : s.substr(0, 60)) out += (c == '\n' ? ' ' : c);
-        out += '"';
-        if (s.size() > 60) out.append("...(").append(std::to_string(s.size())).append(" bytes)");
-        return out;
-    };
     if (auto s = v.as_string()) return quoted(*s);
     if (v.type == ValueType::ARRAY) {
         std::string out = "[";
@@ -44,6 +55,7 @@ std::string render(const gguf::Value& v) {
         for (uint64_t i = 0; i < shown; ++i) {
             out += i ? ", " : " ";
             if (v.array_type == ValueType::STRING) out += quoted(v.strings[i]);
+            else if (v.array_type == ValueType::ARRAY) out += render(v.items[i]);
             else if (auto n = v.int_at(i)) out += std::to_string(*n);
             else if (auto x = v.number_at(i)) out += std::to_string(*x);
         }
