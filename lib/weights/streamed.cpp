@@ -196,15 +196,22 @@ double measure_read_speed(const gguf::File& file, uint64_t bytes) {
     const uint64_t start = (file.data_offset() + 4095) / 4096 * 4096;
     const uint64_t length = std::min(bytes, file.file_size() > start ? (file.file_size() - start) / 4096 * 4096 : 0);
     if (length == 0) return 0;
-    StreamOptions opt;
-    AsyncReader reader(file.path(), file.file_size(), opt);
-    Buffer buf(std::min<uint64_t>(length, 256ull << 20));
+    AsyncReader reader(file.path(), file.file_size(), StreamOptions{});
+    // Two buffers in turn, so that one batch is always in flight while the other completes.
+    const uint64_t batch = std::min<uint64_t>(length, 128ull << 20);
+    Buffer bufs[2] = {Buffer(batch), Buffer(batch)};
     const auto t0 = Clock::now();
-    uint64_t tag = 0;
-    for (uint64_t at = 0; at < length; at += buf.size()) {
-        const FileRange r{start + at, std::min<uint64_t>(buf.size(), length - at)};
-        reader.read(tag, {&r, 1}, buf.data());
-        if (std::string e = reader.wait(tag++); !e.empty()) throw std::runtime_error(e);
+    uint64_t issued = 0, tag = 0;
+    auto issue = [&] {
+        const FileRange r{start + issued, std::min<uint64_t>(batch, length - issued)};
+        reader.read(tag, {&r, 1}, bufs[tag % 2].data());
+        issued += r.length;
+        ++tag;
+    };
+    issue();
+    for (uint64_t done = 0; done < tag; ++done) {
+        if (issued < length) issue();
+        if (std::string e = reader.wait(done); !e.empty()) throw std::runtime_error(e);
     }
     return double(length) / std::chrono::duration<double>(Clock::now() - t0).count();
 }
