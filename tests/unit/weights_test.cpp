@@ -71,18 +71,6 @@ model::WeightFactory streaming(StreamOptions opt = {}, uint64_t budget = 0) {
     };
 }
 
-// Logits of `tokens` fed in chunks of `chunk` (several passes through the weights).
-std::vector<float> run(model::Model& m, const std::vector<int32_t>& tokens, size_t chunk) {
-    auto cache = m.new_cache(static_cast<int32_t>(tokens.size()));
-    std::vector<float> all, part;
-    for (size_t b = 0; b < tokens.size(); b += chunk) {
-        std::vector<int32_t> piece(tokens.begin() + b, tokens.begin() + std::min(tokens.size(), b + chunk));
-        const model::SequenceBatch s{&cache, piece, model::Logits::All};
-        m.forward({&s, 1}, part);
-        all.insert(all.end(), part.begin(), part.end());
-    }
-    return all;
-}
 
 std::vector<int32_t> long_tokens() {
     for (const auto& c : test::golden_cases())
@@ -182,29 +170,29 @@ BOOST_AUTO_TEST_CASE(streamed_logits_are_bit_identical_to_resident) {
         auto resident = load(c.model);
         auto streamed = load(c.model, streaming());
         // One batch, then decode steps (65+ passes: the ring cycles across passes).
-        BOOST_TEST(run(*streamed, c.tokens, c.tokens.size()) == run(*resident, c.tokens, c.tokens.size()), c.name);
-        BOOST_TEST(run(*streamed, c.tokens, 1) == run(*resident, c.tokens, 1), c.name);
+        BOOST_TEST(test::logits_in_chunks(*streamed, c.tokens, c.tokens.size()) == test::logits_in_chunks(*resident, c.tokens, c.tokens.size()), c.name);
+        BOOST_TEST(test::logits_in_chunks(*streamed, c.tokens, 1) == test::logits_in_chunks(*resident, c.tokens, 1), c.name);
     }
     // Keeping some layers in memory (a budget between nothing and everything) too.
     const auto path = test::data_dir() / "golden/models/llama-f16.gguf";
     auto partly = load(path, streaming({}, 3 << 20));
     auto resident = load(path);
     const auto toks = long_tokens();
-    BOOST_TEST(run(*partly, toks, 7) == run(*resident, toks, 7));
+    BOOST_TEST(test::logits_in_chunks(*partly, toks, 7) == test::logits_in_chunks(*resident, toks, 7));
 }
 
 BOOST_AUTO_TEST_CASE(read_errors_are_retried_then_reported_and_recovered_from) {
     const auto path = test::data_dir() / "golden/models/llama-f16.gguf";
     auto resident = load(path);
     const auto toks = long_tokens();
-    const auto expected = run(*resident, toks, 16);
+    const auto expected = test::logits_in_chunks(*resident, toks, 16);
     // Errors and short reads within the retry limit: the same logits.
     for (bool short_reads : {false, true}) {
         StreamOptions opt;
         opt.fault_count = 3;
         opt.fault_short = short_reads;
         auto m = load(path, streaming(opt));
-        BOOST_TEST(run(*m, toks, 16) == expected);
+        BOOST_TEST(test::logits_in_chunks(*m, toks, 16) == expected);
     }
     // More errors than retries: a clear error, then the next pass reads again and works.
     // One read in flight at a time, so the faults hit the same read one after another.
@@ -226,7 +214,7 @@ BOOST_AUTO_TEST_CASE(read_errors_are_retried_then_reported_and_recovered_from) {
         BOOST_TEST(what.find("Input/output error") != std::string::npos, what);
     }
     BOOST_TEST(cache.size() == 0);
-    BOOST_TEST(run(*m, toks, 16) == expected);
+    BOOST_TEST(test::logits_in_chunks(*m, toks, 16) == expected);
 }
 
 BOOST_AUTO_TEST_CASE(a_truncated_file_is_a_clear_error) {
