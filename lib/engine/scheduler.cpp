@@ -70,7 +70,7 @@ std::vector<int32_t> Engine::Impl::render(Active& a) const {
     if (r.messages.empty()) {
         if (s.chat) throw EngineError(Errc::InvalidParams, "session \"" + s.name + "\" is a chat session: send messages, or reset it", "prompt");
         std::vector<int32_t> full = s.tokens;
-        const auto add = tokenizer->encode(*r.prompt, s.tokens.empty(), false);
+        const auto add = s.tokens.empty() ? tokenizer->encode(*r.prompt, true, false) : tokenizer->encode_continuation(*r.prompt, false);
         full.insert(full.end(), add.begin(), add.end());
         if (full.empty()) throw EngineError(Errc::InvalidParams, "the prompt is empty and the vocabulary has no BOS token", "prompt");
         return full;

@@ -61,6 +61,9 @@ public:
     // Any bytes are accepted (NULs, invalid UTF-8); throws TokenizerError only when the
     // vocabulary cannot represent a byte at all.
     std::vector<int32_t> encode(std::string_view text, bool add_special, bool parse_special) const;
+    // Text that continues earlier text (a session's next prompt): no BOS/EOS, and no
+    // SentencePiece dummy-prefix space (the text's own spaces are kept as they are).
+    std::vector<int32_t> encode_continuation(std::string_view text, bool parse_special) const;
 
     // The bytes of the ids, concatenated. Control and unknown tokens contribute their text
     // only when render_special is set. Throws TokenizerError for an id outside the vocabulary.
@@ -93,6 +96,7 @@ private:
     struct Impl;
     explicit Tokenizer(std::unique_ptr<Impl> impl);
     void check_id(int32_t id) const;
+    std::vector<int32_t> encode_text(std::string_view text, bool add_special, bool parse_special, bool at_start) const;
     std::unique_ptr<Impl> impl_;
 };
 
