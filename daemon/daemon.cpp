@@ -58,11 +58,6 @@ int Daemon::run() {
                 status.weights_mode, ", ", status.threads, " threads) on ", listener_.where());
     if (!status.memory_plan.empty())
         log::info("memory plan: ", status.memory_plan);
-    const MemorySettings memory_defaults;
-    if (settings_.memory.budget != memory_defaults.budget || settings_.memory.mode != memory_defaults.mode ||
-        settings_.memory.lock != memory_defaults.lock)
-        log::warning("[memory] budget, mode and lock are checked but not used yet: this engine keeps the "
-                     "weights resident (mmap) until the streaming planner lands");
     last_status_ = "STATUS=" + status_line(status, 0);
     sd::notify("READY=1\n" + last_status_);
     wait_for_signal();

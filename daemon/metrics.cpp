@@ -41,6 +41,13 @@ std::string prometheus_text(const engine::Status& s, const Counters& c, size_t o
     e.add("strata_kv_cache_bytes", "gauge", "Bytes held by KV caches.", s.kv_bytes);
     e.add("strata_resident_memory_bytes", "gauge", "Resident set size of stratad.", s.rss_bytes);
     e.add("strata_threads", "gauge", "Compute threads.", s.threads);
+    e.add("strata_memory_budget_bytes", "gauge", "The memory budget the plan was made for.", s.budget_bytes);
+    e.add("strata_streamed_bytes_per_pass", "gauge", "Weight bytes read from disk by every forward pass (0: resident).",
+          s.streamed_bytes_per_pass);
+    e.add("strata_weights_read_bytes_total", "counter", "Weight bytes read from disk by the streamer.", s.weights_bytes_read);
+    e.add("strata_weights_read_bytes_per_second", "gauge", "Measured streaming read speed.", finite(s.read_bytes_per_s));
+    e.add("strata_weights_read_stall_seconds_total", "counter", "Time forward passes waited for weight reads.", finite(s.read_stall_s));
+    e.add("strata_weights_read_retries_total", "counter", "Weight reads retried after an error or a short read.", s.read_retries);
     e.add("strata_uptime_seconds", "gauge", "Seconds since the model was loaded.", s.uptime_s);
     e.add("strata_connections", "gauge", "Open client connections.", open_connections);
     e.add("strata_connections_total", "counter", "Client connections accepted.", c.connections_total);

@@ -1,6 +1,8 @@
 // daemon/settings.cpp — the keys of strata.conf and their values (see settings.h).
 #include "settings.h"
 
+#include "weights/budget.h"
+
 #include <unistd.h>
 
 #include <cerrno>
@@ -190,9 +192,22 @@ std::vector<KeySpec> make_keys() {
             "server.shutdown_grace", true, [](auto& s) -> auto& { return s.server.shutdown_grace_ms; },
             [](std::string_view v) { return parse_duration_ms(v, 3'600'000); }, format_duration),
 
-        size_key("memory.budget", false, 64ull << 20, 1ull << 50, true, [](auto& s) -> auto& { return s.memory.budget; }),
         key(
-            "memory.mode", false, [](auto& s) -> auto& { return s.memory.mode; },
+            "memory.budget", false, [](auto& s) -> auto& { return s.engine.memory.budget; },
+            [](std::string_view v) {
+                if (lower(v) == "auto") return std::string();
+                try {
+                    if (v.find('%') == std::string_view::npos && weights::parse_size(v, 0) < (64ull << 20))
+                        throw BadValue("a budget under 64M cannot hold a model");
+                    weights::parse_size(v, 100);
+                } catch (const std::invalid_argument& e) {
+                    throw BadValue(e.what());
+                }
+                return std::string(v);
+            },
+            [](const std::string& v) { return v.empty() ? std::string("auto") : v; }),
+        key(
+            "memory.mode", false, [](auto& s) -> auto& { return s.engine.memory.mode; },
             [](std::string_view v) {
                 if (v != "auto" && v != "resident" && v != "streamed")
                     throw BadValue("expected auto, resident or streamed, got '" + std::string(v) + "'");
@@ -200,10 +215,10 @@ std::vector<KeySpec> make_keys() {
             },
             [](const std::string& v) { return v; }),
         key(
-            "memory.lock", false, [](auto& s) -> auto& { return s.memory.lock; }, parse_bool,
+            "memory.lock", false, [](auto& s) -> auto& { return s.engine.memory.lock; }, parse_bool,
             [](bool v) { return std::string(v ? "yes" : "no"); }),
         size_key("memory.kv_budget", false, 1ull << 20, 1ull << 50, true,
-                 [](auto& s) -> auto& { return s.engine.kv_budget_bytes; }),
+                 [](auto& s) -> auto& { return s.engine.memory.kv_bytes; }),
 
         integer_key("limits.max_prompt_tokens", true, 1, 1 << 24,
                     [](auto& s) -> auto& { return s.engine.limits.max_prompt_tokens; }),
@@ -219,7 +234,10 @@ std::vector<KeySpec> make_keys() {
 
         integer_key("engine.threads", false, 0, 1024, [](auto& s) -> auto& { return s.engine.threads; }),
         integer_key("engine.context", false, 16, 1 << 24, [](auto& s) -> auto& { return s.engine.context; }),
-        integer_key("engine.batch_tokens", false, 1, 65536, [](auto& s) -> auto& { return s.engine.batch_tokens; }),
+        key(
+            "engine.batch_tokens", false, [](auto& s) -> auto& { return s.engine.batch_tokens; },
+            [](std::string_view v) { return lower(v) == "auto" ? 0 : static_cast<int32_t>(parse_integer(v, 1, 65536)); },
+            [](int32_t v) { return v == 0 ? std::string("auto") : std::to_string(v); }),
         string_key("engine.chat_template", false, [](auto& s) -> auto& { return s.engine.chat_template; }),
 
         string_key("sessions.state_dir", false, [](auto& s) -> auto& { return s.engine.state_dir; }),

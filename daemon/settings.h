@@ -25,17 +25,9 @@ struct ServerSettings {
     uint32_t shutdown_grace_ms = 10000;        // SIGTERM: in-flight requests may finish this long
 };
 
-// [memory]: read and checked here; the weights planner of issue 5 takes them (see the report).
-struct MemorySettings {
-    uint64_t budget = 0;        // bytes; 0 = auto (cgroup limit, then MemAvailable)
-    std::string mode = "auto";  // auto | resident | streamed
-    bool lock = false;          // mlock the resident weights
-};
-
 struct Settings {
     engine::Config engine;
     ServerSettings server;
-    MemorySettings memory;
     log::Level log_level = log::Level::Info;
 };
 

@@ -84,6 +84,15 @@ json::object status_json(const engine::Status& s, size_t connections) {
             {"kv_bytes", s.kv_bytes},
             {"rss_bytes", s.rss_bytes},
             {"forward_passes", s.forward_passes},
+            {"batch_tokens", s.batch_tokens},
+            {"memory_budget_bytes", s.budget_bytes},
+            {"memory_budget_source", s.budget_source},
+            {"streamed_bytes_per_pass", s.streamed_bytes_per_pass},
+            {"weights_bytes_read", s.weights_bytes_read},
+            {"read_bytes_per_s", finite(s.read_bytes_per_s)},
+            {"read_stall_s", finite(s.read_stall_s)},
+            {"read_retries", s.read_retries},
+            {"pass_bound_per_s", finite(s.pass_bound)},
             {"connections", connections}};
 }
 

@@ -17,7 +17,7 @@ struct Command {
 };
 
 constexpr Command kCommands[] = {
-    {"info", strata::tool::cmd_info, "info FILE [--no-tensors]               metadata, tensors, sizes"},
+    {"info", strata::tool::cmd_info, "info FILE [--no-tensors] [--budget SIZE [--mode M] [--context N]]  metadata, tensors, sizes, memory plan"},
     {"logits", strata::tool::cmd_logits, "logits FILE --tokens IDS --out OUT.f32  float32 logits of every position"},
     {"generate", strata::tool::cmd_generate, "generate FILE (--tokens IDS | --prompt TEXT) -n N  greedy continuation"},
     {"synth", strata::tool::cmd_synth, "synth OUT [--preset tiny|1b|8b] [--type T] [--seed S] [shape options]  random-weight model"},

@@ -78,11 +78,21 @@ void Engine::Impl::log(int priority, const std::string& message) const {
 }
 
 Engine::Impl::Impl(Config c) : config(std::move(c)), store("", 0) {
-    model::Options mo;
-    mo.n_threads = config.threads;
-    mo.max_batch_tokens = std::max(1, config.batch_tokens);
     file = gguf::File::open(config.model_path);
+    const auto hp = model::HParams::from_gguf(*file);
+    context = std::clamp(config.context, 16, hp.n_ctx_train);
+    const int threads = config.threads > 0 ? config.threads : model::physical_cores();
+    memory = std::make_unique<MemoryPlanner>(config, hp, context, threads);
+    model::Options mo;
+    mo.n_threads = threads;
+    mo.weights = memory->factory();
     model = model::Model::load(file, mo);
+    const MemorySetup& ms = memory->setup();
+    batch_tokens = ms.batch_tokens;
+    model->set_max_batch_tokens(batch_tokens);
+    kv_budget = ms.kv_budget;
+    log(6, "memory " + ms.plan.summary() + "; budget from " + ms.budget.source);
+    if (!ms.plan.fits) log(4, "the model does not fit the memory budget in the chosen mode; expect the kernel to reclaim or kill");
     tokenizer = tokenizer::Tokenizer::from_gguf(*file);
     if (tokenizer->n_vocab() > model->hparams().n_vocab)
         throw std::runtime_error("the vocabulary has " + std::to_string(tokenizer->n_vocab()) + " tokens but the model only " +
@@ -98,9 +108,6 @@ Engine::Impl::Impl(Config c) : config(std::move(c)), store("", 0) {
     } else {
         model_template_problem = "the model has no chat template (tokenizer.chat_template); choose one with chat_template";
     }
-    context = std::clamp(config.context, 16, model->hparams().n_ctx_train);
-    const auto probe = model->new_cache(1);
-    kv_budget = config.kv_budget_bytes ? config.kv_budget_bytes : 4ull * context * probe.bytes_per_position();
     store = SessionStore(config.state_dir, model_id(*file));
     limits = config.limits;
 }
@@ -247,8 +254,19 @@ Status Engine::status() const {
     std::lock_guard lk(m.mu);
     Status st;
     st.model = m.model->hparams().name;
-    st.weights_mode = "resident";
-    st.memory_plan = "resident: the whole model is mapped";
+    const MemorySetup& ms = m.memory->setup();
+    const weights::Stats ws = m.model->weight_stats();
+    st.weights_mode = weights::mode_name(ms.plan.mode);
+    st.memory_plan = ms.plan.summary();
+    st.budget_bytes = ms.budget.bytes;
+    st.budget_source = ms.budget.source;
+    st.streamed_bytes_per_pass = ms.plan.streamed_bytes;
+    st.weights_bytes_read = ws.bytes_read;
+    st.read_bytes_per_s = ws.read_bytes_per_s();
+    st.read_stall_s = ws.stall_s;
+    st.read_retries = ws.retries;
+    st.pass_bound = ms.plan.pass_bound(ws.read_bytes_per_s());
+    st.batch_tokens = m.batch_tokens;
     st.threads = m.model->n_threads();
     st.uptime_s = std::chrono::duration_cast<std::chrono::seconds>(Clock::now() - m.started_at).count();
     st.sessions = static_cast<int32_t>(m.sessions.size());

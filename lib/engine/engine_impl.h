@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "engine/engine.h"
+#include "engine/memory.h"
 #include "engine/session.h"
 #include "model/model.h"
 #include "sampling/sampler.h"
@@ -69,7 +70,9 @@ struct Engine::Impl {
     std::string model_template_problem;                 // why the model has no usable template
     SessionStore store;
     int32_t context = 0;
+    int32_t batch_tokens = 0;
     uint64_t kv_budget = 0;
+    std::unique_ptr<MemoryPlanner> memory;
     Clock::time_point started_at = Clock::now();
 
     // Guarded by mu: the queue, sessions, limits, counters.

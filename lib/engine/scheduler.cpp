@@ -167,7 +167,7 @@ void Engine::Impl::step() {
     std::vector<model::SequenceBatch> batch;
     std::vector<Active*> who;
     std::vector<size_t> chunk;
-    int32_t budget = std::max(1, config.batch_tokens), prompt_tokens = 0, generated = 0;
+    int32_t budget = batch_tokens, prompt_tokens = 0, generated = 0;
     for (auto& a : actives)
         if (a.decoding() && budget > 0) {
             batch.push_back({a.session->cache.get(), std::span<const int32_t>(&a.next, 1), model::Logits::Last});

@@ -43,18 +43,19 @@ void check_plan(const std::vector<TensorPlan>& plan, bool allow_requantize) {
     }
 }
 
-// Drops the source pages of a tensor from this process and from the page cache: a model
-// read once does not need to stay in memory.
-void release_source(const gguf::File& f, const gguf::TensorInfo& t) {
+// Drops source pages that have been converted, from this process and from the page cache:
+// a model read once does not need to stay in memory (resident size stays about one chunk).
+void release_source(const gguf::File& f, const uint8_t* data, uint64_t size) {
     const auto page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
-    const uint64_t begin = t.file_offset / page * page;
-    const uint64_t end = t.file_offset + t.nbytes;
+    const auto offset = static_cast<uint64_t>(data - f.bytes().data());
+    const uint64_t begin = offset / page * page;
+    const uint64_t end = offset + size;
     ::madvise(const_cast<uint8_t*>(f.bytes().data()) + begin, end - begin, MADV_DONTNEED);
     if (f.fd() >= 0) ::posix_fadvise(f.fd(), static_cast<off_t>(begin), static_cast<off_t>(end - begin), POSIX_FADV_DONTNEED);
 }
 
 // Converts the rows of one tensor to another type, a chunk of rows at a time, on the
-// pool's threads. Remembers the first row with a value that is not finite.
+// pool's threads. Remembers a row holding a value that is not finite.
 class RowConverter {
 public:
     RowConverter(kernels::ThreadPool& pool, const TensorPlan& p)
@@ -87,6 +88,8 @@ public:
     }
 
     int64_t bad_row() const { return bad_row_.load(); }
+    uint64_t in_row() const { return in_row_; }
+    uint64_t out_row() const { return out_row_; }
 
 private:
     bool all_finite(const float* x) const {
@@ -107,24 +110,27 @@ private:
     std::atomic<int64_t> bad_row_{-1};
 };
 
-void emit_converted(kernels::ThreadPool& pool, const TensorPlan& p, const gguf::Writer::Emit& out) {
+void emit_converted(const gguf::File& f, kernels::ThreadPool& pool, const TensorPlan& p, const gguf::Writer::Emit& out) {
     RowConverter conv(pool, p);
     const int64_t rows = p.src->rows(), step = conv.rows_per_chunk();
-    const uint64_t in_row = dtype_bytes(p.src->type, static_cast<uint64_t>(p.src->ne[0]));
-    const uint64_t out_row = dtype_bytes(p.type, static_cast<uint64_t>(p.src->ne[0]));
+    const uint64_t in_row = conv.in_row(), out_row = conv.out_row();
     std::vector<uint8_t> buf(static_cast<size_t>(std::min(rows, step)) * out_row);
     for (int64_t r = 0; r < rows; r += step) {
         const int64_t n = std::min(step, rows - r);
         if (!conv.convert(p.src->data + r * in_row, r, n, buf.data()))
             throw std::runtime_error("tensor " + p.src->name + ": row " + std::to_string(conv.bad_row()) +
                                      " holds NaN or Inf; refusing to quantize it");
+        release_source(f, p.src->data + r * in_row, static_cast<uint64_t>(n) * in_row);
         out(buf.data(), static_cast<size_t>(n) * out_row);
     }
 }
 
-void emit_copy(const TensorPlan& p, const gguf::Writer::Emit& out) {
-    for (uint64_t at = 0; at < p.src->nbytes; at += kChunkBytes)
-        out(p.src->data + at, static_cast<size_t>(std::min<uint64_t>(kChunkBytes, p.src->nbytes - at)));
+void emit_copy(const gguf::File& f, const TensorPlan& p, const gguf::Writer::Emit& out) {
+    for (uint64_t at = 0; at < p.src->nbytes; at += kChunkBytes) {
+        const uint64_t n = std::min<uint64_t>(kChunkBytes, p.src->nbytes - at);
+        out(p.src->data + at, static_cast<size_t>(n));
+        release_source(f, p.src->data + at, n);
+    }
 }
 
 void copy_metadata(const gguf::File& src, const FileType& ft, gguf::Writer& w) {
@@ -163,9 +169,8 @@ QuantizeResult quantize_model(const std::string& in_path, const std::string& out
                 written += n;
                 out(d, n);
             };
-            if (convert) emit_converted(pool, p, counted);
-            else emit_copy(p, counted);
-            release_source(*src, *p.src);
+            if (convert) emit_converted(*src, pool, p, counted);
+            else emit_copy(*src, p, counted);
             result.bytes_in += p.src->nbytes;
             result.bytes_out += written;
             if (options.on_tensor) options.on_tensor({i, plan.size(), &p, p.src->nbytes, written, seconds_since(start)});

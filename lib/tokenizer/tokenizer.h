@@ -90,7 +90,6 @@ public:
     bool adds_space_prefix() const;
 
 private:
-    friend class StreamDecoder;
     struct Impl;
     explicit Tokenizer(std::unique_ptr<Impl> impl);
     void check_id(int32_t id) const;
@@ -101,7 +100,8 @@ private:
 // text that is complete so far and never ends in the middle of a UTF-8 sequence that later
 // bytes could still complete (an emoji or CJK character spread over byte tokens is held
 // back until its last byte arrives). The outputs of push() and flush() concatenated equal
-// decode() of the same ids (with replace_invalid: utf8::replace_invalid of it).
+// decode() of the same ids (with replace_invalid: utf8::replace_invalid of it). The
+// Tokenizer must outlive the decoder.
 class StreamDecoder {
 public:
     struct Options {

@@ -86,7 +86,7 @@ class StartupErrorTest(unittest.TestCase):
                  conf + ":4: unknown key 'max_token' in [limits]"),
                 ("[model]\npath = %s\n[engine]\nthreads = lots\n" % MODEL,
                  conf + ":4: engine.threads = \"lots\": expected an integer"),
-                ("[memory]\nbudget = 6X\n", conf + ":2: memory.budget = \"6X\": unknown size unit"),
+                ("[memory]\nbudget = 6X\n", conf + ":2: memory.budget = \"6X\": \'6X\': unknown unit"),
                 ("path = x\n", conf + ":1: key 'path' comes before any [section]")):
             with open(conf, "w") as f:
                 f.write(text)

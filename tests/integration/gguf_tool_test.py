@@ -132,6 +132,20 @@ class GgufToolTest(unittest.TestCase):
             self.assertEqual(r.returncode, 0, r.stderr)
             self.assertEqual(len(r.stdout.split()), 5)
 
+    def test_info_escapes_what_the_file_says(self):
+        def s(b):
+            return struct.pack("<Q", len(b)) + b
+        kv = s(b"general.name") + struct.pack("<I", 8) + s(b"evil\x1b[31mred\x07")
+        kv += s(b"nested") + struct.pack("<I", 9) + struct.pack("<IQ", 9, 2) + struct.pack("<IQ", 4, 1) + struct.pack("<I", 7) + struct.pack("<IQ", 4, 0)
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "evil.gguf")
+            open(path, "wb").write(b"GGUF" + struct.pack("<IQQ", 3, 0, 2) + kv)
+            r = tool("info", path)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertNotIn(b"\x1b", r.stdout)
+        self.assertIn(b'"evil\\x1b[31mred\\x07"', r.stdout)
+        self.assertIn(b"[2 x array] [1 x uint32] 7, [0 x uint32]", r.stdout)
+
     def test_usage_errors(self):
         for cmd in (["nonsense"], ["generate", STORIES, "--tokens", "x"], ["generate", STORIES, "-n", "-1", "--tokens", "1"],
                     ["logits", STORIES, "--tokens", "1"], ["info"], ["info", STORIES, "--bogus"]):

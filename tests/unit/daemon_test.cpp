@@ -127,9 +127,9 @@ BOOST_AUTO_TEST_CASE(values_of_every_syntax) {
     BOOST_TEST(s.server.socket == "/tmp/s.sock");
     BOOST_TEST(s.server.max_output_buffer == 64u * 1024);
     BOOST_TEST(s.server.shutdown_grace_ms == 1500u);
-    BOOST_TEST(s.memory.budget == 6ull << 30);
-    BOOST_TEST(s.memory.mode == "streamed");
-    BOOST_TEST(s.memory.lock);
+    BOOST_TEST(s.engine.memory.budget == "6G");
+    BOOST_TEST(s.engine.memory.mode == "streamed");
+    BOOST_TEST(s.engine.memory.lock);
     BOOST_TEST(s.engine.limits.max_tokens == 512);
     BOOST_TEST((s.log_level == strata::daemon::log::Level::Debug));
 }
@@ -152,7 +152,7 @@ BOOST_AUTO_TEST_CASE(errors_name_where_and_which_key) {
     BOOST_TEST(contains(config_error("[model]\npath = /m\n[engine]\nthreads = -1\n"),
                         ".conf:4: engine.threads = \"-1\": out of range, expected an integer from 0 to 1024"));
     BOOST_TEST(contains(config_error("[model]\npath = /m\n[engine]\ncontext = lots\n"), "engine.context = \"lots\""));
-    BOOST_TEST(contains(config_error("[model]\npath = /m\n[memory]\nbudget = 6Q\n"), "unknown size unit 'q'"));
+    BOOST_TEST(contains(config_error("[model]\npath = /m\n[memory]\nbudget = 6Q\n"), "unknown unit 'Q'"));
     BOOST_TEST(contains(config_error("[model]\npath = /m\n[server]\nshutdown_grace = 2d\n"), "unknown duration unit"));
     BOOST_TEST(contains(config_error("[model]\npath = /m\n[memory]\nlock = perhaps\n"), "expected yes or no"));
     BOOST_TEST(contains(config_error("[model]\npath = /m\n[server]\nmax_request_bytes = 99999999999999999999\n"),

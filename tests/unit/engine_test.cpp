@@ -289,6 +289,52 @@ BOOST_AUTO_TEST_CASE(sessions_survive_a_restart) {
     BOOST_TEST(run(fresh, greedy(" The", 4, "kept"))->result_.text == continued);
 }
 
+// The smallest budget that runs the model streamed: everything but the reserves is streamed.
+std::unique_ptr<Engine> smallest_streaming_engine() {
+    for (int kib = 128 << 10; kib < (192 << 10); kib += 256) {
+        Config c = config();
+        c.memory.mode = "streamed";
+        c.memory.budget = std::to_string(kib) + "K";
+        try {
+            return std::make_unique<Engine>(c);
+        } catch (const std::runtime_error&) {
+        }
+    }
+    BOOST_FAIL("no budget between 128 and 192 MiB runs the model streamed");
+    return nullptr;
+}
+
+BOOST_AUTO_TEST_CASE(streamed_weights_give_the_same_story) {
+    auto engine = smallest_streaming_engine();
+    Engine& e = *engine;
+    const Status st = e.status();
+    BOOST_TEST(st.weights_mode == "streamed");
+    BOOST_TEST(st.streamed_bytes_per_pass > 0u);
+    BOOST_TEST(st.memory_plan.find("streamed") == 0);
+    BOOST_TEST(st.batch_tokens >= 512);
+    auto out = run(e, greedy("", 200));
+    BOOST_TEST(out->result_.text == read_file(test::data_dir() / "stories260K/expected-greedy-200steps.txt"));
+    const Status after = e.status();
+    // 200 passes; the range at the end of the file reads short of its aligned length.
+    BOOST_TEST(after.weights_bytes_read >= 199 * after.streamed_bytes_per_pass);
+    BOOST_TEST(after.read_bytes_per_s > 0);
+
+    // With room to spare, streaming takes larger passes (each pass reads the weights once).
+    Config roomy = config();
+    roomy.memory.mode = "streamed";
+    roomy.memory.budget = "1G";
+    BOOST_TEST(Engine(roomy).status().batch_tokens == 2048);
+
+    Config tiny = config();
+    tiny.memory.budget = "1M";
+    try {
+        Engine small(tiny);
+        BOOST_FAIL("expected the budget to be refused");
+    } catch (const std::runtime_error& err) {
+        BOOST_TEST(std::string(err.what()).find("cannot run within the memory budget") != std::string::npos, err.what());
+    }
+}
+
 BOOST_AUTO_TEST_CASE(shutdown_cancels_what_does_not_finish_in_time) {
     Engine e(config());
     auto sink = std::make_shared<Collect>();
