@@ -299,6 +299,9 @@ struct KQuant {
     using Act = strata::BlockQ8_K;
     static constexpr int R = V::kBytes == 64 ? 4 : 2;
     static constexpr int T = 4;
+    using Acc = F;
+    static Acc acc_zero() { return V::zero(); }
+    static float acc_sum(const Acc& a) { return V::hsum(a); }
 
     // Q8_K rows are used in place.
     struct Acts {
