@@ -85,7 +85,8 @@ __m256i two_bits(__m256i q) {
 
 // Each type gives, for super-block x: Prep prep(x) (what the chunks share), u<C>(x, p)
 // the 32 unsigned weights of chunk C (elements 32C..32C+31), scale<C>(p) their pair
-// scales, corr(p) the 16 group corrections, and d(x), dc(x).
+// scales, scales16(p) the scale of each 16-element group, corr(p) the 16 group
+// corrections, and d(x), dc(x).
 
 // Q4_K / Q5_K: 6-bit scales and mins of 32-element groups packed in 12 bytes b, as words
 // 0..7 (scales) and 8..15 (mins):
@@ -110,6 +111,8 @@ struct K4Prep {
     explicit K4Prep(const uint8_t* packed) : s(k4_scales_mins(packed)) {}
     // Group g of 16 takes the min of its 32-group g / 2.
     __m256i corr() const { return _mm256_shuffle_epi8(s.hi, word_pattern_pairs()); }
+    // The scale of each 16-element group: 32-group g / 2's.
+    __m256i scales16() const { return _mm256_shuffle_epi8(s.lo, word_pattern_pairs()); }
     static __m256i word_pattern_pairs() {
         return _mm256_setr_epi8(0, 1, 0, 1, 2, 3, 2, 3, 4, 5, 4, 5, 6, 7, 6, 7, 8, 9, 8, 9, 10, 11, 10, 11, 12, 13,
                                 12, 13, 14, 15, 14, 15);
@@ -135,6 +138,7 @@ struct Q4K {
     }
     template <int C>
     static __m256i scale(const Prep& p) { return p.s.groups32<C>(); }
+    static __m256i scales16(const Prep& p) { return p.scales16(); }
     static __m256i corr(const Prep& p) { return p.corr(); }
     static float d(const Block& x) { return half(x.d); }
     static float dc(const Block& x) { return half(x.dmin); }
@@ -156,6 +160,7 @@ struct Q5K {
     }
     template <int C>
     static __m256i scale(const Prep& p) { return p.s.groups32<C>(); }
+    static __m256i scales16(const Prep& p) { return p.scales16(); }
     static __m256i corr(const Prep& p) { return p.corr(); }
     static float d(const Block& x) { return half(x.d); }
     static float dc(const Block& x) { return half(x.dmin); }
@@ -185,6 +190,7 @@ struct Q6K {
     }
     template <int C>
     static __m256i scale(const Prep& p) { return p.s.groups16<C>(); }
+    static __m256i scales16(const Prep& p) { return p.s16; }
     static __m256i corr(const Prep& p) { return _mm256_slli_epi16(p.s16, 5); }
     static float d(const Block& x) { return half(x.d); }
     static float dc(const Block& x) { return half(x.d); }
@@ -221,6 +227,7 @@ struct Q3K {
     }
     template <int C>
     static __m256i scale(const Prep& p) { return p.s.groups16<C>(); }
+    static __m256i scales16(const Prep& p) { return p.s16; }
     static __m256i corr(const Prep& p) { return _mm256_slli_epi16(p.s16, 2); }
     static float d(const Block& x) { return half(x.d); }
     static float dc(const Block& x) { return half(x.d); }
@@ -230,10 +237,11 @@ struct Q2K {
     using Block = strata::BlockQ2_K;
     static constexpr bool kOffset = false;
     struct Prep {
+        __m256i s16;
         Scales s;
         __m256i mins;
         Prep() = default;
-        Prep(__m256i scales, __m256i m) : s(scales), mins(m) {}
+        Prep(__m256i scales, __m256i m) : s16(scales), s(scales), mins(m) {}
     };
     static Prep prep(const Block& x) {
         const __m128i sc = _mm_loadu_si128(reinterpret_cast<const __m128i*>(x.scales));
@@ -247,6 +255,7 @@ struct Q2K {
     }
     template <int C>
     static __m256i scale(const Prep& p) { return p.s.groups16<C>(); }
+    static __m256i scales16(const Prep& p) { return p.s16; }
     static __m256i corr(const Prep& p) { return p.mins; }
     static float d(const Block& x) { return half(x.d); }
     static float dc(const Block& x) { return half(x.dmin); }
