@@ -68,31 +68,36 @@ struct F32Elems {
         return sum;
     }
 };
-template <class V>
-struct F16Elems {
+// The 16-bit types: Widen gives the vector (load) and scalar (value) widening.
+template <class V, class Widen>
+struct HalfElems {
     using Elem = uint16_t;
+    static typename V::F load(const uint16_t* p) { return Widen::load(p); }
+    static float tail_sum(float sum, const uint16_t* w, const float* a, int64_t from, int64_t k) {
+        double d = sum;
+        for (int64_t i = from; i < k; ++i) d += static_cast<double>(Widen::value(w[i]) * a[i]);
+        return static_cast<float>(d);
+    }
+};
+template <class V>
+struct WidenF16 {
     static typename V::F load(const uint16_t* p) { return V::load_f16(p); }
-    static float tail_sum(float sum, const uint16_t* w, const float* a, int64_t from, int64_t k) {
-        double d = sum;
-        for (int64_t i = from; i < k; ++i) d += static_cast<double>(_cvtsh_ss(w[i]) * a[i]);
-        return static_cast<float>(d);
+    static float value(uint16_t h) { return _cvtsh_ss(h); }
+};
+template <class V>
+struct WidenBF16 {
+    static typename V::F load(const uint16_t* p) { return V::load_bf16(p); }
+    static float value(uint16_t h) {
+        const uint32_t bits = static_cast<uint32_t>(h) << 16;
+        float f;
+        std::memcpy(&f, &bits, sizeof f);
+        return f;
     }
 };
 template <class V>
-struct BF16Elems {
-    using Elem = uint16_t;
-    static typename V::F load(const uint16_t* p) { return V::load_bf16(p); }
-    static float tail_sum(float sum, const uint16_t* w, const float* a, int64_t from, int64_t k) {
-        double d = sum;
-        for (int64_t i = from; i < k; ++i) {
-            const uint32_t bits = static_cast<uint32_t>(w[i]) << 16;
-            float wf;
-            std::memcpy(&wf, &bits, sizeof wf);
-            d += static_cast<double>(wf * a[i]);
-        }
-        return static_cast<float>(d);
-    }
-};
+using F16Elems = HalfElems<V, WidenF16<V>>;
+template <class V>
+using BF16Elems = HalfElems<V, WidenBF16<V>>;
 
 // Elements [s * kStep, s * kStep + kStep) of a row of k, as floats, zero past k.
 template <class V, class Elems>

@@ -13,6 +13,7 @@
 #include <cstring>
 
 #include "kernels/simd/gemm_driver.h"
+#include "kernels/q3k_scales.h"
 #include "kernels/simd/intrinsics.h"
 #include "tensor/blocks.h"
 
@@ -127,26 +128,29 @@ __m256i nibble_chunk(const uint8_t* qs) {
     return _mm256_and_si256(C % 2 ? _mm256_srli_epi16(q, 4) : q, _mm256_set1_epi8(0x0F));
 }
 
-struct Q4K {
-    using Block = strata::BlockQ4_K;
+// What Q4_K and Q5_K share: scales and mins of 32-element groups, d and dmin.
+template <class B>
+struct K4Common {
+    using Block = B;
     static constexpr bool kOffset = false;
+    template <int C>
+    static __m256i scale(const K4Prep& p) { return p.s.groups32<C>(); }
+    static __m256i scales16(const K4Prep& p) { return p.scales16(); }
+    static __m256i corr(const K4Prep& p) { return p.corr(); }
+    static float d(const Block& x) { return half(x.d); }
+    static float dc(const Block& x) { return half(x.dmin); }
+};
+
+struct Q4K : K4Common<strata::BlockQ4_K> {
     using Prep = K4Prep;
     static Prep prep(const Block& x) { return Prep(x.scales); }
     template <int C>
     static __m256i u(const Block& x, const Prep&) {
         return nibble_chunk<C>(x.qs);
     }
-    template <int C>
-    static __m256i scale(const Prep& p) { return p.s.groups32<C>(); }
-    static __m256i scales16(const Prep& p) { return p.scales16(); }
-    static __m256i corr(const Prep& p) { return p.corr(); }
-    static float d(const Block& x) { return half(x.d); }
-    static float dc(const Block& x) { return half(x.dmin); }
 };
 
-struct Q5K {
-    using Block = strata::BlockQ5_K;
-    static constexpr bool kOffset = false;
+struct Q5K : K4Common<strata::BlockQ5_K> {
     struct Prep : K4Prep {
         __m256i qh;
         Prep() = default;
@@ -158,12 +162,6 @@ struct Q5K {
     static __m256i u(const Block& x, const Prep& p) {
         return _mm256_or_si256(nibble_chunk<C>(x.qs), _mm256_and_si256(move_bit<C, 4>(p.qh), _mm256_set1_epi8(0x10)));
     }
-    template <int C>
-    static __m256i scale(const Prep& p) { return p.s.groups32<C>(); }
-    static __m256i scales16(const Prep& p) { return p.scales16(); }
-    static __m256i corr(const Prep& p) { return p.corr(); }
-    static float d(const Block& x) { return half(x.d); }
-    static float dc(const Block& x) { return half(x.dmin); }
 };
 
 struct Q6K {
@@ -207,16 +205,9 @@ struct Q3K {
         Prep(__m256i v, __m256i hmask) : s16(v), s(v), hm(hmask) {}
     };
     static __m256i signed_scales(const uint8_t* packed) {
-        constexpr uint32_t kmask1 = 0x03030303, kmask2 = 0x0f0f0f0f;
-        uint32_t aux[4];
-        std::memcpy(aux, packed, 12);
-        const uint32_t tmp = aux[2];
-        aux[2] = ((aux[0] >> 4) & kmask2) | (((tmp >> 4) & kmask1) << 4);
-        aux[3] = ((aux[1] >> 4) & kmask2) | (((tmp >> 6) & kmask1) << 4);
-        aux[0] = (aux[0] & kmask2) | (((tmp >> 0) & kmask1) << 4);
-        aux[1] = (aux[1] & kmask2) | (((tmp >> 2) & kmask1) << 4);
-        const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(aux));
-        return _mm256_cvtepi8_epi16(_mm_sub_epi8(raw, _mm_set1_epi8(32)));
+        alignas(16) uint8_t sc[16];
+        q3k_scales(packed, sc);
+        return _mm256_cvtepi8_epi16(_mm_sub_epi8(_mm_load_si128(reinterpret_cast<const __m128i*>(sc)), _mm_set1_epi8(32)));
     }
     static Prep prep(const Block& x) { return Prep(signed_scales(x.scales), load256(x.hmask)); }
     // Two bits of plane C % 4 of qs[32(C / 4) + l], plus 4 when hmask bit C is set.
