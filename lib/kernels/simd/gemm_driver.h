@@ -43,9 +43,12 @@ public:
     void* get(size_t bytes) {
         if (bytes > size_) {
             std::free(data_);
-            size_ = (bytes + 63) / 64 * 64;
-            data_ = std::aligned_alloc(64, size_);
+            data_ = nullptr;
+            size_ = 0;
+            const size_t rounded = (bytes + 63) / 64 * 64;
+            data_ = std::aligned_alloc(64, rounded);
             if (!data_) throw std::bad_alloc();
+            size_ = rounded;
         }
         return data_;
     }
