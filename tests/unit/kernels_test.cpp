@@ -351,7 +351,9 @@ BOOST_AUTO_TEST_CASE(gemm_matches_scalar_and_float64) {
     }
 }
 
-// llama.cpp's logits are reproduced bit for bit only if every product sums in its order.
+// llama.cpp's logits are reproduced bit for bit only if every product sums in its order:
+// F32/F16 always; Q8_0 for 1-2 tokens (the decode path), and for more on AVX2 (AVX-512
+// prefill uses a faster 4 x 4 lane layout with its own order).
 BOOST_AUTO_TEST_CASE(simd_products_follow_llama_cpp_summation_order) {
     std::mt19937 rng(4242);
     for (DType w : {DType::F32, DType::F16, DType::Q8_0}) {
@@ -361,7 +363,7 @@ BOOST_AUTO_TEST_CASE(simd_products_follow_llama_cpp_summation_order) {
                 const Problem p(w, kk, 1, 7, nt, rng);
                 const DType at = k::activation_type(w);
                 for (k::Isa isa : supported_isas()) {
-                    if (isa == k::Isa::Scalar) continue;
+                    if (isa == k::Isa::Scalar || (w == DType::Q8_0 && nt > 2 && isa == k::Isa::Avx512)) continue;
                     const UseIsa use(isa);
                     const std::vector<float> Y = p.run();
                     for (int64_t t = 0; t < nt; ++t) {

@@ -12,7 +12,7 @@ namespace {
 template <class Type>
 constexpr GemmFn kquant_gemm() {
 #if defined(STRATA_SIMD_AVX512)
-    return simd::KQuantX4<V, Type>::run;
+    return simd::GemmX4<V, simd::KQuantX4<V, Type>>::run;
 #else
     return simd::Gemm<V, simd::KQuant<V, Type>>::run;
 #endif
