@@ -86,8 +86,8 @@ __m256i two_bits(__m256i q) {
 
 // Each type gives, for super-block x: Prep prep(x) (what the chunks share), u<C>(x, p)
 // the 32 unsigned weights of chunk C (elements 32C..32C+31), scale<C>(p) their pair
-// scales, scales16(p) the scale of each 16-element group, corr(p) the 16 group
-// corrections, and d(x), dc(x).
+// scales, scales16(p) the scale of each 16-element group (kGroup elements share one),
+// corr(p) the 16 group corrections, and d(x), dc(x).
 
 // Q4_K / Q5_K: 6-bit scales and mins of 32-element groups packed in 12 bytes b, as words
 // 0..7 (scales) and 8..15 (mins):
@@ -133,6 +133,7 @@ template <class B>
 struct K4Common {
     using Block = B;
     static constexpr bool kOffset = false;
+    static constexpr int kGroup = 32;  // elements sharing a scale
     template <int C>
     static __m256i scale(const K4Prep& p) { return p.s.groups32<C>(); }
     static __m256i scales16(const K4Prep& p) { return p.scales16(); }
@@ -167,6 +168,7 @@ struct Q5K : K4Common<strata::BlockQ5_K> {
 struct Q6K {
     using Block = strata::BlockQ6_K;
     static constexpr bool kOffset = true;  // u - 32
+    static constexpr int kGroup = 16;  // elements sharing a scale
     struct Prep {
         __m256i s16;
         Scales s;
@@ -197,6 +199,7 @@ struct Q6K {
 struct Q3K {
     using Block = strata::BlockQ3_K;
     static constexpr bool kOffset = true;  // u - 4
+    static constexpr int kGroup = 16;  // elements sharing a scale
     struct Prep {
         __m256i s16;
         Scales s;
@@ -227,6 +230,7 @@ struct Q3K {
 struct Q2K {
     using Block = strata::BlockQ2_K;
     static constexpr bool kOffset = false;
+    static constexpr int kGroup = 16;  // elements sharing a scale
     struct Prep {
         __m256i s16;
         Scales s;

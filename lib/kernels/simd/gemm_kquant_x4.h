@@ -1,7 +1,8 @@
 // kernels/simd/gemm_kquant_x4.h — AVX-512 only: Q2_K..Q6_K products over many tokens in
-// the 4 rows x 4 tokens lane layout of gemm_x4.h. Per 4 k positions one maddubs and one
-// vpdpwssd (with each lane's row group scale); per super-block the group corrections
-// against the activation bsums and the float scales, once per 16 (row, token) pairs.
+// the 4 rows x 4 tokens lane layout of gemm_x4.h. Per 4 k positions one vpdpbusd into a
+// group sum; per group (16 or 32 elements) one vpmulld by each lane's row scale; per
+// super-block the group corrections against the activation bsums and the float scales —
+// all once per 16 (row, token) pairs.
 // Few tokens (the fused path) and the AVX2 variant use gemm_kquant.h's layout.
 // Must not touch: other weight families.
 #pragma once
@@ -18,7 +19,7 @@ namespace simd {
 // One row group's super-block, replicated for the lanes.
 struct X4KWeights {
     alignas(64) uint8_t u[64][64];      // per k4: lanes j hold row j / 4's 4 weights
-    alignas(64) int16_t scale[16][32];  // per 16-group: lane j holds (s, s) of row j / 4
+    alignas(64) int32_t scale[16][16];  // per scale group: lane j holds row j / 4's scale
     alignas(64) int32_t corr[8][16];    // per group pair p: lane j holds row j / 4's (c_2p, c_2p+1)
     alignas(64) float d[16], dc[16];    // lane j: row j / 4's d and dc
 };
@@ -30,11 +31,10 @@ struct X4KActs {
     alignas(64) float d[4];
 };
 
-// Index for vpermt2w over [row 0 | row 1] and [row 2 | row 3] (16 words each): word g of
-// each row, repeated over that row's eight words.
+// Index for vpermt2w over [row 0 | row 1] and [row 2 | row 3] (16 words each): in the
+// low 16 words, word g of each row repeated four times.
 inline __m512i x4_word_index(int g) {
-    const __m512i rows = _mm512_setr_epi64(0, 0, 0x0010001000100010LL, 0x0010001000100010LL, 0x0020002000200020LL,
-                                           0x0020002000200020LL, 0x0030003000300030LL, 0x0030003000300030LL);
+    const __m512i rows = _mm512_setr_epi64(0, 0x0010001000100010LL, 0x0020002000200020LL, 0x0030003000300030LL, 0, 0, 0, 0);
     return _mm512_add_epi16(rows, _mm512_set1_epi16(static_cast<int16_t>(g)));
 }
 
@@ -43,6 +43,8 @@ struct KQuantX4 {
     using Small = KQuant<V, Type>;
     using Weights = X4KWeights;
     using Acts = X4KActs;
+    static constexpr int kGroups = 256 / Type::kGroup;   // scale groups per super-block
+    static constexpr int kGroupK4 = Type::kGroup / 4;    // k4 positions per group
 
     static void unpack(const uint8_t* w, size_t ldw, int n, int64_t, int64_t s, Weights& o) {
         using Block = typename Type::Block;
@@ -64,7 +66,10 @@ struct KQuantX4 {
         }
         for (int c = 0; c < 8; ++c) replicate_rows(u[c], o.u + 8 * c);
         const __m512i sab = join(s16[0], s16[1]), scd = join(s16[2], s16[3]);
-        for (int g = 0; g < 16; ++g) _mm512_store_si512(o.scale[g], _mm512_permutex2var_epi16(sab, x4_word_index(g), scd));
+        for (int g = 0; g < kGroups; ++g) {
+            const __m512i words = _mm512_permutex2var_epi16(sab, x4_word_index(g * Type::kGroup / 16), scd);
+            _mm512_store_si512(o.scale[g], _mm512_cvtepi16_epi32(_mm512_castsi512_si256(words)));
+        }
         const __m512i cab = join(corr[0], corr[1]), ccd = join(corr[2], corr[3]);
         for (int p = 0; p < 8; ++p) _mm512_store_si512(o.corr[p], _mm512_permutex2var_epi32(cab, x4_dword_index(p), ccd));
         _mm512_store_ps(o.d, by_row(d));
@@ -89,24 +94,41 @@ struct KQuantX4 {
         }
     }
 
+    // Group sums and totals are both in registers, so row groups go two at a time.
     template <int MR, int MT>
     static void step(const Weights* w, const Acts* const* a, __m512* acc, int64_t stride) {
-        __m512i sum[MR][MT];
-        for (int mr = 0; mr < MR; ++mr)
-            for (int mt = 0; mt < MT; ++mt) sum[mr][mt] = _mm512_setzero_si512();
-        for (int g = 0; g < 16; ++g) {
-            __m512i sc[MR];
-            for (int mr = 0; mr < MR; ++mr) sc[mr] = _mm512_load_si512(w[mr].scale[g]);
-            for (int q = 4 * g; q < 4 * g + 4; ++q) {
-                __m512i u[MR];
-                for (int mr = 0; mr < MR; ++mr) u[mr] = _mm512_load_si512(w[mr].u[q]);
-                for (int mt = 0; mt < MT; ++mt) {
-                    const __m512i v = by_token(a[mt]->q[q]);
-                    for (int mr = 0; mr < MR; ++mr)
-                        sum[mr][mt] = _mm512_dpwssd_epi32(sum[mr][mt], _mm512_maddubs_epi16(u[mr], v), sc[mr]);
+        if constexpr (MR > 2) {
+            step<2, MT>(w, a, acc, stride);
+            step<MR - 2, MT>(w + 2, a, acc + 2 * stride, stride);
+        } else {
+            __m512i sum[MR][MT];
+            for (int mr = 0; mr < MR; ++mr)
+                for (int mt = 0; mt < MT; ++mt) sum[mr][mt] = _mm512_setzero_si512();
+            for (int g = 0; g < kGroups; ++g) {
+                __m512i group[MR][MT];
+                for (int mr = 0; mr < MR; ++mr)
+                    for (int mt = 0; mt < MT; ++mt) group[mr][mt] = _mm512_setzero_si512();
+                for (int q = kGroupK4 * g; q < kGroupK4 * (g + 1); ++q) {
+                    __m512i u[MR];
+                    for (int mr = 0; mr < MR; ++mr) u[mr] = _mm512_load_si512(w[mr].u[q]);
+                    for (int mt = 0; mt < MT; ++mt) {
+                        const __m512i v = by_token(a[mt]->q[q]);
+                        for (int mr = 0; mr < MR; ++mr) group[mr][mt] = _mm512_dpbusd_epi32(group[mr][mt], u[mr], v);
+                    }
+                }
+                for (int mr = 0; mr < MR; ++mr) {
+                    const __m512i sc = _mm512_load_si512(w[mr].scale[g]);
+                    for (int mt = 0; mt < MT; ++mt)
+                        sum[mr][mt] = _mm512_add_epi32(sum[mr][mt], _mm512_mullo_epi32(group[mr][mt], sc));
                 }
             }
+            fold(w, a, sum, acc, stride);
         }
+    }
+
+    // Adds the super-block's integer sums, less the group corrections, to the float totals.
+    template <int MR, int MT>
+    static void fold(const Weights* w, const Acts* const* a, const __m512i (&sum)[MR][MT], __m512* acc, int64_t stride) {
         for (int mt = 0; mt < MT; ++mt) {
             const __m512 da = by_token(a[mt]->d);
             for (int mr = 0; mr < MR; ++mr) {
