@@ -458,8 +458,17 @@ BOOST_AUTO_TEST_CASE(vector_ops_match_scalar) {
                     BOOST_TEST(o.widened[i] == ref.widened[i]);
                     BOOST_TEST(o.axpy[i] == ref.axpy[i]);
                 }
-                // float accumulation of n exact products against the scalar's double sum.
+                // float accumulation of n exact products against the scalar's double sum,
+                // and exactly GGML's vec_dot_f16 order on the SIMD variants.
                 BOOST_TEST(std::fabs(o.dot - ref.dot) <= (n / 8.0 + 8) * 6e-8 * abs_dot);
+                if (isa != k::Isa::Scalar) {
+                    std::vector<double> hd(n), h2d(n);
+                    for (int64_t i = 0; i < n; ++i) {
+                        hd[i] = strata::fp16_to_fp32(h[i]);
+                        h2d[i] = strata::fp16_to_fp32(h2[i]);
+                    }
+                    BOOST_TEST(o.dot == ggml_vec_dot(DType::F16, hd, h2d));
+                }
             }
         }
     }
