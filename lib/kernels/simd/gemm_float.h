@@ -110,7 +110,7 @@ struct FloatGemm {
 
     // Few tokens: weights widened in registers straight from the row.
     static constexpr int kFusedTokens = V::N == 16 ? 4 : 2;
-    static constexpr int kFusedRows = R;
+    static constexpr int kFusedRows = 1;  // one sequential weight stream: see gemm_kquant.h
     using L = Lanes16<V>;
     using Acc = L;
     static Acc acc_zero() { return L::zero(); }

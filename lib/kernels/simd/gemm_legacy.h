@@ -185,7 +185,7 @@ struct Legacy {
     // Few tokens: each block unpacked in registers (256 bits, one block per vector) and
     // applied at once.
     static constexpr int kFusedTokens = 2;
-    static constexpr int kFusedRows = R;
+    static constexpr int kFusedRows = 1;  // one sequential weight stream: see gemm_kquant.h
 
     template <int NR, int NT>
     static void fused(const uint8_t* w, size_t ldw, int64_t k, const Acts& acts, int64_t t0, float* Y, size_t ldy) {
