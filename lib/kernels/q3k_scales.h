@@ -8,17 +8,16 @@
 
 namespace {
 
-// The sixteen scales of a Q3_K super-block as bytes 0..63 (still offset by 32).
-inline void q3k_scales(const uint8_t* packed, uint8_t out[16]) {
+// The sixteen scales of a Q3_K super-block as bytes 0..63 (still offset by 32), four per
+// little-endian word: SIMD code builds a vector from the words without a store and reload.
+inline void q3k_scale_words(const uint8_t* packed, uint32_t aux[4]) {
     constexpr uint32_t kmask1 = 0x03030303, kmask2 = 0x0f0f0f0f;
-    uint32_t aux[4];
     std::memcpy(aux, packed, 12);
     const uint32_t tmp = aux[2];
     aux[2] = ((aux[0] >> 4) & kmask2) | (((tmp >> 4) & kmask1) << 4);
     aux[3] = ((aux[1] >> 4) & kmask2) | (((tmp >> 6) & kmask1) << 4);
     aux[0] = (aux[0] & kmask2) | (((tmp >> 0) & kmask1) << 4);
     aux[1] = (aux[1] & kmask2) | (((tmp >> 2) & kmask1) << 4);
-    std::memcpy(out, aux, 16);
 }
 
 }  // namespace

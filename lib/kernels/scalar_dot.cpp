@@ -173,8 +173,10 @@ float dot_q3_k(const void* vw, const void* va, int64_t k) {
             for (int shift = 0; shift < 8; shift += 2, m <<= 1, p += 32)
                 for (int l = 0; l < 32; ++l)
                     p[l] = static_cast<int8_t>(((q3[l] >> shift) & 3) - ((w[b].hmask[l] & m) ? 0 : 4));
+        uint32_t words[4];
+        q3k_scale_words(w[b].scales, words);
         uint8_t scales[16];
-        q3k_scales(w[b].scales, scales);
+        std::memcpy(scales, words, sizeof scales);
         accumulate_k_lanes(q, a[b].qs, [&](int g) { return scales[g] - 32; }, fp16_to_fp32(w[b].d) * a[b].d, lanes);
     }
     return sum_lanes(0, lanes);

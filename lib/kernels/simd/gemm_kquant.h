@@ -208,9 +208,11 @@ struct Q3K {
         Prep(__m256i v, __m256i hmask) : s16(v), s(v), hm(hmask) {}
     };
     static __m256i signed_scales(const uint8_t* packed) {
-        alignas(16) uint8_t sc[16];
-        q3k_scales(packed, sc);
-        return _mm256_cvtepi8_epi16(_mm_sub_epi8(_mm_load_si128(reinterpret_cast<const __m128i*>(sc)), _mm_set1_epi8(32)));
+        uint32_t w[4];
+        q3k_scale_words(packed, w);
+        const __m128i sc = _mm_setr_epi32(static_cast<int>(w[0]), static_cast<int>(w[1]), static_cast<int>(w[2]),
+                                          static_cast<int>(w[3]));
+        return _mm256_cvtepi8_epi16(_mm_sub_epi8(sc, _mm_set1_epi8(32)));
     }
     static Prep prep(const Block& x) { return Prep(signed_scales(x.scales), load256(x.hmask)); }
     // Two bits of plane C % 4 of qs[32(C / 4) + l], plus 4 when hmask bit C is set.

@@ -166,10 +166,11 @@ struct Legacy {
     }
 
     // Block i of a step (8 blocks) of NR rows, given as unsigned values u, scales d and mins
-    // m (8 lanes each), applied to NT tokens' prepared activations.
+    // m (8 lanes each), applied to NT tokens' prepared activations; the min terms go to msum
+    // (which may be sum itself).
     template <int NR, int NT>
     static void apply_block(const __m256i (&u)[NR], const __m256 (&d)[NR], const __m256 (&m)[NR],
-                            const LActs* const (&a)[NT], int i, __m256 (&sum)[NR][NT]) {
+                            const LActs* const (&a)[NT], int i, __m256 (&sum)[NR][NT], __m256 (&msum)[NR][NT]) {
         for (int t = 0; t < NT; ++t) {
             const __m256i q = _mm256_load_si256(reinterpret_cast<const __m256i*>(a[t]->q + 32 * i));
             const __m256i corr = _mm256_load_si256(reinterpret_cast<const __m256i*>(a[t]->corr + 8 * i));
@@ -177,7 +178,7 @@ struct Legacy {
             for (int r = 0; r < NR; ++r) {
                 const __m256i dot = V::template dot_u8s8_256<Type::kWide>(u[r], q, corr);
                 sum[r][t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_mul_ps(d[r], da), sum[r][t]);
-                if constexpr (Type::kMin) sum[r][t] = _mm256_fmadd_ps(m[r], _mm256_load_ps(a[t]->s + 8 * i), sum[r][t]);
+                if constexpr (Type::kMin) msum[r][t] = _mm256_fmadd_ps(m[r], _mm256_load_ps(a[t]->s + 8 * i), msum[r][t]);
             }
         }
     }
@@ -192,9 +193,10 @@ struct Legacy {
         using Block = typename Type::Block;
         const Block* rows[NR];
         for (int r = 0; r < NR; ++r) rows[r] = reinterpret_cast<const Block*>(w + r * ldw);
-        __m256 sum[NR][NT];
+        // Q4_1/Q5_1's min terms in their own sums: two FMA chains per row instead of one.
+        __m256 sum[NR][NT], msum[NR][NT];
         for (int r = 0; r < NR; ++r)
-            for (int t = 0; t < NT; ++t) sum[r][t] = _mm256_setzero_ps();
+            for (int t = 0; t < NT; ++t) sum[r][t] = msum[r][t] = _mm256_setzero_ps();
         for (int64_t b = 0; b < k / 32; ++b) {
             const int64_t s = b / kLegacyBlocks, i = b % kLegacyBlocks;
             __m256i u[NR];
@@ -206,10 +208,10 @@ struct Legacy {
             }
             const LActs* a[NT];
             for (int t = 0; t < NT; ++t) a[t] = acts.step(t0 + t, s);
-            apply_block<NR, NT>(u, d, m, a, static_cast<int>(i), sum);
+            apply_block<NR, NT>(u, d, m, a, static_cast<int>(i), sum, msum);
         }
         for (int r = 0; r < NR; ++r)
-            for (int t = 0; t < NT; ++t) Y[t * ldy + r] = hsum256(sum[r][t]);
+            for (int t = 0; t < NT; ++t) Y[t * ldy + r] = hsum256(Type::kMin ? _mm256_add_ps(sum[r][t], msum[r][t]) : sum[r][t]);
     }
 
     // Continues each (row, token) chain through the 8 blocks of step s.
@@ -228,7 +230,7 @@ struct Legacy {
                 d[r] = _mm256_load_ps(w[r].d + 8 * i);
                 m[r] = Type::kMin ? _mm256_load_ps(w[r].m + 8 * i) : d[r];
             }
-            apply_block<NR, NT>(u, d, m, a, i, sum);
+            apply_block<NR, NT>(u, d, m, a, i, sum, sum);
         }
         for (int r = 0; r < NR; ++r)
             for (int t = 0; t < NT; ++t) acc[r * stride + t] = sum[r][t];
