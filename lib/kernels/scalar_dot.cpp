@@ -5,6 +5,7 @@
 // The SIMD variants are tested against these. Must not touch: SIMD, threads.
 #include <cstring>
 
+#include "kernels/q3k_scales.h"
 #include "kernels/table.h"
 #include "tensor/blocks.h"
 #include "tensor/fp16.h"
@@ -140,19 +141,6 @@ float dot_q2_k(const void* vw, const void* va, int64_t k) {
     return sum;
 }
 
-// The sixteen signed 6-bit scales of a Q3_K super-block, unpacked (still offset by 32).
-void q3_k_scales(const uint8_t* packed, int8_t out[16]) {
-    constexpr uint32_t kmask1 = 0x03030303, kmask2 = 0x0f0f0f0f;
-    uint32_t aux[4];
-    std::memcpy(aux, packed, 12);
-    const uint32_t tmp = aux[2];
-    aux[2] = ((aux[0] >> 4) & kmask2) | (((tmp >> 4) & kmask1) << 4);
-    aux[3] = ((aux[1] >> 4) & kmask2) | (((tmp >> 6) & kmask1) << 4);
-    aux[0] = (aux[0] & kmask2) | (((tmp >> 0) & kmask1) << 4);
-    aux[1] = (aux[1] & kmask2) | (((tmp >> 2) & kmask1) << 4);
-    std::memcpy(out, aux, 16);
-}
-
 // The K-quant accumulation shared by Q3_K..Q6_K: q holds the super-block's 256 weights as
 // small integers, scale(j) the integer scale of 16-element group j; adds d * the eight
 // lane sums into lanes, as GGML's generic code does.
@@ -185,8 +173,10 @@ float dot_q3_k(const void* vw, const void* va, int64_t k) {
             for (int shift = 0; shift < 8; shift += 2, m <<= 1, p += 32)
                 for (int l = 0; l < 32; ++l)
                     p[l] = static_cast<int8_t>(((q3[l] >> shift) & 3) - ((w[b].hmask[l] & m) ? 0 : 4));
-        int8_t scales[16];
-        q3_k_scales(w[b].scales, scales);
+        uint32_t words[4];
+        q3k_scale_words(w[b].scales, words);
+        uint8_t scales[16];
+        std::memcpy(scales, words, sizeof scales);
         accumulate_k_lanes(q, a[b].qs, [&](int g) { return scales[g] - 32; }, fp16_to_fp32(w[b].d) * a[b].d, lanes);
     }
     return sum_lanes(0, lanes);

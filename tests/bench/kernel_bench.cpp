@@ -11,16 +11,19 @@
 //                [--min-time SECONDS] [--cache-mb MB]
 #include <algorithm>
 #include <chrono>
-#include <ctime>
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
+#include <map>
 #include <random>
 #include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
 
 #include "kernels/kernels.h"
 #include "kernels/threadpool.h"
@@ -41,7 +44,37 @@ struct Options {
     std::vector<std::pair<int64_t, int64_t>> shapes = {{4096, 4096}, {14336, 4096}, {4096, 14336}};
     double min_time = 0.3;
     int64_t cache_mb = 96;  // matrix-vector working set, > the last-level cache
+    std::string stream;     // stream_bw program, "" when absent or off
 };
+
+// $STRATA_PEER_DIR/bin/stream_bw, else ~/.cache/strata-peer/bin/stream_bw, if present.
+std::string default_stream_bw() {
+    std::string dir;
+    if (const char* p = std::getenv("STRATA_PEER_DIR")) dir = p;
+    else if (const char* h = std::getenv("HOME")) dir = std::string(h) + "/.cache/strata-peer";
+    const std::string path = dir + "/bin/stream_bw";
+    return !dir.empty() && access(path.c_str(), X_OK) == 0 ? path : "";
+}
+
+// Read bandwidth (GB/s) per thread count, from stream_bw's JSON lines
+// {"threads":N,...,"read_GBps":X,...}; empty when it cannot run.
+std::map<int, double> stream_read_gbps(const std::string& program) {
+    std::map<int, double> out;
+    if (program.empty()) return out;
+    FILE* f = popen(program.c_str(), "r");
+    if (!f) return out;
+    char line[512];
+    while (std::fgets(line, sizeof line, f)) {
+        int threads = 0;
+        double gbps = 0;
+        const char* t = std::strstr(line, "\"threads\":");
+        const char* r = std::strstr(line, "\"read_GBps\":");
+        if (t && r && std::sscanf(t, "\"threads\":%d", &threads) == 1 && std::sscanf(r, "\"read_GBps\":%lf", &gbps) == 1)
+            out[threads] = gbps;
+    }
+    pclose(f);
+    return out;
+}
 
 std::vector<std::string> split(const std::string& s) {
     std::vector<std::string> out;
@@ -59,6 +92,7 @@ k::Isa parse_isa(const std::string& s) {
 
 Options parse(int argc, char** argv) {
     Options o;
+    bool stream_set = false;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (i + 1 >= argc) throw std::invalid_argument(a + " needs a value");
@@ -88,6 +122,9 @@ Options parse(int argc, char** argv) {
             o.min_time = std::stod(v);
         } else if (a == "--cache-mb") {
             o.cache_mb = std::stoll(v);
+        } else if (a == "--stream") {
+            o.stream = v == "off" ? "" : v;
+            stream_set = true;
         } else {
             throw std::invalid_argument("unknown option " + a);
         }
@@ -98,6 +135,7 @@ Options parse(int argc, char** argv) {
     if (o.isas.empty())
         for (k::Isa isa : {k::Isa::Scalar, k::Isa::Avx2, k::Isa::Avx512})
             if (k::isa_supported(isa)) o.isas.push_back(isa);
+    if (!stream_set) o.stream = default_stream_bw();
     return o;
 }
 
@@ -178,39 +216,49 @@ struct Result {
     double cpu_util;  // process CPU time / (wall time * threads)
 };
 
-Result time_gemv(k::ThreadPool& pool, DType w, int64_t rows, int64_t cols, const Options& o, std::mt19937& rng) {
-    const size_t bytes = strata::dtype_bytes(w, cols) * rows;
-    const size_t copies = std::max<size_t>(1, (static_cast<size_t>(o.cache_mb) << 20) / bytes + 1);
-    std::vector<std::vector<uint8_t>> mats;
-    for (size_t i = 0; i < copies; ++i) mats.push_back(random_matrix(w, rows, cols, rng));
-    const std::vector<uint8_t> x = activations(w, 1, cols, rng);
-    std::vector<float> y(rows);
-    for (const auto& m : mats) product(pool, w, cols, m.data(), rows, x.data(), 1, y.data());  // warm-up
+// The weights of one (type, shape): enough copies that a matrix-vector sweep over them
+// exceeds the last-level cache; matrix-matrix runs use the first.
+struct Weights {
+    DType type;
+    int64_t rows, cols;
+    std::vector<std::vector<uint8_t>> copies;
+
+    Weights(DType t, int64_t r, int64_t c, const Options& o, std::mt19937& rng) : type(t), rows(r), cols(c) {
+        const size_t bytes = strata::dtype_bytes(t, c) * r;
+        const size_t n = std::max<size_t>(1, (static_cast<size_t>(o.cache_mb) << 20) / bytes + 1);
+        for (size_t i = 0; i < n; ++i) copies.push_back(random_matrix(t, r, c, rng));
+    }
+    double bytes() const { return static_cast<double>(strata::dtype_bytes(type, cols) * rows); }
+};
+
+Result time_gemv(k::ThreadPool& pool, const Weights& w, const Options& o, std::mt19937& rng) {
+    const std::vector<uint8_t> x = activations(w.type, 1, w.cols, rng);
+    std::vector<float> y(w.rows);
+    for (const auto& m : w.copies) product(pool, w.type, w.cols, m.data(), w.rows, x.data(), 1, y.data());  // warm-up
     int64_t runs = 0;
     const auto start = Clock::now();
     const double cpu0 = cpu_seconds();
     double elapsed = 0;
     while (elapsed < o.min_time) {
-        product(pool, w, cols, mats[runs % copies].data(), rows, x.data(), 1, y.data());
+        product(pool, w.type, w.cols, w.copies[runs % w.copies.size()].data(), w.rows, x.data(), 1, y.data());
         ++runs;
         elapsed = std::chrono::duration<double>(Clock::now() - start).count();
     }
-    return {elapsed / runs, rows, (cpu_seconds() - cpu0) / (elapsed * pool.size())};
+    return {elapsed / runs, w.rows, (cpu_seconds() - cpu0) / (elapsed * pool.size())};
 }
 
-Result time_gemm(k::ThreadPool& pool, DType w, int64_t rows, int64_t cols, int64_t nt, const Options& o,
-                 std::mt19937& rng) {
-    const std::vector<uint8_t> m = random_matrix(w, rows, cols, rng);
-    const std::vector<uint8_t> x = activations(w, nt, cols, rng);
-    std::vector<float> y(rows * nt);
+Result time_gemm(k::ThreadPool& pool, const Weights& w, int64_t nt, const Options& o, std::mt19937& rng) {
+    const std::vector<uint8_t>& m = w.copies.front();
+    const std::vector<uint8_t> x = activations(w.type, nt, w.cols, rng);
+    std::vector<float> y(w.rows * nt);
     auto seconds = [&](int64_t used) {
         const auto start = Clock::now();
-        product(pool, w, cols, m.data(), used, x.data(), nt, y.data());
+        product(pool, w.type, w.cols, m.data(), used, x.data(), nt, y.data());
         return std::chrono::duration<double>(Clock::now() - start).count();
     };
     // Grow the rows until one run takes a tenth of the measuring time (or all rows).
-    int64_t used = std::min<int64_t>(rows, 64);
-    while (used < rows && seconds(used) < o.min_time / 10) used = std::min(rows, used * 4);
+    int64_t used = std::min<int64_t>(w.rows, 64);
+    while (used < w.rows && seconds(used) < o.min_time / 10) used = std::min(w.rows, used * 4);
     int64_t runs = 0;
     double elapsed = 0;
     const double cpu0 = cpu_seconds();
@@ -226,15 +274,20 @@ Result time_gemm(k::ThreadPool& pool, DType w, int64_t rows, int64_t cols, int64
 int main(int argc, char** argv) try {
     const Options o = parse(argc, argv);
     std::mt19937 rng(42);
-    std::printf("{\"bench\":\"kernels\",\"detected_isa\":\"%s\",\"results\":[",
+    const std::map<int, double> stream = stream_read_gbps(o.stream);
+    std::printf("{\"bench\":\"kernels\",\"detected_isa\":\"%s\",\"stream_read_gbps\":{",
                 std::string(k::isa_name(k::detected_isa())).c_str());
+    for (auto it = stream.begin(); it != stream.end(); ++it)
+        std::printf("%s\"%d\":%.2f", it == stream.begin() ? "" : ",", it->first, it->second);
+    std::printf("},\"results\":[");
     bool first = true;
-    for (int threads : o.threads) {
-        k::ThreadPool pool(threads);
-        for (k::Isa isa : o.isas) {
-            k::set_isa(isa);
-            for (DType w : o.types) {
-                for (auto [rows, cols] : o.shapes) {
+    for (DType w : o.types) {
+        for (auto [rows, cols] : o.shapes) {
+            const Weights weights(w, rows, cols, o, rng);
+            for (int threads : o.threads) {
+                k::ThreadPool pool(threads);
+                for (k::Isa isa : o.isas) {
+                    k::set_isa(isa);
                     for (int64_t nt : o.nts) {
                         std::printf("%s\n{\"type\":\"%s\",\"isa\":\"%s\",\"threads\":%d,\"shape\":\"%lldx%lld\",\"nt\":%lld,",
                                     first ? "" : ",", std::string(strata::dtype_name(w)).c_str(),
@@ -242,12 +295,14 @@ int main(int argc, char** argv) try {
                                     static_cast<long long>(cols), static_cast<long long>(nt));
                         first = false;
                         if (nt == 1) {
-                            const Result r = time_gemv(pool, w, rows, cols, o, rng);
-                            const double bytes = static_cast<double>(strata::dtype_bytes(w, cols) * rows);
-                            std::printf("\"ms\":%.3f,\"gbps\":%.2f,\"cpu_util\":%.2f}", r.seconds_per_run * 1e3,
-                                        bytes / r.seconds_per_run / 1e9, r.cpu_util);
+                            const Result r = time_gemv(pool, weights, o, rng);
+                            const double gbps = weights.bytes() / r.seconds_per_run / 1e9;
+                            std::printf("\"ms\":%.3f,\"gbps\":%.2f,\"cpu_util\":%.2f", r.seconds_per_run * 1e3, gbps, r.cpu_util);
+                            if (auto it = stream.find(threads); it != stream.end() && it->second > 0)
+                                std::printf(",\"of_stream\":%.2f", gbps / it->second);
+                            std::printf("}");
                         } else {
-                            const Result r = time_gemm(pool, w, rows, cols, nt, o, rng);
+                            const Result r = time_gemm(pool, weights, nt, o, rng);
                             const double flops = 2.0 * static_cast<double>(r.rows) * cols * nt;
                             std::printf("\"rows_timed\":%lld,\"gflops\":%.2f,\"cpu_util\":%.2f}",
                                         static_cast<long long>(r.rows), flops / r.seconds_per_run / 1e9, r.cpu_util);

@@ -237,6 +237,72 @@ std::vector<std::vector<float>> conversion_rows(std::mt19937& rng) {
     return rows;
 }
 
+
+// Scalar emulations of llama.cpp's (AVX-512) summation orders, which the SIMD variants
+// reproduce bit for bit (std::fma rounds once, as the FMA instruction does).
+
+// _mm512_reduce_add_ps: upper 8 lanes onto the lower 8, then 4, then (0+2) + (1+3).
+float reduce16(const float* l) {
+    float h[8], q[4];
+    for (int i = 0; i < 8; ++i) h[i] = l[i + 8] + l[i];
+    for (int i = 0; i < 4; ++i) q[i] = h[i + 4] + h[i];
+    return (q[0] + q[2]) + (q[1] + q[3]);
+}
+
+// The 8-lane horizontal sum of GGML's AVX code and tinyBLAS (same tree).
+float reduce8(const float* l) {
+    float q[4];
+    for (int i = 0; i < 4; ++i) q[i] = l[i + 4] + l[i];
+    return (q[0] + q[2]) + (q[1] + q[3]);
+}
+
+// GGML's vec_dot_f16/f32 for one token: four 16-lane FMA chains over 64-element steps,
+// reduced (c0 + c2) + (c1 + c3), then the k % 64 tail (double for F16, float for F32).
+float ggml_vec_dot(DType w, const std::vector<double>& wd, const std::vector<double>& ad) {
+    const size_t k = wd.size(), whole = k / 64 * 64;
+    float lanes[4][16] = {};
+    for (size_t i = 0; i < whole; i += 64)
+        for (int c = 0; c < 4; ++c)
+            for (int l = 0; l < 16; ++l)
+                lanes[c][l] = std::fma(float(wd[i + 16 * c + l]), float(ad[i + 16 * c + l]), lanes[c][l]);
+    float x[16];
+    for (int l = 0; l < 16; ++l) x[l] = (lanes[0][l] + lanes[2][l]) + (lanes[1][l] + lanes[3][l]);
+    const float vec = reduce16(x);
+    if (w == DType::F32) {
+        float sum = vec;
+        for (size_t i = whole; i < k; ++i) sum += float(wd[i]) * float(ad[i]);
+        return sum;
+    }
+    double sum = vec;
+    for (size_t i = whole; i < k; ++i) sum += double(float(wd[i]) * float(ad[i]));
+    return float(sum);
+}
+
+// tinyBLAS (several tokens): one 16-lane FMA chain per (row, token), k a multiple of 16.
+float tinyblas_dot(const std::vector<double>& wd, const std::vector<double>& ad) {
+    float lanes[16] = {};
+    for (size_t i = 0; i < wd.size(); i += 16)
+        for (int l = 0; l < 16; ++l) lanes[l] = std::fma(float(wd[i + l]), float(ad[i + l]), lanes[l]);
+    return reduce16(lanes);
+}
+
+// Q8_0 x Q8_0 (tinyBLAS and GGML's AVX vec_dot): per block, 8 int32 lanes of 4 products,
+// each folded into its float lane with fma(lane, dw * da, acc); then the 8-lane sum.
+float q8_0_dot(const uint8_t* wrow, const uint8_t* xrow, int64_t k) {
+    auto* w = reinterpret_cast<const strata::BlockQ8_0*>(wrow);
+    auto* a = reinterpret_cast<const strata::BlockQ8_0*>(xrow);
+    float lanes[8] = {};
+    for (int64_t b = 0; b < k / 32; ++b) {
+        const float scale = strata::fp16_to_fp32(w[b].d) * strata::fp16_to_fp32(a[b].d);
+        for (int l = 0; l < 8; ++l) {
+            int sum = 0;
+            for (int i = 4 * l; i < 4 * l + 4; ++i) sum += w[b].qs[i] * a[b].qs[i];
+            lanes[l] = std::fma(float(sum), scale, lanes[l]);
+        }
+    }
+    return reduce8(lanes);
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(kernels)
@@ -275,10 +341,46 @@ BOOST_AUTO_TEST_CASE(gemm_matches_scalar_and_float64) {
     std::mt19937 rng(1234);
     for (DType w : kWeightTypes) {
         for (int64_t kk : test_ks(w)) {
-            // Row counts 1, 3, 6, 37 leave every remainder of a 2- or 4-row tile; token
-            // counts cover the fused paths (1, 2, 3) and full and partial 4-token tiles.
-            for (auto [r0, r1] : {std::pair<int64_t, int64_t>{0, 1}, {2, 5}, {1, 7}, {5, 42}}) {
-                for (int64_t nt : {1, 2, 3, 8, 37}) check_gemm(Problem(w, kk, r0, r1, nt, rng));
+            // Row counts 1, 3, 6, 43 leave every remainder of 2-, 4- and 16-row tiles (43 =
+            // 16 + 16 + 11: three groups of 4); token counts cover the fused paths (1, 2, 3)
+            // and full and partial tiles of 2, 4 and 16 tokens (11 = three groups of 4).
+            for (auto [r0, r1] : {std::pair<int64_t, int64_t>{0, 1}, {2, 5}, {1, 7}, {5, 48}}) {
+                for (int64_t nt : {1, 2, 3, 11, 37}) check_gemm(Problem(w, kk, r0, r1, nt, rng));
+            }
+        }
+    }
+}
+
+// llama.cpp's logits are reproduced bit for bit only if every product sums in its order:
+// F32/F16 always; Q8_0 for 1-2 tokens (the decode path), and for more on AVX2 (AVX-512
+// prefill uses a faster 4 x 4 lane layout with its own order).
+BOOST_AUTO_TEST_CASE(simd_products_follow_llama_cpp_summation_order) {
+    std::mt19937 rng(4242);
+    for (DType w : {DType::F32, DType::F16, DType::Q8_0}) {
+        for (int64_t kk : {int64_t{256}, int64_t{4096}, int64_t{96}, int64_t{1008}}) {
+            if (kk % 32 != 0 || (w != DType::Q8_0 && kk % 16 != 0)) continue;
+            for (int64_t nt : {1, 2, 5}) {
+                const Problem p(w, kk, 1, 7, nt, rng);
+                const DType at = k::activation_type(w);
+                for (k::Isa isa : supported_isas()) {
+                    if (isa == k::Isa::Scalar || (w == DType::Q8_0 && nt > 2 && isa == k::Isa::Avx512)) continue;
+                    const UseIsa use(isa);
+                    const std::vector<float> Y = p.run();
+                    for (int64_t t = 0; t < nt; ++t) {
+                        for (int64_t r = p.r0; r < p.r1; ++r) {
+                            const uint8_t* wrow = p.W.data() + r * p.ldw;
+                            const uint8_t* xrow = p.X.data() + t * p.ldx;
+                            float want;
+                            if (w == DType::Q8_0) want = q8_0_dot(wrow, xrow, kk);
+                            else if (nt == 1) want = ggml_vec_dot(w, p.dequantized(w, wrow), p.dequantized(at, xrow));
+                            else want = tinyblas_dot(p.dequantized(w, wrow), p.dequantized(at, xrow));
+                            BOOST_TEST_CONTEXT(k::isa_name(isa) << " " << strata::dtype_name(w) << " k=" << kk << " nt=" << nt
+                                                                << " r=" << r << " t=" << t) {
+                                BOOST_TEST(Y[t * p.ldy + r] == want);
+                            }
+                        }
+                    }
+                }
             }
         }
     }
@@ -356,8 +458,17 @@ BOOST_AUTO_TEST_CASE(vector_ops_match_scalar) {
                     BOOST_TEST(o.widened[i] == ref.widened[i]);
                     BOOST_TEST(o.axpy[i] == ref.axpy[i]);
                 }
-                // float accumulation of n exact products against the scalar's double sum.
+                // float accumulation of n exact products against the scalar's double sum,
+                // and exactly GGML's vec_dot_f16 order on the SIMD variants.
                 BOOST_TEST(std::fabs(o.dot - ref.dot) <= (n / 8.0 + 8) * 6e-8 * abs_dot);
+                if (isa != k::Isa::Scalar) {
+                    std::vector<double> hd(n), h2d(n);
+                    for (int64_t i = 0; i < n; ++i) {
+                        hd[i] = strata::fp16_to_fp32(h[i]);
+                        h2d[i] = strata::fp16_to_fp32(h2[i]);
+                    }
+                    BOOST_TEST(o.dot == ggml_vec_dot(DType::F16, hd, h2d));
+                }
             }
         }
     }

@@ -4,6 +4,7 @@
 // integer or float FMAs read directly) and then applied to all the tokens of the block,
 // T at a time with R x T accumulators; partial sums live in a small per-tile array.
 // A family (gemm_kquant.h, gemm_legacy.h, gemm_float.h) supplies:
+//   Acc, acc_zero(), acc_sum(a)  a partial sum of one (row, token) and its final float
 //   WBlock                       one row's unpacked step
 //   R, T                         the register tile
 //   act_bytes(k)                 bytes of prepared activations per token
@@ -42,9 +43,12 @@ public:
     void* get(size_t bytes) {
         if (bytes > size_) {
             std::free(data_);
-            size_ = (bytes + 63) / 64 * 64;
-            data_ = std::aligned_alloc(64, size_);
+            data_ = nullptr;
+            size_ = 0;
+            const size_t rounded = (bytes + 63) / 64 * 64;
+            data_ = std::aligned_alloc(64, rounded);
             if (!data_) throw std::bad_alloc();
+            size_ = rounded;
         }
         return data_;
     }
@@ -74,7 +78,7 @@ void with_count(int n, Fn&& fn) {
 
 template <class V, class K>
 struct Gemm {
-    using F = typename V::F;
+    using Acc = typename K::Acc;
     static constexpr int R = K::R, T = K::T;
 
     static void run(int64_t k, const void* W, size_t ldw, int64_t r0, int64_t r1, const void* X, size_t ldx,
@@ -114,9 +118,9 @@ struct Gemm {
     template <int NR>
     static void row_tile(int64_t k, const uint8_t* w, size_t ldw, const typename K::Acts& acts, int64_t tb, float* Y,
                          size_t ldy) {
-        alignas(64) F acc[NR * kMaxTokenBlock];
+        alignas(64) Acc acc[NR * kMaxTokenBlock];
         for (int r = 0; r < NR; ++r)
-            for (int64_t t = 0; t < tb; ++t) acc[r * kMaxTokenBlock + t] = V::zero();
+            for (int64_t t = 0; t < tb; ++t) acc[r * kMaxTokenBlock + t] = K::acc_zero();
         alignas(64) typename K::WBlock wb[NR];
         const int64_t full = tb / T * T;
         for (int64_t s = 0; s < steps(k); ++s) {
@@ -129,7 +133,7 @@ struct Gemm {
             }
         }
         for (int r = 0; r < NR; ++r)
-            for (int64_t t = 0; t < tb; ++t) Y[t * ldy + r] = V::hsum(acc[r * kMaxTokenBlock + t]);
+            for (int64_t t = 0; t < tb; ++t) Y[t * ldy + r] = K::acc_sum(acc[r * kMaxTokenBlock + t]);
     }
 };
 

@@ -1,6 +1,14 @@
 // kernels/simd/gemm_float.h — F32, F16 and BF16 weights against activations of the same
 // type: both sides widened to F32 (exactly) and multiplied with FMAs. Activations are
-// widened once per token block, weights once per step and token block.
+// widened once per token block, weights once per step and token block (or, for a few
+// tokens, in registers straight from the row).
+// Summation order is llama.cpp's on AVX-512, so that F16/F32 products round exactly as the
+// reference engine's do (another order can move a later F16 rounding of an activation
+// across a boundary): for one token GGML's vec_dot (four chains of 16 float lanes over
+// 64-element steps, reduced as (c0 + c2) + (c1 + c3), the tail of k % 64 added after);
+// for more, tinyBLAS (one chain of 16 lanes per (row, token)). The lanes are then added as
+// _mm512_reduce_add_ps does. The AVX2 variant carries 16 lanes as two vectors and gives
+// bit-identical results.
 // Must not touch: other weight families.
 #pragma once
 
@@ -8,6 +16,8 @@
 #include <cstring>
 
 #include "kernels/simd/gemm_driver.h"
+#include "kernels/simd/intrinsics.h"
+#include "kernels/simd/lanes16.h"
 #include "kernels/simd/vec_ops.h"
 
 namespace {
@@ -17,21 +27,48 @@ struct FBlock {
     alignas(64) float w[kStep];
 };
 
+
+// Element types; tail_sum adds elements [from, k) of a one-token dot to the vector part
+// as GGML's vec_dot does (F32 in float, F16/BF16 in double).
 template <class V>
 struct F32Elems {
     using Elem = float;
     static typename V::F load(const float* p) { return V::load(p); }
+    static float tail_sum(float sum, const float* w, const float* a, int64_t from, int64_t k) {
+        for (int64_t i = from; i < k; ++i) sum += w[i] * a[i];
+        return sum;
+    }
+};
+// The 16-bit types: Widen gives the vector (load) and scalar (value) widening.
+template <class V, class Widen>
+struct HalfElems {
+    using Elem = uint16_t;
+    static typename V::F load(const uint16_t* p) { return Widen::load(p); }
+    static float tail_sum(float sum, const uint16_t* w, const float* a, int64_t from, int64_t k) {
+        double d = sum;
+        for (int64_t i = from; i < k; ++i) d += static_cast<double>(Widen::value(w[i]) * a[i]);
+        return static_cast<float>(d);
+    }
 };
 template <class V>
-struct F16Elems {
-    using Elem = uint16_t;
+struct WidenF16 {
     static typename V::F load(const uint16_t* p) { return V::load_f16(p); }
+    static float value(uint16_t h) { return _cvtsh_ss(h); }
 };
 template <class V>
-struct BF16Elems {
-    using Elem = uint16_t;
+struct WidenBF16 {
     static typename V::F load(const uint16_t* p) { return V::load_bf16(p); }
+    static float value(uint16_t h) {
+        const uint32_t bits = static_cast<uint32_t>(h) << 16;
+        float f;
+        std::memcpy(&f, &bits, sizeof f);
+        return f;
+    }
 };
+template <class V>
+using F16Elems = HalfElems<V, WidenF16<V>>;
+template <class V>
+using BF16Elems = HalfElems<V, WidenBF16<V>>;
 
 // Elements [s * kStep, s * kStep + kStep) of a row of k, as floats, zero past k.
 template <class V, class Elems>
@@ -48,7 +85,7 @@ struct FloatGemm {
     using Elem = typename Elems::Elem;
     using WBlock = FBlock;
     static constexpr int R = V::N == 16 ? 4 : 2;
-    static constexpr int T = 4;
+    static constexpr int T = V::N == 16 ? 4 : 2;
 
     struct Acts {
         const float* panel;
@@ -71,63 +108,87 @@ struct FloatGemm {
         widen_step<V, Elems>(reinterpret_cast<const Elem*>(row), k, s, o.w);
     }
 
-    // Few tokens: weights widened in registers straight from the row, two vectors at a time
-    // (two accumulators per pair hide the FMA latency).
-    static constexpr int kFusedTokens = 4;
-    static constexpr int kFusedRows = R;
+    // Few tokens: weights widened in registers straight from the row.
+    static constexpr int kFusedTokens = V::N == 16 ? 4 : 2;
+    static constexpr int kFusedRows = 1;  // one sequential weight stream: see gemm_kquant.h
+    using L = Lanes16<V>;
+    using Acc = L;
+    static Acc acc_zero() { return L::zero(); }
+    static float acc_sum(const Acc& a) { return a.sum(); }
 
     template <int NR, int NT>
     static void fused(const uint8_t* w, size_t ldw, int64_t k, const Acts& acts, int64_t t0, float* Y, size_t ldy) {
+        if constexpr (NT == 1) vec_dot<NR>(w, ldw, k, acts.step(t0, 0), Y);
+        else tiny_blas<NR, NT>(w, ldw, k, acts, t0, Y, ldy);
+    }
+
+    // One token, in GGML's vec_dot order.
+    template <int NR>
+    static void vec_dot(const uint8_t* w, size_t ldw, int64_t k, const float* a, float* Y) {
+        const Elem* rows[NR];
+        for (int r = 0; r < NR; ++r) rows[r] = reinterpret_cast<const Elem*>(w + r * ldw);
+        L sum[NR][4];
+        for (int r = 0; r < NR; ++r)
+            for (int c = 0; c < 4; ++c) sum[r][c] = L::zero();
+        const int64_t whole = k / 64 * 64;
+        for (int64_t i = 0; i < whole; i += 64) {
+            for (int c = 0; c < 4; ++c) {
+                const L av = L::load(V::load, a + i + 16 * c);
+                for (int r = 0; r < NR; ++r) sum[r][c].fma(L::load(Elems::load, rows[r] + i + 16 * c), av);
+            }
+        }
+        for (int r = 0; r < NR; ++r) {
+            sum[r][0].add(sum[r][2]);
+            sum[r][1].add(sum[r][3]);
+            sum[r][0].add(sum[r][1]);
+            Y[r] = Elems::tail_sum(sum[r][0].sum(), rows[r], a, whole, k);
+        }
+    }
+
+    // Several tokens, in tinyBLAS's order.
+    template <int NR, int NT>
+    static void tiny_blas(const uint8_t* w, size_t ldw, int64_t k, const Acts& acts, int64_t t0, float* Y, size_t ldy) {
         const Elem* rows[NR];
         for (int r = 0; r < NR; ++r) rows[r] = reinterpret_cast<const Elem*>(w + r * ldw);
         const float* a[NT];
         for (int t = 0; t < NT; ++t) a[t] = acts.step(t0 + t, 0);
-        F sum[2][NR][NT];
-        for (int u = 0; u < 2; ++u)
-            for (int r = 0; r < NR; ++r)
-                for (int t = 0; t < NT; ++t) sum[u][r][t] = V::zero();
-        auto madd = [&](int u, int64_t i, const F (&wv)[NR]) {
+        L sum[NR][NT];
+        for (int r = 0; r < NR; ++r)
+            for (int t = 0; t < NT; ++t) sum[r][t] = L::zero();
+        for (int64_t i = 0; i < k; i += 16) {
+            L wv[NR];
+            if (i + 16 <= k) {
+                for (int r = 0; r < NR; ++r) wv[r] = L::load(Elems::load, rows[r] + i);
+            } else {  // the panel is zero past k; weights through a padded copy
+                for (int r = 0; r < NR; ++r) wv[r] = L::load(Elems::load, Tail<Elem, 16>(rows[r] + i, k - i).v);
+            }
             for (int t = 0; t < NT; ++t) {
-                const F av = V::load(a[t] + i);
-                for (int r = 0; r < NR; ++r) sum[u][r][t] = V::fma(wv[r], av, sum[u][r][t]);
+                const L av = L::load(V::load, a[t] + i);
+                for (int r = 0; r < NR; ++r) sum[r][t].fma(wv[r], av);
             }
-        };
-        int64_t i = 0;
-        for (; i + 2 * V::N <= k; i += 2 * V::N) {
-            F w0[NR], w1[NR];
-            for (int r = 0; r < NR; ++r) {
-                w0[r] = Elems::load(rows[r] + i);
-                w1[r] = Elems::load(rows[r] + i + V::N);
-            }
-            madd(0, i, w0);
-            madd(1, i + V::N, w1);
-        }
-        for (; i < k; i += V::N) {  // the panel is zero past k; weights through a padded copy
-            F wv[NR];
-            for (int r = 0; r < NR; ++r) wv[r] = Elems::load(Tail<Elem, V::N>(rows[r] + i, min64(V::N, k - i)).v);
-            madd(0, i, wv);
         }
         for (int r = 0; r < NR; ++r)
-            for (int t = 0; t < NT; ++t) Y[t * ldy + r] = V::hsum(V::add(sum[0][r][t], sum[1][r][t]));
+            for (int t = 0; t < NT; ++t) Y[t * ldy + r] = sum[r][t].sum();
     }
 
+    // Continues each (row, token) chain through step s.
     template <int NR, int NT>
-    static void step(const FBlock* w, const Acts& acts, int64_t t0, int64_t s, F* acc, int64_t stride) {
+    static void step(const FBlock* w, const Acts& acts, int64_t t0, int64_t s, Acc* acc, int64_t stride) {
         const float* a[NT];
         for (int t = 0; t < NT; ++t) a[t] = acts.step(t0 + t, s);
-        F sum[NR][NT];
+        L sum[NR][NT];
         for (int r = 0; r < NR; ++r)
-            for (int t = 0; t < NT; ++t) sum[r][t] = V::zero();
-        for (int c = 0; c < kStep; c += V::N) {
-            F wv[NR];
-            for (int r = 0; r < NR; ++r) wv[r] = V::load(w[r].w + c);
+            for (int t = 0; t < NT; ++t) sum[r][t] = acc[r * stride + t];
+        for (int c = 0; c < kStep; c += 16) {
+            L wv[NR];
+            for (int r = 0; r < NR; ++r) wv[r] = L::load(V::load, w[r].w + c);
             for (int t = 0; t < NT; ++t) {
-                const F av = V::load(a[t] + c);
-                for (int r = 0; r < NR; ++r) sum[r][t] = V::fma(wv[r], av, sum[r][t]);
+                const L av = L::load(V::load, a[t] + c);
+                for (int r = 0; r < NR; ++r) sum[r][t].fma(wv[r], av);
             }
         }
         for (int r = 0; r < NR; ++r)
-            for (int t = 0; t < NT; ++t) acc[r * stride + t] = V::add(acc[r * stride + t], sum[r][t]);
+            for (int t = 0; t < NT; ++t) acc[r * stride + t] = sum[r][t];
     }
 };
 

@@ -1,15 +1,31 @@
 // kernels/simd/gemm_kquant.cpp — Q2_K..Q6_K matrix products for one SIMD variant.
 #include "kernels/simd/gemm_kquant.h"
 #include "kernels/simd/isa.h"
+#if defined(STRATA_SIMD_AVX512)
+#include "kernels/simd/gemm_kquant_x4.h"
+#endif
 
 namespace strata::kernels::detail::STRATA_SIMD_NS {
+namespace {
+
+// AVX-512: the 4 x 4 lane layout for many tokens; AVX2: gemm_kquant.h's.
+template <class Type>
+constexpr GemmFn kquant_gemm() {
+#if defined(STRATA_SIMD_AVX512)
+    return simd::GemmX4<V, simd::KQuantX4<V, Type>>::run;
+#else
+    return simd::Gemm<V, simd::KQuant<V, Type>>::run;
+#endif
+}
+
+}  // namespace
 
 void install_kquant_gemm(Table& t) {
-    t.gemm[slot(DType::Q2_K)] = simd::Gemm<V, simd::KQuant<V, simd::Q2K>>::run;
-    t.gemm[slot(DType::Q3_K)] = simd::Gemm<V, simd::KQuant<V, simd::Q3K>>::run;
-    t.gemm[slot(DType::Q4_K)] = simd::Gemm<V, simd::KQuant<V, simd::Q4K>>::run;
-    t.gemm[slot(DType::Q5_K)] = simd::Gemm<V, simd::KQuant<V, simd::Q5K>>::run;
-    t.gemm[slot(DType::Q6_K)] = simd::Gemm<V, simd::KQuant<V, simd::Q6K>>::run;
+    t.gemm[slot(DType::Q2_K)] = kquant_gemm<simd::Q2K>();
+    t.gemm[slot(DType::Q3_K)] = kquant_gemm<simd::Q3K>();
+    t.gemm[slot(DType::Q4_K)] = kquant_gemm<simd::Q4K>();
+    t.gemm[slot(DType::Q5_K)] = kquant_gemm<simd::Q5K>();
+    t.gemm[slot(DType::Q6_K)] = kquant_gemm<simd::Q6K>();
 }
 
 }  // namespace strata::kernels::detail::STRATA_SIMD_NS

@@ -2,15 +2,31 @@
 // variant.
 #include "kernels/simd/gemm_legacy.h"
 #include "kernels/simd/isa.h"
+#if defined(STRATA_SIMD_AVX512)
+#include "kernels/simd/gemm_legacy_x4.h"
+#endif
 
 namespace strata::kernels::detail::STRATA_SIMD_NS {
+namespace {
+
+// AVX-512: the 4 x 4 lane layout for many tokens; AVX2: gemm_legacy.h's.
+template <class Type>
+constexpr GemmFn legacy_gemm() {
+#if defined(STRATA_SIMD_AVX512)
+    return simd::GemmX4<V, simd::LegacyX4<V, Type>>::run;
+#else
+    return simd::Gemm<V, simd::Legacy<V, Type>>::run;
+#endif
+}
+
+}  // namespace
 
 void install_legacy_gemm(Table& t) {
-    t.gemm[slot(DType::Q4_0)] = simd::Gemm<V, simd::Legacy<V, simd::Q4_0>>::run;
-    t.gemm[slot(DType::Q4_1)] = simd::Gemm<V, simd::Legacy<V, simd::Q4_1>>::run;
-    t.gemm[slot(DType::Q5_0)] = simd::Gemm<V, simd::Legacy<V, simd::Q5_0>>::run;
-    t.gemm[slot(DType::Q5_1)] = simd::Gemm<V, simd::Legacy<V, simd::Q5_1>>::run;
-    t.gemm[slot(DType::Q8_0)] = simd::Gemm<V, simd::Legacy<V, simd::Q8_0>>::run;
+    t.gemm[slot(DType::Q4_0)] = legacy_gemm<simd::Q4_0>();
+    t.gemm[slot(DType::Q4_1)] = legacy_gemm<simd::Q4_1>();
+    t.gemm[slot(DType::Q5_0)] = legacy_gemm<simd::Q5_0>();
+    t.gemm[slot(DType::Q5_1)] = legacy_gemm<simd::Q5_1>();
+    t.gemm[slot(DType::Q8_0)] = legacy_gemm<simd::Q8_0>();
 }
 
 }  // namespace strata::kernels::detail::STRATA_SIMD_NS

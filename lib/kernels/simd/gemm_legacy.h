@@ -2,9 +2,9 @@
 // against Q8_0 / Q8_1 activations.
 // Weights unpack to unsigned integers u (the stored quant, Q8_0 shifted by +128) and
 // activations are prepared once per token block: the int8 values contiguous, each block's
-// scale repeated over its eight int32 lanes, and the offset correction -off * sum(a) of
-// each block (off = 8, 16, 128 for Q4_0, Q5_0, Q8_0; Q4_1/Q5_1 carry their min instead,
-// as m * s from the Q8_1 block). Per block and token:
+// scale repeated over its eight int32 lanes, and the offset correction -off * sum(a) per
+// lane (off = 8, 16, 128 for Q4_0, Q5_0, Q8_0; Q4_1/Q5_1 carry their min instead, as m * s
+// from the Q8_1 block). Per block and token:
 //     dot = d * da * (sum(u * a) - off * sum(a))  [+ m * s]
 // Must not touch: other weight families.
 #pragma once
@@ -33,11 +33,18 @@ struct LBlock {
 struct LActs {
     alignas(64) int8_t q[kStep];
     alignas(64) float d[kStep / 4];
-    alignas(64) int32_t corr[kStep / 4];  // -off * sum(q) in the block's first lane
+    alignas(64) int32_t corr[kStep / 4];  // per lane: -off * the sum of its 4 values
     alignas(64) float s[kStep / 4];       // Q8_1's s in the block's first lane
 };
 
 inline float half_f(uint16_t h) { return _cvtsh_ss(h); }
+
+// The block's min (Q4_1, Q5_1), 0 for the others.
+template <class Block>
+float min_of(const Block& b) {
+    if constexpr (requires { b.m; }) return half_f(b.m);
+    else return 0.0f;
+}
 
 inline void fill_lanes(float* lanes, float v) {
     for (int i = 0; i < 8; ++i) lanes[i] = v;
@@ -98,13 +105,16 @@ struct Q8_0 {
 
 template <class V, class Type>
 struct Legacy {
-    using F = typename V::F;
-    using I = typename V::I;
     using WBlock = LBlock;
     using Act = std::conditional_t<Type::kMin, strata::BlockQ8_1, strata::BlockQ8_0>;
     static constexpr int R = V::kBytes == 64 ? 4 : 2;
     static constexpr int T = 4;
-    static constexpr int kLanes = V::kBytes / 4;  // int32 lanes per integer vector
+    // Every (row, token) is one chain of 8-lane FMAs over the blocks in order, at 256 bits on
+    // both variants: the order (and so the rounding) of llama.cpp's tinyBLAS Q8_0 kernel and
+    // of GGML's AVX vec_dot_q8_0_q8_0.
+    using Acc = __m256;
+    static Acc acc_zero() { return _mm256_setzero_ps(); }
+    static float acc_sum(const Acc& a) { return hsum256(a); }
 
     struct Acts {
         const LActs* panel;
@@ -113,12 +123,15 @@ struct Legacy {
     };
     static int64_t act_bytes(int64_t k) { return steps(k) * static_cast<int64_t>(sizeof(LActs)); }
 
+    // Lane j of a block's int32 products covers its elements 4j..4j+3, and its correction
+    // is -off times their sum, so every lane holds exactly sum(w * a) of its four elements
+    // (the lanes, and so the float rounding, of llama.cpp's tinyBLAS Q8_0 kernel).
     static void prepare_block(const Act& a, LActs& p, int i) {
-        std::memcpy(p.q + 32 * i, a.qs, 32);
-        int sum = 0;
-        for (int j = 0; j < 32; ++j) sum += a.qs[j];
+        const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.qs));
+        _mm256_store_si256(reinterpret_cast<__m256i*>(p.q + 32 * i), q);
+        const __m256i sums = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_set1_epi8(1), q), _mm256_set1_epi16(1));
+        _mm256_store_si256(reinterpret_cast<__m256i*>(p.corr + 8 * i), _mm256_mullo_epi32(sums, _mm256_set1_epi32(-Type::kOffset)));
         fill_lanes(p.d + 8 * i, half_f(a.d));
-        p.corr[8 * i] = -Type::kOffset * sum;
         if constexpr (Type::kMin) p.s[8 * i] = half_f(a.s);
     }
 
@@ -144,7 +157,7 @@ struct Legacy {
         for (int i = 0; i < n; ++i) {
             _mm256_storeu_si256(reinterpret_cast<__m256i*>(o.u + 32 * i), Type::values(blocks[i]));
             fill_lanes(o.d + 8 * i, half_f(blocks[i].d));
-            if constexpr (Type::kMin) o.m[8 * i] = half_f(blocks[i].m);
+            if constexpr (Type::kMin) o.m[8 * i] = min_of(blocks[i]);
         }
         if (n < kLegacyBlocks) {  // the tail of the row: zero weights and scales
             std::memset(o.u + 32 * n, 0, 32 * (kLegacyBlocks - n));
@@ -152,19 +165,38 @@ struct Legacy {
         }
     }
 
+    // Block i of a step (8 blocks) of NR rows, given as unsigned values u, scales d and mins
+    // m (8 lanes each), applied to NT tokens' prepared activations; the min terms go to msum
+    // (which may be sum itself).
+    template <int NR, int NT>
+    static void apply_block(const __m256i (&u)[NR], const __m256 (&d)[NR], const __m256 (&m)[NR],
+                            const LActs* const (&a)[NT], int i, __m256 (&sum)[NR][NT], __m256 (&msum)[NR][NT]) {
+        for (int t = 0; t < NT; ++t) {
+            const __m256i q = _mm256_load_si256(reinterpret_cast<const __m256i*>(a[t]->q + 32 * i));
+            const __m256i corr = _mm256_load_si256(reinterpret_cast<const __m256i*>(a[t]->corr + 8 * i));
+            const __m256 da = _mm256_load_ps(a[t]->d + 8 * i);
+            for (int r = 0; r < NR; ++r) {
+                const __m256i dot = V::template dot_u8s8_256<Type::kWide>(u[r], q, corr);
+                sum[r][t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_mul_ps(d[r], da), sum[r][t]);
+                if constexpr (Type::kMin) msum[r][t] = _mm256_fmadd_ps(m[r], _mm256_load_ps(a[t]->s + 8 * i), msum[r][t]);
+            }
+        }
+    }
+
     // Few tokens: each block unpacked in registers (256 bits, one block per vector) and
     // applied at once.
     static constexpr int kFusedTokens = 2;
-    static constexpr int kFusedRows = R;
+    static constexpr int kFusedRows = 1;  // one sequential weight stream: see gemm_kquant.h
 
     template <int NR, int NT>
     static void fused(const uint8_t* w, size_t ldw, int64_t k, const Acts& acts, int64_t t0, float* Y, size_t ldy) {
         using Block = typename Type::Block;
         const Block* rows[NR];
         for (int r = 0; r < NR; ++r) rows[r] = reinterpret_cast<const Block*>(w + r * ldw);
-        __m256 sum[NR][NT];
+        // Q4_1/Q5_1's min terms in their own sums: two FMA chains per row instead of one.
+        __m256 sum[NR][NT], msum[NR][NT];
         for (int r = 0; r < NR; ++r)
-            for (int t = 0; t < NT; ++t) sum[r][t] = _mm256_setzero_ps();
+            for (int t = 0; t < NT; ++t) sum[r][t] = msum[r][t] = _mm256_setzero_ps();
         for (int64_t b = 0; b < k / 32; ++b) {
             const int64_t s = b / kLegacyBlocks, i = b % kLegacyBlocks;
             __m256i u[NR];
@@ -172,49 +204,36 @@ struct Legacy {
             for (int r = 0; r < NR; ++r) {
                 u[r] = Type::values(rows[r][b]);
                 d[r] = _mm256_set1_ps(half_f(rows[r][b].d));
-                if constexpr (Type::kMin) m[r] = _mm256_set1_ps(half_f(rows[r][b].m));
+                m[r] = Type::kMin ? _mm256_set1_ps(min_of(rows[r][b])) : d[r];
             }
-            for (int t = 0; t < NT; ++t) {
-                const LActs& p = *acts.step(t0 + t, s);
-                const __m256i q = _mm256_load_si256(reinterpret_cast<const __m256i*>(p.q + 32 * i));
-                const __m256i corr = _mm256_load_si256(reinterpret_cast<const __m256i*>(p.corr + 8 * i));
-                const __m256 da = _mm256_load_ps(p.d + 8 * i);
-                for (int r = 0; r < NR; ++r) {
-                    const __m256i dot = V::template dot_u8s8_256<Type::kWide>(u[r], q, corr);
-                    sum[r][t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_mul_ps(d[r], da), sum[r][t]);
-                    if constexpr (Type::kMin)
-                        sum[r][t] = _mm256_fmadd_ps(m[r], _mm256_load_ps(p.s + 8 * i), sum[r][t]);
-                }
-            }
+            const LActs* a[NT];
+            for (int t = 0; t < NT; ++t) a[t] = acts.step(t0 + t, s);
+            apply_block<NR, NT>(u, d, m, a, static_cast<int>(i), sum, msum);
         }
         for (int r = 0; r < NR; ++r)
-            for (int t = 0; t < NT; ++t) Y[t * ldy + r] = hsum256(sum[r][t]);
+            for (int t = 0; t < NT; ++t) Y[t * ldy + r] = hsum256(Type::kMin ? _mm256_add_ps(sum[r][t], msum[r][t]) : sum[r][t]);
     }
 
+    // Continues each (row, token) chain through the 8 blocks of step s.
     template <int NR, int NT>
-    static void step(const LBlock* w, const Acts& acts, int64_t t0, int64_t s, F* acc, int64_t stride) {
+    static void step(const LBlock* w, const Acts& acts, int64_t t0, int64_t s, Acc* acc, int64_t stride) {
         const LActs* a[NT];
         for (int t = 0; t < NT; ++t) a[t] = acts.step(t0 + t, s);
-        F sum[NR][NT];
+        __m256 sum[NR][NT];
         for (int r = 0; r < NR; ++r)
-            for (int t = 0; t < NT; ++t) sum[r][t] = V::zero();
-        for (int c = 0; c < kStep; c += V::kBytes) {
-            I u[NR];
-            for (int r = 0; r < NR; ++r) u[r] = V::load_i(w[r].u + c);
-            for (int t = 0; t < NT; ++t) {
-                const I q = V::load_i(a[t]->q + c);
-                const I corr = V::load_i(a[t]->corr + c / 4);
-                const F da = V::load(a[t]->d + c / 4);
-                for (int r = 0; r < NR; ++r) {
-                    const I dot = V::template dot_u8s8<Type::kWide>(u[r], q, corr);
-                    sum[r][t] = V::fma(V::cvt(dot), V::mul(V::load(w[r].d + c / 4), da), sum[r][t]);
-                    if constexpr (Type::kMin)
-                        sum[r][t] = V::fma(V::load(w[r].m + c / 4), V::load(a[t]->s + c / 4), sum[r][t]);
-                }
+            for (int t = 0; t < NT; ++t) sum[r][t] = acc[r * stride + t];
+        for (int i = 0; i < kLegacyBlocks; ++i) {
+            __m256i u[NR];
+            __m256 d[NR], m[NR];
+            for (int r = 0; r < NR; ++r) {
+                u[r] = _mm256_load_si256(reinterpret_cast<const __m256i*>(w[r].u + 32 * i));
+                d[r] = _mm256_load_ps(w[r].d + 8 * i);
+                m[r] = Type::kMin ? _mm256_load_ps(w[r].m + 8 * i) : d[r];
             }
+            apply_block<NR, NT>(u, d, m, a, i, sum, sum);
         }
         for (int r = 0; r < NR; ++r)
-            for (int t = 0; t < NT; ++t) acc[r * stride + t] = V::add(acc[r * stride + t], sum[r][t]);
+            for (int t = 0; t < NT; ++t) acc[r * stride + t] = sum[r][t];
     }
 };
 

@@ -10,6 +10,9 @@
 #include <cstdint>
 #include <cstring>
 
+#include "kernels/simd/intrinsics.h"
+#include "kernels/simd/lanes16.h"
+
 namespace {
 namespace simd {
 
@@ -122,20 +125,21 @@ void add(float* y, const float* x, int64_t n) {
     yt.copy_to(y + i, n - i);
 }
 
-// Four independent accumulators hide the FMA latency.
+// In GGML's vec_dot_f16 order (its AVX-512 build): four chains of 16 float lanes over
+// 64-element steps, reduced (c0 + c2) + (c1 + c3), the n % 64 tail added in double.
 template <class V>
 float dot_f16(const uint16_t* a, const uint16_t* b, int64_t n) {
-    typename V::F acc[4] = {V::zero(), V::zero(), V::zero(), V::zero()};
-    int64_t i = 0;
-    for (; i + 4 * V::N <= n; i += 4 * V::N)
-        for (int j = 0; j < 4; ++j)
-            acc[j] = V::fma(V::load_f16(a + i + j * V::N), V::load_f16(b + i + j * V::N), acc[j]);
-    for (; i + V::N <= n; i += V::N) acc[0] = V::fma(V::load_f16(a + i), V::load_f16(b + i), acc[0]);
-    if (i < n) {
-        const Tail<uint16_t, V::N> at(a + i, n - i), bt(b + i, n - i);
-        acc[1] = V::fma(V::load_f16(at.v), V::load_f16(bt.v), acc[1]);
-    }
-    return V::hsum(V::add(V::add(acc[0], acc[1]), V::add(acc[2], acc[3])));
+    using L = Lanes16<V>;
+    L acc[4] = {L::zero(), L::zero(), L::zero(), L::zero()};
+    const int64_t whole = n / 64 * 64;
+    for (int64_t i = 0; i < whole; i += 64)
+        for (int c = 0; c < 4; ++c) acc[c].fma(L::load(V::load_f16, a + i + 16 * c), L::load(V::load_f16, b + i + 16 * c));
+    acc[0].add(acc[2]);
+    acc[1].add(acc[3]);
+    acc[0].add(acc[1]);
+    double sum = acc[0].sum();
+    for (int64_t i = whole; i < n; ++i) sum += static_cast<double>(_cvtsh_ss(a[i]) * _cvtsh_ss(b[i]));
+    return static_cast<float>(sum);
 }
 
 template <class V>
