@@ -78,7 +78,8 @@ struct LegacyX4 {
                 const Act* a = reinterpret_cast<const Act*>(x + t * ldx) + s * kLegacyBlocks + b;
                 for (int i = 0; i < 2 && b + i < nb; ++i) {
                     const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a[i].qs));
-                    tok[t] = _mm512_inserti64x4(tok[t], q, i);
+                    // The lane index must be a constant (clang does not unroll to make it one).
+                    tok[t] = i == 0 ? _mm512_inserti64x4(tok[t], q, 0) : _mm512_inserti64x4(tok[t], q, 1);
                     o.corr[b + i][t] = -Type::kOffset * sum_i8(q);
                     o.d[b + i][t] = half_f(a[i].d);
                     if constexpr (Type::kMin) o.s[b + i][t] = half_f(a[i].s);
