@@ -101,25 +101,4 @@ std::vector<int32_t> parse_ids(const std::string& text) {
     return ids;
 }
 
-uint64_t parse_bytes(const std::string& text) {
-    size_t used = 0;
-    double x = -1;
-    try {
-        x = std::stod(text, &used);
-    } catch (const std::exception&) {
-        used = 0;
-    }
-    if (used == 0 || x < 0 || !std::isfinite(x)) throw UsageError("'" + text + "' is not a size");
-    std::string unit = text.substr(used);
-    for (char& c : unit) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    double mul = 1;
-    if (unit == "" || unit == "B") mul = 1;
-    else if (unit == "K" || unit == "KB" || unit == "KIB") mul = 1024.0;
-    else if (unit == "M" || unit == "MB" || unit == "MIB") mul = 1024.0 * 1024;
-    else if (unit == "G" || unit == "GB" || unit == "GIB") mul = 1024.0 * 1024 * 1024;
-    else if (unit == "T" || unit == "TB" || unit == "TIB") mul = 1024.0 * 1024 * 1024 * 1024;
-    else throw UsageError("'" + text + "': unknown size unit '" + unit + "'");
-    return static_cast<uint64_t>(x * mul);
-}
-
 }  // namespace strata::tool

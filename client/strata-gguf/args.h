@@ -38,7 +38,5 @@ private:
 
 // Parses "1 2 3" or "1,2,3" into token ids; throws UsageError on anything else.
 std::vector<int32_t> parse_ids(const std::string& text);
-// Parses a byte size: 123, 6G, 512M, 1.5GiB, ...; throws UsageError.
-uint64_t parse_bytes(const std::string& text);
 
 }  // namespace strata::tool

@@ -1,5 +1,8 @@
 // client/strata-gguf/cmd_info.cpp — `strata-gguf info FILE`: metadata, tensor table,
-// sizes, parameter count and a histogram of tensor types.
+// sizes, parameter count and a histogram of tensor types; with --budget, the memory plan
+// the daemon would make (the same planner and reserves) and the tokens/s bound it implies
+// at the file's measured read speed.
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <map>
@@ -7,7 +10,9 @@
 
 #include "args.h"
 #include "commands.h"
+#include "engine/memory.h"
 #include "gguf/gguf.h"
+#include "weights/streamed.h"
 
 namespace strata::tool {
 namespace {
@@ -21,16 +26,27 @@ std::string human_bytes(uint64_t b) {
     return buf;
 }
 
+// A string from the file, quoted, cut at 60 bytes, control bytes escaped (a file must
+// not be able to drive the terminal).
+std::string quoted(std::string_view s) {
+    std::string out = "\"";
+    for (unsigned char c : s.substr(0, 60)) {
+        if (c >= 0x20 && c != 0x7f) {
+            out += static_cast<char>(c);
+            continue;
+        }
+        char esc[8];
+        std::snprintf(esc, sizeof esc, c == '\n' ? "\\n" : "\\x%02x", c);
+        out += esc;
+    }
+    out += '"';
+    if (s.size() > 60) out.append("...(").append(std::to_string(s.size())).append(" bytes)");
+    return out;
+}
+
 // A one-line rendering of a metadata value; long strings and arrays are abbreviated.
 std::string render(const gguf::Value& v) {
     using gguf::ValueType;
-    auto quoted = [](std::string_view s) {
-        std::string out = "\"";
-        for (char c : s.substr(0, 60)) out += (c == '\n' ? ' ' : c);
-        out += '"';
-        if (s.size() > 60) out.append("...(").append(std::to_string(s.size())).append(" bytes)");
-        return out;
-    };
     if (auto s = v.as_string()) return quoted(*s);
     if (v.type == ValueType::ARRAY) {
         std::string out = "[";
@@ -39,6 +55,7 @@ std::string render(const gguf::Value& v) {
         for (uint64_t i = 0; i < shown; ++i) {
             out += i ? ", " : " ";
             if (v.array_type == ValueType::STRING) out += quoted(v.strings[i]);
+            else if (v.array_type == ValueType::ARRAY) out += render(v.items[i]);
             else if (auto n = v.int_at(i)) out += std::to_string(*n);
             else if (auto x = v.number_at(i)) out += std::to_string(*x);
         }
@@ -55,10 +72,39 @@ std::string render(const gguf::Value& v) {
     return std::to_string(static_cast<uint64_t>(*v.as_float()));
 }
 
+// The plan stratad would make for this file with these settings, and what it implies.
+void show_plan(const std::string& path, const Args& args) {
+    engine::Config c;
+    c.model_path = path;
+    c.memory.budget = *args.get("budget");
+    c.memory.mode = args.get_or("mode", "auto");
+    c.context = static_cast<int32_t>(args.get_int("context", c.context, 16, 1 << 24));
+    c.batch_tokens = static_cast<int32_t>(args.get_int("batch-tokens", 0, 0, 1 << 16));
+    auto file = gguf::File::open(path);
+    const auto hp = model::HParams::from_gguf(*file);
+    engine::MemoryPlanner planner(c, hp, std::clamp(c.context, 16, hp.n_ctx_train), 1);
+    model::Options mo;
+    mo.n_threads = 1;
+    mo.weights = planner.factory(true);
+    model::Model::load(file, mo);
+    const auto& setup = planner.setup();
+    double speed = 0;
+    if (setup.plan.streamed_bytes) {
+        std::fprintf(stderr, "measuring the read speed of %s...\n", path.c_str());
+        speed = weights::measure_read_speed(*file, std::min<uint64_t>(setup.plan.streamed_bytes, 1ull << 30));
+    }
+    std::printf("\nbudget: %s\n%s", setup.budget.source.c_str(), setup.plan.describe(speed).c_str());
+    std::printf("  tokens per pass       %d (engine.batch_tokens)\n", setup.batch_tokens);
+    if (speed > 0)
+        std::printf("  read speed            %.0f MB/s (measured now, O_DIRECT); one session decodes at most %.3f tokens/s,\n"
+                    "                        N sessions together up to N times that\n",
+                    speed / 1e6, setup.plan.pass_bound(speed));
+}
+
 }  // namespace
 
 int cmd_info(const Argv& argv) {
-    Args args(argv, {}, {"no-tensors"});
+    Args args(argv, {"budget", "mode", "context", "batch-tokens"}, {"no-tensors"});
     const std::string& path = args.pos(0, "FILE");
     auto f = gguf::File::open(path);
     std::printf("file: %s\nGGUF version %u, %s, alignment %u, data at byte %" PRIu64 "\n", path.c_str(), f->version(),
@@ -89,6 +135,7 @@ int cmd_info(const Argv& argv) {
                 human_bytes(bytes).c_str(), params ? bytes * 8.0 / params : 0.0);
     std::printf("types:\n");
     for (const auto& [name, h] : by_type) std::printf("  %-5s %4" PRIu64 " tensors  %s\n", name.c_str(), h.first, human_bytes(h.second).c_str());
+    if (args.get("budget")) show_plan(path, args);
     return 0;
 }
 

@@ -44,10 +44,10 @@ int cmd_tokenizer(const Argv& argv) {
     options.pre = args.get_or("pre", "");
     options.vocab_size = args.get_int("vocab-size", 0, 0, INT32_MAX);
 
-    gguf::Writer w;
     std::shared_ptr<const gguf::File> model;
-    if (auto into = args.get("into")) {
-        model = gguf::File::open(*into);
+    if (auto into = args.get("into")) model = gguf::File::open(*into);
+    gguf::Writer w(model ? model->alignment() : gguf::kDefaultAlignment);
+    if (model) {
         int64_t rows = copy_model(*model, w);
         if (!options.vocab_size) options.vocab_size = rows;
     }

@@ -12,8 +12,11 @@ using Argv = std::vector<std::string>;
 int cmd_info(const Argv& args);
 int cmd_logits(const Argv& args);
 int cmd_generate(const Argv& args);
+int cmd_convert(const Argv& args);
+int cmd_synth(const Argv& args);
 int cmd_tokenize(const Argv& args);
 int cmd_detokenize(const Argv& args);
 int cmd_tokenizer(const Argv& args);
+int cmd_quantize(const Argv& args);
 
 }  // namespace strata::tool

@@ -251,15 +251,8 @@ void read_tiktoken(const std::string& path, TokenizerSpec& spec) {
     std::string text = read_file(path);
     std::unordered_map<std::string, int32_t> ranks;
     std::vector<std::string> by_rank;
-    size_t line_no = 0;
-    for (size_t pos = 0; pos < text.size();) {
-        size_t end = text.find('\n', pos);
-        if (end == std::string::npos) end = text.size();
-        std::string_view line(text.data() + pos, end - pos);
-        pos = end + 1;
-        ++line_no;
-        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-        if (line.empty()) continue;
+    for_each_line(text, [&](std::string_view line, size_t line_no) {
+        if (line.empty()) return;
         size_t space = line.find(' ');
         if (space == std::string_view::npos) fail(path, "line " + std::to_string(line_no) + " is not \"base64 rank\"");
         int64_t rank = -1;
@@ -273,7 +266,7 @@ void read_tiktoken(const std::string& path, TokenizerSpec& spec) {
         if (!by_rank[rank].empty() || !ranks.emplace(bytes, static_cast<int32_t>(rank)).second)
             fail(path, "line " + std::to_string(line_no) + " repeats a rank or a token");
         by_rank[rank] = bytes;
-    }
+    });
     spec.model = "gpt2";
     for (size_t rank = 0; rank < by_rank.size(); ++rank) {
         if (by_rank[rank].empty()) fail(path, "no token has rank " + std::to_string(rank));

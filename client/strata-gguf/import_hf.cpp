@@ -203,19 +203,12 @@ void read_bpe_vocab_and_merges(const std::string& vocab_path, const std::string&
     json::value vocab = parse_json(vocab_path);
     read_vocab_object(as_object(vocab, vocab_path, "the file"), vocab_path, spec, false);
     std::string text = read_file(merges_path);
-    size_t line_no = 0;
-    for (size_t pos = 0; pos < text.size();) {
-        size_t end = text.find('\n', pos);
-        if (end == std::string::npos) end = text.size();
-        std::string_view line(text.data() + pos, end - pos);
-        pos = end + 1;
-        ++line_no;
-        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-        if (line.empty() || (line_no == 1 && line.substr(0, 9) == "#version:")) continue;
+    for_each_line(text, [&](std::string_view line, size_t line_no) {
+        if (line.empty() || (line_no == 1 && line.substr(0, 9) == "#version:")) return;
         if (line.find(' ', 1) == std::string_view::npos)
             fail(merges_path, "line " + std::to_string(line_no) + " is not of the form \"left right\"");
         spec.merges.emplace_back(line);
-    }
+    });
 }
 
 void apply_hf_config(const std::string& path, TokenizerSpec& spec) {

@@ -17,13 +17,16 @@ struct Command {
 };
 
 constexpr Command kCommands[] = {
-    {"info", strata::tool::cmd_info, "info FILE [--no-tensors]               metadata, tensors, sizes"},
+    {"info", strata::tool::cmd_info, "info FILE [--no-tensors] [--budget SIZE [--mode M] [--context N]]  metadata, tensors, sizes, memory plan"},
     {"logits", strata::tool::cmd_logits, "logits FILE --tokens IDS --out OUT.f32  float32 logits of every position"},
-    {"generate", strata::tool::cmd_generate, "generate FILE --tokens IDS -n N        greedy continuation as token ids"},
+    {"generate", strata::tool::cmd_generate, "generate FILE (--tokens IDS | --prompt TEXT) -n N  greedy continuation"},
+    {"synth", strata::tool::cmd_synth, "synth OUT [--preset tiny|1b|8b] [--type T] [--seed S] [shape options]  random-weight model"},
+    {"convert", strata::tool::cmd_convert, "convert IN.bin OUT.gguf --tokenizer TOK.bin [--name N] [--ctx N]  llama2.c checkpoint to GGUF"},
     {"tokenize", strata::tool::cmd_tokenize, "tokenize FILE TEXT|- [--special] [--no-bos] [--pieces]  text to token ids"},
     {"detokenize", strata::tool::cmd_detokenize, "detokenize FILE IDS|- [--special]     token ids to text"},
     {"tokenizer", strata::tool::cmd_tokenizer,
      "tokenizer OUT --from PATH [FILE...] [--pre NAME] [--into MODEL] [--vocab-size N] [--name NAME]  import a tokenizer"},
+    {"quantize", strata::tool::cmd_quantize, "quantize IN OUT TYPE [--threads N] [--allow-requantize]  to Q4_K_M, Q8_0, ... (llama.cpp's mixes)"},
 };
 
 void usage(FILE* out) {

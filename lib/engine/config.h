@@ -4,7 +4,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
+
+#include "weights/streamed.h"
 
 namespace strata::engine {
 
@@ -19,15 +22,29 @@ struct Limits {
     int32_t max_running_per_user = 8;
 };
 
+// Where the engine reports problems: syslog priority (3 error, 4 warning, 6 info) and text.
+using Logger = std::function<void(int priority, const std::string& message)>;
+
+// How the model's weights are held (strata.conf [memory]).
+struct MemoryConfig {
+    std::string budget;                  // "6G", "75%", ... ; "" = cgroup limit, else MemAvailable
+    std::string mode = "auto";           // auto, resident, streamed
+    bool lock = false;                   // mlock the weights kept in memory
+    uint64_t kv_bytes = 0;               // KV caches to keep in memory; 0 = one full context
+    weights::StreamOptions stream;       // streamer tuning (and its test fault hook)
+};
+
 struct Config {
     std::string model_path;
     int threads = 0;                     // compute threads; 0 = physical cores
     int32_t context = 4096;              // per-session context (clamped to the model's)
-    int32_t batch_tokens = 512;          // tokens per forward pass (prompt chunks + decodes)
+    int32_t batch_tokens = 0;            // tokens per forward pass (prompt chunks + decodes);
+                                         // 0 = 512 resident, 2048 streamed (fewer passes per prompt)
     std::string chat_template;           // family name; "" = detect from the model
     std::string state_dir;               // where sessions are saved; "" = not saved
-    uint64_t kv_budget_bytes = 0;        // KV caches kept in memory; 0 = derived from the memory budget
+    MemoryConfig memory;
     Limits limits;
+    Logger log;                          // default: stderr with <N> priority prefixes
 };
 
 }  // namespace strata::engine

@@ -129,6 +129,16 @@ struct Status {
     double prompt_tps_recent = 0;
     uint64_t kv_bytes = 0, rss_bytes = 0;
     uint64_t forward_passes = 0;
+    // The memory plan and what streaming has done.
+    uint64_t budget_bytes = 0;
+    std::string budget_source;
+    uint64_t streamed_bytes_per_pass = 0;   // 0 when resident
+    uint64_t weights_bytes_read = 0;        // by the streamer so far
+    double read_bytes_per_s = 0;            // measured while reading
+    double read_stall_s = 0;                // time passes waited for reads
+    uint64_t read_retries = 0;
+    double pass_bound = 0;                  // passes/s the measured read speed allows
+    int32_t batch_tokens = 0;               // tokens per pass
 };
 
 class Engine {

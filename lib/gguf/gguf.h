@@ -27,6 +27,11 @@ constexpr int kMaxDims = 4;
 constexpr size_t kMaxNameLength = 256;       // tensor names
 constexpr size_t kMaxKeyLength = 65535;      // metadata keys
 constexpr int kMaxArrayNesting = 4;
+// Bounds on what one file may declare, far above any real model, so that a small
+// hostile file cannot make the parser build millions of entries.
+constexpr uint64_t kMaxMetadataCount = 1u << 16;  // key/value pairs
+constexpr uint64_t kMaxTensorCount = 1u << 16;
+constexpr uint64_t kMaxNestedArrays = 1u << 16;   // arrays inside arrays, whole file
 
 class GgufError : public std::runtime_error {
 public:
@@ -76,8 +81,8 @@ private:
 struct TensorInfo {
     std::string name;
     DType type = DType::F32;
-    int n_dims = 0;
-    int64_t ne[kMaxDims] = {1, 1, 1, 1};  // ne[0] is the fastest-varying (row length)
+    int n_dims = 0;  // 0..4; 0 is a scalar (one element), as GGML allows
+    int64_t ne[kMaxDims] = {1, 1, 1, 1};  // ne[0] is the fastest-varying (row length); all >= 1
     uint64_t offset = 0;      // relative to the data section
     uint64_t file_offset = 0; // absolute position in the file
     uint64_t nbytes = 0;
@@ -131,6 +136,13 @@ public:
     std::optional<bool> get_bool(std::string_view key) const;
     std::optional<std::string_view> get_string(std::string_view key) const;
     const Value* get_array(std::string_view key) const;
+    // Bounded lookups for values that size things (layer counts, head counts, epsilons):
+    // nullopt when absent; GgufError naming the key, its offset and the allowed range
+    // when present with the wrong type or outside [min, max] (NaN is always outside).
+    std::optional<int64_t> get_int(std::string_view key, int64_t min, int64_t max) const;
+    std::optional<double> get_float(std::string_view key, double min, double max) const;
+    // An array whose elements must have type `element`; nullptr when absent.
+    const Value* get_array(std::string_view key, ValueType element) const;
 
     const std::vector<TensorInfo>& tensors() const { return tensors_; }
     const TensorInfo* tensor(std::string_view name) const;

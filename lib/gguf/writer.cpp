@@ -1,8 +1,10 @@
 // gguf/writer.cpp — encoding GGUF v3.
 #include "gguf/writer.h"
 
+#include <bit>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <stdexcept>
 #include <system_error>
 
@@ -25,9 +27,20 @@ void put_string(std::vector<uint8_t>& b, std::string_view s) {
     put_bytes(b, s.data(), s.size());
 }
 
-uint64_t tensor_bytes(DType type, const std::vector<int64_t>& ne) {
+// Checks a tensor's shape as the reader will (0..4 dimensions, none meaning a scalar; each
+// >= 1, element count within int64, whole blocks per row) and returns its size in bytes.
+uint64_t tensor_bytes(const std::string& name, DType type, const std::vector<int64_t>& ne) {
+    if (ne.size() > kMaxDims) throw std::invalid_argument("tensor " + name + ": at most 4 dimensions");
     uint64_t n = 1;
-    for (int64_t d : ne) n *= static_cast<uint64_t>(d);
+    for (int64_t d : ne) {
+        if (d < 1 || static_cast<uint64_t>(d) > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) / n)
+            throw std::invalid_argument("tensor " + name + ": dimensions must be at least 1 and their product must fit in int64");
+        n *= static_cast<uint64_t>(d);
+    }
+    const DTypeInfo& info = dtype_info(type);
+    if ((ne.empty() ? 1 : ne[0]) % info.block_elems) throw std::invalid_argument("tensor " + name + ": row length is not a multiple of the block size");
+    if (n / info.block_elems > std::numeric_limits<uint64_t>::max() / info.block_bytes)
+        throw std::invalid_argument("tensor " + name + ": byte size overflows");
     return dtype_bytes(type, n);
 }
 
@@ -50,16 +63,24 @@ std::vector<uint8_t> numeric_array(ValueType et, const std::vector<T>& v) {
 }  // namespace
 
 Writer::Writer(uint32_t alignment) : alignment_(alignment) {
+    if (alignment == 0 || !std::has_single_bit(alignment) || alignment > kMaxAlignment)
+        throw std::invalid_argument("alignment " + std::to_string(alignment) + " is not a power of two between 1 and " +
+                                    std::to_string(kMaxAlignment));
     if (alignment != kDefaultAlignment) set_u32("general.alignment", alignment);
 }
 
 void Writer::set(std::string_view key, ValueType t, std::vector<uint8_t> payload) {
+    if (key.empty() || key.size() > kMaxKeyLength)
+        throw std::invalid_argument("metadata keys are 1 to " + std::to_string(kMaxKeyLength) + " bytes long");
+    if (key == "general.alignment" && !(t == ValueType::U32 && payload == scalar(alignment_)))
+        throw std::invalid_argument("general.alignment is fixed by the Writer's constructor");
     for (auto& kv : kv_)
         if (kv.key == key) {
             kv.type = t;
             kv.payload = std::move(payload);
             return;
         }
+    if (kv_.size() == kMaxMetadataCount) throw std::invalid_argument("more than " + std::to_string(kMaxMetadataCount) + " metadata keys");
     kv_.push_back({std::string(key), t, std::move(payload)});
 }
 
@@ -86,15 +107,11 @@ void Writer::set_strings(std::string_view k, const std::vector<std::string>& v) 
 void Writer::set_f32s(std::string_view k, const std::vector<float>& v) { set(k, ValueType::ARRAY, numeric_array(ValueType::F32, v)); }
 void Writer::set_i32s(std::string_view k, const std::vector<int32_t>& v) { set(k, ValueType::ARRAY, numeric_array(ValueType::I32, v)); }
 
-void Writer::set_value(std::string_view k, const Value& v) {
-    if (k == "general.alignment") {
-        auto a = v.as_int();
-        if (!a || *a != alignment_) throw std::invalid_argument("general.alignment is fixed by the Writer's constructor");
-    }
-    set(k, v.type, std::vector<uint8_t>(v.raw.begin(), v.raw.end()));
-}
+void Writer::set_value(std::string_view k, const Value& v) { set(k, v.type, std::vector<uint8_t>(v.raw.begin(), v.raw.end())); }
 
 void Writer::remove(std::string_view k) {
+    if (k == "general.alignment" && alignment_ != kDefaultAlignment)
+        throw std::invalid_argument("general.alignment is fixed by the Writer's constructor");
     std::erase_if(kv_, [&](const Kv& kv) { return kv.key == k; });
 }
 
@@ -105,16 +122,18 @@ bool Writer::has(std::string_view k) const {
 }
 
 void Writer::add_tensor(std::string name, DType type, std::vector<int64_t> ne, Fill fill) {
-    if (ne.empty() || ne.size() > kMaxDims) throw std::invalid_argument("tensor " + name + ": 1 to 4 dimensions");
-    const DTypeInfo& info = dtype_info(type);
-    if (ne[0] % info.block_elems) throw std::invalid_argument("tensor " + name + ": row length is not a multiple of the block size");
-    uint64_t nbytes = tensor_bytes(type, ne);
+    if (name.empty() || name.size() > kMaxNameLength)
+        throw std::invalid_argument("tensor names are 1 to " + std::to_string(kMaxNameLength) + " bytes long");
+    if (tensor_names_.count(name)) throw std::invalid_argument("tensor " + name + " added twice");
+    if (tensors_.size() == kMaxTensorCount) throw std::invalid_argument("more than " + std::to_string(kMaxTensorCount) + " tensors");
+    uint64_t nbytes = tensor_bytes(name, type, ne);
+    tensor_names_.insert(name);
     tensors_.push_back({std::move(name), type, std::move(ne), nbytes, std::move(fill)});
 }
 
 void Writer::add_tensor(std::string name, DType type, std::vector<int64_t> ne, const void* data) {
     auto* p = static_cast<const uint8_t*>(data);
-    uint64_t nbytes = tensor_bytes(type, ne);
+    uint64_t nbytes = tensor_bytes(name, type, ne);
     add_tensor(std::move(name), type, std::move(ne), [p, nbytes](const Emit& out) { out(p, nbytes); });
 }
 

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -12,8 +13,12 @@
 
 namespace strata::gguf {
 
+// Refuses (std::invalid_argument) anything the reader would reject: a bad alignment,
+// empty or over-long keys and names, duplicate tensor names, bad shapes, too many entries.
 class Writer {
 public:
+    // alignment: a power of two up to kMaxAlignment; general.alignment records it and is
+    // fixed from then on.
     explicit Writer(uint32_t alignment = kDefaultAlignment);
 
     // Metadata, in insertion order; setting a key again replaces its value in place.
@@ -62,6 +67,7 @@ private:
     uint32_t alignment_;
     std::vector<Kv> kv_;
     std::vector<Tensor> tensors_;
+    std::set<std::string, std::less<>> tensor_names_;
 };
 
 }  // namespace strata::gguf

@@ -2,6 +2,10 @@
 // variant (STRATA_ISA=scalar|avx2|avx512 overrides it at start-up), argument checks, and
 // forwarding to the active variant's table. Compiled without -m flags, so it runs on any
 // x86-64. Must not touch: the kernels themselves.
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+
 #include <atomic>
 #include <cstdlib>
 #include <stdexcept>
@@ -16,11 +20,20 @@ namespace {
 using detail::slot;
 using detail::Table;
 
+// F16C from CPUID directly: clang's __builtin_cpu_supports does not know "f16c".
+bool cpu_has_f16c() {
+#if defined(__x86_64__)
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    return __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C);
+#else
+    return false;
+#endif
+}
+
 bool cpu_has_avx2() {
 #if defined(__x86_64__)
     __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c") &&
-           __builtin_cpu_supports("bmi2");
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && cpu_has_f16c() && __builtin_cpu_supports("bmi2");
 #else
     return false;
 #endif

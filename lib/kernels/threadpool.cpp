@@ -50,30 +50,34 @@ ThreadPool::~ThreadPool() {
 
 void ThreadPool::dispatch(Thunk fn, void* ctx) {
     if (n_threads_ == 1) {
-        fn(ctx, 0, 1);
+        fn(ctx, 0);
         return;
     }
     fn_ = fn;
     ctx_ = ctx;
-    pending_.store(n_threads_ - 1, std::memory_order_relaxed);
-    generation_.fetch_add(1, std::memory_order_release);
+    const uint32_t job = generation_.fetch_add(1) + 1;  // publishes fn_ and ctx_
     generation_.notify_all();
-    fn(ctx, 0, n_threads_);
-    if (spin_while([&] { return pending_.load(std::memory_order_acquire) != 0; })) return;
-    for (int p; (p = pending_.load(std::memory_order_acquire)) != 0;) pending_.wait(p);
+    fn(ctx, 0);
+    // Every chunk is taken: workers that have not joined yet must not start, and the
+    // ones inside are finishing their last chunk. (Sequentially consistent: a worker
+    // either sees the job closed, or is counted in active_ here.)
+    closed_.store(job);
+    if (spin_while([&] { return active_.load() != 0; })) return;
+    for (int a; (a = active_.load()) != 0;) active_.wait(a);
 }
 
 void ThreadPool::worker(int index) {
     // Generation 0 is the constructor's: a job dispatched before this thread got here
-    // has already bumped the counter and must still be run.
+    // has already bumped the counter and is joined (or found closed) like any other.
     uint32_t seen = 0;
     for (;;) {
         if (!spin_while([&] { return generation_.load(std::memory_order_acquire) == seen; }))
             while (generation_.load(std::memory_order_acquire) == seen) generation_.wait(seen);
         seen = generation_.load(std::memory_order_acquire);
         if (stop_.load()) return;
-        fn_(ctx_, index, n_threads_);
-        if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) pending_.notify_one();
+        active_.fetch_add(1);
+        if (closed_.load() != seen) fn_(ctx_, index);
+        if (active_.fetch_sub(1) == 1) active_.notify_one();
     }
 }
 

@@ -108,10 +108,14 @@ void Model::Impl::run_pass(std::span<const TokenSlot> tokens, float* logits) {
 }
 
 void Model::Impl::embed(std::span<const TokenSlot> tokens) {
-    const auto* t = layout.globals[g_embd];
+    const auto* t = layout.embeddings;
     const size_t row = dtype_bytes(t->type, t->ne[0]);
-    const uint8_t* table = weights->global(g_embd);
-    for (size_t i = 0; i < tokens.size(); ++i) dequantize_row(t->type, table + size_t(tokens[i].id) * row, ws.x.data() + i * hp.n_embd, hp.n_embd);
+    std::vector<int32_t>& ids = ws.ids;
+    ids.clear();
+    for (const auto& tok : tokens) ids.push_back(tok.id);
+    if (ws.embd_rows.size() < row * ids.size()) ws.embd_rows.resize(row * ids.size());
+    weights->embedding_rows(ids, ws.embd_rows.data());
+    for (size_t i = 0; i < ids.size(); ++i) dequantize_row(t->type, ws.embd_rows.data() + i * row, ws.x.data() + i * hp.n_embd, hp.n_embd);
 }
 
 // cos/sin of every (token, pair) as GGML computes them: theta_i = pos * base^(-2i/n_rot)
@@ -156,7 +160,9 @@ void Model::Impl::rms_norm_rows(const float* x, const float* weight, float* y, i
 
 void Model::Impl::matmul(const Matrix& w, const float* x, int32_t T, float* y, size_t ldy) {
     const DType at = kernels::activation_type(w.type);
-    const auto [xq, ldx] = acts.get(x, T, w.k, at, pool);
+    const auto converted = acts.get(x, T, w.k, at, pool);
+    const void* xq = converted.first;
+    const size_t ldx = converted.second;
     const int64_t chunks = int64_t(pool.size()) * 8;
     const int64_t grain = std::max<int64_t>(16, ((w.rows + chunks - 1) / chunks + 15) / 16 * 16);
     pool.parallel_for(w.rows, grain, [&](int64_t r0, int64_t r1, int) {
@@ -234,20 +240,28 @@ void Model::Impl::ffn_block(const LayerWeights& w, int32_t T) {
     for_rows(pool, T, E, [&](int32_t t) { kernels::add(ws.x.data() + size_t(t) * E, ws.h.data() + size_t(t) * E, E); });
 }
 
-// Final norm of the rows that want logits (packed together) and the output matrix.
+// Final norm of the rows that want logits (packed together) and the output matrix. A
+// pass that wants no logits (prompt chunks only) never touches the head.
 void Model::Impl::output(std::span<const TokenSlot> tokens, float* logits) {
     const int E = hp.n_embd;
     int32_t rows = 0, first = -1;
-    const float* norm = reinterpret_cast<const float*>(weights->global(g_norm));
-    for (size_t t = 0; t < tokens.size(); ++t) {
-        if (tokens[t].out_row < 0) continue;
-        if (first < 0) first = tokens[t].out_row;
-        kernels::rms_norm(ws.x.data() + t * E, norm, ws.h.data() + size_t(rows) * E, E, hp.rms_eps);
-        ++rows;
-    }
+    for (const auto& t : tokens)
+        if (t.out_row >= 0) {
+            if (first < 0) first = t.out_row;
+            ++rows;
+        }
     if (!rows) return;
+    const int head = hp.n_layer;
+    const auto ptrs = weights->acquire(head);
+    const auto* out = layout.layers[head][1];
+    const float* norm = reinterpret_cast<const float*>(ptrs[0]);
+    int32_t r = 0;
+    for (size_t t = 0; t < tokens.size(); ++t)
+        if (tokens[t].out_row >= 0) kernels::rms_norm(ws.x.data() + t * E, norm, ws.h.data() + size_t(r++) * E, E, hp.rms_eps);
     acts.invalidate();
-    matmul(global_matrix(g_output), ws.h.data(), rows, logits + size_t(first) * hp.n_vocab, hp.n_vocab);
+    const Matrix m{out->type, out->ne[0], out->ne[1], static_cast<size_t>(dtype_bytes(out->type, out->ne[0])), ptrs[1]};
+    matmul(m, ws.h.data(), rows, logits + size_t(first) * hp.n_vocab, hp.n_vocab);
+    weights->release(head);
 }
 
 }  // namespace strata::model

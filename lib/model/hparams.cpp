@@ -8,34 +8,24 @@
 namespace strata::model {
 namespace {
 
+// Range-checked reads of "<arch>.<key>" (gguf::File names the key in its errors).
 class Reader {
 public:
     Reader(const gguf::File& f, std::string_view arch) : f_(f), prefix_(std::string(arch) + ".") {}
 
     int32_t required(std::string_view key, int64_t min, int64_t max) const {
-        auto v = f_.get_int(prefix_ + std::string(key));
+        auto v = f_.get_int(prefix_ + std::string(key), min, max);
         if (!v) throw std::runtime_error("model metadata: missing " + prefix_ + std::string(key));
-        return check(key, *v, min, max);
+        return static_cast<int32_t>(*v);
     }
     int32_t optional(std::string_view key, int64_t def, int64_t min, int64_t max) const {
-        auto v = f_.get_int(prefix_ + std::string(key));
-        return check(key, v.value_or(def), min, max);
+        return static_cast<int32_t>(f_.get_int(prefix_ + std::string(key), min, max).value_or(def));
     }
     float real(std::string_view key, double def, double min, double max) const {
-        double v = f_.get_float(prefix_ + std::string(key)).value_or(def);
-        if (!std::isfinite(v) || v < min || v > max)
-            throw std::runtime_error("model metadata: " + prefix_ + std::string(key) + " = " + std::to_string(v) + " is out of range [" +
-                                     std::to_string(min) + ", " + std::to_string(max) + "]");
-        return static_cast<float>(v);
+        return static_cast<float>(f_.get_float(prefix_ + std::string(key), min, max).value_or(def));
     }
 
 private:
-    int32_t check(std::string_view key, int64_t v, int64_t min, int64_t max) const {
-        if (v < min || v > max)
-            throw std::runtime_error("model metadata: " + prefix_ + std::string(key) + " = " + std::to_string(v) + " is out of range [" +
-                                     std::to_string(min) + ", " + std::to_string(max) + "]");
-        return static_cast<int32_t>(v);
-    }
     const gguf::File& f_;
     std::string prefix_;
 };

@@ -9,6 +9,7 @@
 
 #include "kernels/kernels.h"
 #include "model/model_impl.h"
+#include "tensor/quantize.h"
 
 namespace strata::model {
 namespace {
@@ -64,6 +65,14 @@ int physical_cores() {
     return std::max(1, n);
 }
 
+uint64_t working_memory_bytes(const HParams& hp, int32_t batch_tokens, int32_t context, int32_t logit_rows, int threads) {
+    const uint64_t T = static_cast<uint64_t>(batch_tokens);
+    const uint64_t floats = T * (2ull * hp.n_embd + 2ull * hp.q_dim() + 2ull * hp.kv_dim() + 2ull * hp.n_ff + hp.n_rot);
+    const uint64_t converted = T * 2ull * std::max(hp.n_embd, hp.n_ff);  // at most 2 bytes per value (F16)
+    const uint64_t attention = uint64_t(threads) * 6ull * static_cast<uint64_t>(context);
+    return 4 * floats + converted + attention + 4ull * static_cast<uint64_t>(logit_rows) * hp.n_vocab;
+}
+
 void Model::Impl::bind_tensors() {
     const gguf::File& f = *file;
     auto find = [&](const std::string& name) { return f.tensor(name); };
@@ -81,17 +90,10 @@ void Model::Impl::bind_tensors() {
     if (embd->n_dims != 2 || embd->ne[0] != hp.n_embd)
         throw std::runtime_error("tensor token_embd.weight has shape " + shape_of(*embd) + ", expected [" + std::to_string(hp.n_embd) + ", n_vocab]");
     if (embd->ne[1] > (1 << 22)) throw std::runtime_error("tensor token_embd.weight: vocabulary of " + std::to_string(embd->ne[1]) + " is too large");
+    if (!can_quantize(embd->type) || embd->type == DType::Q8_K)
+        throw std::runtime_error("tensor token_embd.weight: type " + std::string(dtype_name(embd->type)) + " is not supported");
     hp.n_vocab = static_cast<int32_t>(embd->ne[1]);
-    g_embd = add_global(embd);
-    const auto* norm = require("output_norm.weight");
-    expect_shape(*norm, hp.n_embd, 0);
-    expect_f32(*norm);
-    g_norm = add_global(norm);
-    const auto* out = find("output.weight");
-    if (!out) out = embd;  // tied embeddings
-    expect_shape(*out, hp.n_embd, hp.n_vocab);
-    expect_matrix_type(*out);
-    g_output = out == embd ? g_embd : add_global(out);
+    layout.embeddings = embd;
     if (const auto* rf = find("rope_freqs.weight")) {
         expect_shape(*rf, hp.n_rot / 2, 0);
         expect_f32(*rf);
@@ -123,11 +125,14 @@ void Model::Impl::bind_tensors() {
         slot_index.push_back(idx);
         slot_info.push_back(info);
     }
-}
-
-Matrix Model::Impl::global_matrix(int g) const {
-    const auto* t = layout.globals[g];
-    return {t->type, t->ne[0], t->ne[1], static_cast<size_t>(dtype_bytes(t->type, t->ne[0])), weights->global(g)};
+    const auto* norm = require("output_norm.weight");
+    expect_shape(*norm, hp.n_embd, 0);
+    expect_f32(*norm);
+    const auto* out = find("output.weight");
+    if (!out) out = embd;  // tied embeddings
+    expect_shape(*out, hp.n_embd, hp.n_vocab);
+    expect_matrix_type(*out);
+    layout.layers.push_back({norm, out});
 }
 
 LayerWeights Model::Impl::layer_weights(int l, std::span<const uint8_t* const> ptrs) const {
@@ -159,6 +164,13 @@ const HParams& Model::hparams() const { return impl_->hp; }
 const gguf::File& Model::file() const { return *impl_->file; }
 std::shared_ptr<const gguf::File> Model::file_ptr() const { return impl_->file; }
 int Model::n_threads() const { return impl_->pool.size(); }
+
+void Model::set_max_batch_tokens(int32_t n) {
+    if (n < 1) throw std::invalid_argument("max_batch_tokens must be at least 1");
+    impl_->max_batch_tokens = n;
+}
+
+weights::Stats Model::weight_stats() const { return impl_->weights->stats(); }
 
 kv::KvCache Model::new_cache(int32_t capacity) const {
     const auto& hp = impl_->hp;

@@ -51,6 +51,10 @@ public:
     const gguf::File& file() const;
     std::shared_ptr<const gguf::File> file_ptr() const;
     int n_threads() const;
+    // Tokens per pass: larger batches are split into passes of at most this many.
+    void set_max_batch_tokens(int32_t n);
+    // What the weight source has done (reads, stalls) so far.
+    weights::Stats weight_stats() const;
 
     // A cache for one sequence of at most `capacity` tokens (clamped to the trained context).
     kv::KvCache new_cache(int32_t capacity) const;
@@ -70,5 +74,10 @@ private:
 
 // Physical cores of this machine (the default thread count).
 int physical_cores();
+
+// Bytes of working memory a forward pass of `batch_tokens` tokens needs (activations,
+// converted activations, attention scratch for `context` positions) plus `logit_rows`
+// rows of logits; for the memory budget.
+uint64_t working_memory_bytes(const HParams& hp, int32_t batch_tokens, int32_t context, int32_t logit_rows, int threads);
 
 }  // namespace strata::model

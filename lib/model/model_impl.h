@@ -56,6 +56,8 @@ struct Workspace {
     int32_t tokens = 0;
     std::vector<float> x, h, q, k, v, att, gate, up;
     std::vector<float> rope_cos, rope_sin;            // [token][n_rot/2]
+    std::vector<uint8_t> embd_rows;                   // [token] raw embedding rows
+    std::vector<int32_t> ids;                         // the pass's token ids
     std::vector<std::vector<float>> scores;            // per thread, [context]
     std::vector<std::vector<uint16_t>> q16, p16;       // per thread
     void ensure(int32_t n_tokens, const HParams& hp, int n_threads);
@@ -76,7 +78,8 @@ struct Model::Impl {
     weights::Layout layout;
     std::vector<std::array<int, kSlots>> slot_index;  // per layer: index into layout.layers[l], -1 absent
     std::vector<std::array<const gguf::TensorInfo*, kSlots>> slot_info;
-    int g_embd = -1, g_norm = -1, g_output = -1, g_rope_freqs = -1;  // indices into layout.globals
+    int g_rope_freqs = -1;  // index into layout.globals, or -1
+    // The head is the last layout layer: [0] the final norm, [1] the output matrix.
     std::unique_ptr<weights::WeightSource> weights;
     kernels::ThreadPool pool;
     int32_t max_batch_tokens;
@@ -88,7 +91,6 @@ struct Model::Impl {
     // model.cpp
     void bind_tensors();
     LayerWeights layer_weights(int l, std::span<const uint8_t* const> ptrs) const;
-    Matrix global_matrix(int g) const;
 
     // forward.cpp
     void run_pass(std::span<const TokenSlot> tokens, float* logits);

@@ -2,9 +2,35 @@
 // dispatch. legacy.cpp holds the 32-element formats, kquants.cpp the 256-element ones.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
+#include <cstring>
 
 namespace strata {
+
+// Round to nearest, ties to even, for |fval| < 2^22: GGML's nearest_int (adding 1.5 * 2^23
+// puts the integer part in the low mantissa bits). The quantizers use it, not lrintf, so
+// that they round exactly as GGML's do.
+inline int nearest_int(float fval) {
+    const float val = fval + 12582912.f;
+    int i;
+    std::memcpy(&i, &val, sizeof i);
+    return (i & 0x007fffff) - 0x00400000;
+}
+
+// The element of largest magnitude among x[0..n) (the first of equal ones), with its sign;
+// 0 when all are zero. The symmetric formats scale their codes by it.
+inline float signed_absmax(const float* x, int n) {
+    float amax = 0, max = 0;
+    for (int j = 0; j < n; ++j) {
+        const float a = std::fabs(x[j]);
+        if (a > amax) {
+            amax = a;
+            max = x[j];
+        }
+    }
+    return max;
+}
 
 void dequantize_q4_0(const void* x, float* y, int64_t n);
 void dequantize_q4_1(const void* x, float* y, int64_t n);

@@ -48,6 +48,10 @@ const DTypeInfo& dtype_info(DType t);
 std::string_view dtype_name(DType t);
 std::optional<DType> dtype_from_name(std::string_view name);  // case-insensitive
 
+// Whether t stores blocks of elements with shared scales (Q4_0, Q8_0, Q4_K, ...), as
+// opposed to one value per element (F32, F16, BF16, the integer types).
+inline bool is_block_quantized(DType t) { return dtype_info(t).block_elems > 1; }
+
 // Bytes used by n elements of type t; n must be a multiple of the block size.
 inline uint64_t dtype_bytes(DType t, uint64_t n) {
     const DTypeInfo& i = dtype_info(t);

@@ -1,8 +1,9 @@
 // tensor/legacy.cpp — reference codecs of the 32-element block formats Q4_0, Q4_1,
 // Q5_0, Q5_1 (GGML's *_ref quantizers, without an importance matrix).
+#include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <cstring>
-#include <stdexcept>
 
 #include "tensor/blocks.h"
 #include "tensor/codecs.h"
@@ -62,10 +63,96 @@ void dequantize_q5_1(const void* vx, float* y, int64_t n) {
     }
 }
 
-// Quantizers: filled in with GGML's reference algorithms.
-void quantize_row_q4_0(const float*, void*, int64_t) { throw std::logic_error("quantize Q4_0: not implemented yet"); }
-void quantize_row_q4_1(const float*, void*, int64_t) { throw std::logic_error("quantize Q4_1: not implemented yet"); }
-void quantize_row_q5_0(const float*, void*, int64_t) { throw std::logic_error("quantize Q5_0: not implemented yet"); }
-void quantize_row_q5_1(const float*, void*, int64_t) { throw std::logic_error("quantize Q5_1: not implemented yet"); }
+// Quantizers. Each 32-element block is encoded independently; the rounding is GGML's:
+// add the code offset plus 0.5 and truncate toward zero, clamping the top code.
+namespace {
+
+constexpr int kBlock = 32;  // QK4_0 = QK4_1 = QK5_0 = QK5_1
+
+// Codes 0 .. 2^Bits-1 for a block with a signed scale d = max / -2^(Bits-1), where max
+// is the element of largest magnitude (it gets code 0). Returns d.
+template <int Bits>
+float symmetric_codes(const float* x, uint8_t* q) {
+    constexpr int half = 1 << (Bits - 1);
+    const float d = signed_absmax(x, kBlock) / -half;
+    const float id = d ? 1.0f / d : 0.0f;
+    for (int j = 0; j < kBlock; ++j)
+        q[j] = static_cast<uint8_t>(std::min<int8_t>(2 * half - 1, static_cast<int8_t>(x[j] * id + (half + 0.5f))));
+    return d;
+}
+
+// Codes 0 .. 2^Bits-1 for a block stored as d * code + min. Returns d; min goes to *min_out.
+template <int Bits>
+float affine_codes(const float* x, uint8_t* q, float* min_out) {
+    constexpr int top = (1 << Bits) - 1;
+    float min = FLT_MAX, max = -FLT_MAX;
+    for (int j = 0; j < kBlock; ++j) {
+        if (x[j] < min) min = x[j];
+        if (x[j] > max) max = x[j];
+    }
+    const float d = (max - min) / top;
+    const float id = d ? 1.0f / d : 0.0f;
+    for (int j = 0; j < kBlock; ++j)
+        q[j] = static_cast<uint8_t>(std::min<int8_t>(top, static_cast<int8_t>((x[j] - min) * id + 0.5f)));
+    *min_out = min;
+    return d;
+}
+
+// Element j's code in the low nibble of qs[j], element j + 16's in the high nibble; for
+// 5-bit codes the fifth bit of element j goes to bit j of the returned qh word.
+uint32_t pack_codes(const uint8_t* q, uint8_t* qs) {
+    uint32_t qh = 0;
+    for (int j = 0; j < kBlock / 2; ++j) {
+        const uint8_t lo = q[j], hi = q[j + kBlock / 2];
+        qs[j] = static_cast<uint8_t>((lo & 0x0F) | ((hi & 0x0F) << 4));
+        qh |= static_cast<uint32_t>(lo >> 4) << j;
+        qh |= static_cast<uint32_t>(hi >> 4) << (j + kBlock / 2);
+    }
+    return qh;
+}
+
+}  // namespace
+
+void quantize_row_q4_0(const float* x, void* vy, int64_t n) {
+    auto* y = static_cast<BlockQ4_0*>(vy);
+    uint8_t q[kBlock];
+    for (int64_t b = 0; b < n / kBlock; ++b, x += kBlock) {
+        y[b].d = fp32_to_fp16(symmetric_codes<4>(x, q));
+        pack_codes(q, y[b].qs);
+    }
+}
+
+void quantize_row_q4_1(const float* x, void* vy, int64_t n) {
+    auto* y = static_cast<BlockQ4_1*>(vy);
+    uint8_t q[kBlock];
+    for (int64_t b = 0; b < n / kBlock; ++b, x += kBlock) {
+        float min;
+        y[b].d = fp32_to_fp16(affine_codes<4>(x, q, &min));
+        y[b].m = fp32_to_fp16(min);
+        pack_codes(q, y[b].qs);
+    }
+}
+
+void quantize_row_q5_0(const float* x, void* vy, int64_t n) {
+    auto* y = static_cast<BlockQ5_0*>(vy);
+    uint8_t q[kBlock];
+    for (int64_t b = 0; b < n / kBlock; ++b, x += kBlock) {
+        y[b].d = fp32_to_fp16(symmetric_codes<5>(x, q));
+        const uint32_t qh = pack_codes(q, y[b].qs);
+        std::memcpy(y[b].qh, &qh, sizeof qh);
+    }
+}
+
+void quantize_row_q5_1(const float* x, void* vy, int64_t n) {
+    auto* y = static_cast<BlockQ5_1*>(vy);
+    uint8_t q[kBlock];
+    for (int64_t b = 0; b < n / kBlock; ++b, x += kBlock) {
+        float min;
+        y[b].d = fp32_to_fp16(affine_codes<5>(x, q, &min));
+        y[b].m = fp32_to_fp16(min);
+        const uint32_t qh = pack_codes(q, y[b].qs);
+        std::memcpy(y[b].qh, &qh, sizeof qh);
+    }
+}
 
 }  // namespace strata

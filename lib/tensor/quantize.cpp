@@ -2,6 +2,7 @@
 // (F32/F16/BF16) and 8-bit activation formats (Q8_0, Q8_1, Q8_K).
 #include "tensor/quantize.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
@@ -17,7 +18,7 @@ void quantize_row_q8_0(const float* x, void* vy, int64_t n) {
     auto* y = static_cast<BlockQ8_0*>(vy);
     for (int64_t b = 0; b < n / QK8_0; ++b, x += QK8_0) {
         float amax = 0;
-        for (int j = 0; j < QK8_0; ++j) amax = std::fmax(amax, std::fabs(x[j]));
+        for (int j = 0; j < QK8_0; ++j) amax = std::max(amax, std::fabs(x[j]));
         const float d = amax / 127.0f;
         const float id = d ? 1.0f / d : 0.0f;
         y[b].d = fp32_to_fp16(d);
@@ -29,7 +30,7 @@ void quantize_row_q8_1(const float* x, void* vy, int64_t n) {
     auto* y = static_cast<BlockQ8_1*>(vy);
     for (int64_t b = 0; b < n / QK8_1; ++b, x += QK8_1) {
         float amax = 0;
-        for (int j = 0; j < QK8_1; ++j) amax = std::fmax(amax, std::fabs(x[j]));
+        for (int j = 0; j < QK8_1; ++j) amax = std::max(amax, std::fabs(x[j]));
         const float d = amax / 127.0f;
         const float id = d ? 1.0f / d : 0.0f;
         y[b].d = fp32_to_fp16(d);
@@ -40,14 +41,6 @@ void quantize_row_q8_1(const float* x, void* vy, int64_t n) {
         }
         y[b].s = fp32_to_fp16(static_cast<float>(sum) * d);
     }
-}
-
-// Round half to even, as GGML's nearest_int (the float magic-number trick).
-static inline int nearest_int(float fval) {
-    float val = fval + 12582912.f;
-    int i;
-    std::memcpy(&i, &val, sizeof(int));
-    return (i & 0x007fffff) - 0x00400000;
 }
 
 void quantize_row_q8_k(const float* x, void* vy, int64_t n) {
@@ -105,9 +98,18 @@ void dequantize_q8_k(const void* vx, float* y, int64_t n) {
         for (int j = 0; j < QK_K; ++j) *y++ = x[b].d * x[b].qs[j];
 }
 
+// Rejects a row length that is negative or not a whole number of t's blocks.
+void check_row_length(const char* what, DType t, int64_t n) {
+    const uint32_t block = dtype_info(t).block_elems;
+    if (n < 0 || n % block != 0)
+        throw std::invalid_argument(std::string(what) + ": " + std::to_string(n) + " elements is not a multiple of " +
+                                    std::string(dtype_name(t)) + "'s block of " + std::to_string(block));
+}
+
 }  // namespace
 
 void dequantize_row(DType t, const void* src, float* dst, int64_t n) {
+    check_row_length("dequantize_row", t, n);
     switch (t) {
         case DType::F32: std::memcpy(dst, src, n * sizeof(float)); return;
         case DType::F16: {
@@ -137,6 +139,8 @@ void dequantize_row(DType t, const void* src, float* dst, int64_t n) {
     throw std::invalid_argument("dequantize_row: type " + std::string(dtype_name(t)) + " has no float values");
 }
 
+bool can_dequantize(DType t) { return can_quantize(t); }  // every type with float values is both
+
 bool can_quantize(DType t) {
     switch (t) {
         case DType::F32: case DType::F16: case DType::BF16:
@@ -149,6 +153,7 @@ bool can_quantize(DType t) {
 }
 
 void quantize_row(DType t, const float* src, void* dst, int64_t n) {
+    check_row_length("quantize_row", t, n);
     switch (t) {
         case DType::F32: std::memcpy(dst, src, n * sizeof(float)); return;
         case DType::F16: {

@@ -1,6 +1,7 @@
-// tensor/quantize.h — reference (scalar, bit-exact with GGML's *_ref functions)
-// quantization and dequantization of rows. These define the formats; kernels/ has
-// faster versions of the hot ones and tests them against these.
+// tensor/quantize.h — reference quantization and dequantization of rows, bit-exact with
+// GGML's (*_ref quantizers: the same bytes as llama.cpp's model quantizer). These define
+// the formats; kernels/ has faster versions of the hot ones and tests them against these.
+// Inputs are finite floats (callers check: NaN/Inf have no defined encoding).
 #pragma once
 
 #include <cstdint>
@@ -13,6 +14,8 @@ namespace strata {
 // F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q8_1, Q2_K..Q6_K, Q8_K.
 void dequantize_row(DType t, const void* src, float* dst, int64_t n);
 
+// Whether dequantize_row supports t.
+bool can_dequantize(DType t);
 // Whether quantize_row supports t.
 bool can_quantize(DType t);
 // Encodes n floats (a multiple of t's block size) as type t, as GGML's reference

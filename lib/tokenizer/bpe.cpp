@@ -30,7 +30,8 @@ struct CandidateOrder {
 BpeModel::BpeModel(const Vocab& vocab, bool ignore_merges) : vocab_(vocab), ignore_merges_(ignore_merges) {
     if (ignore_merges)
         for (int32_t id = 0; id < vocab.size(); ++id)
-            if (vocab.type[id] == TokenType::Normal) by_bytes_.emplace(vocab.piece[id], id);
+            if (vocab.type[id] == TokenType::Normal && utf8::byte_level_decode(vocab.text[id]))
+                by_bytes_.emplace(vocab.piece[id], id);
     for (int b = 0; b < 256; ++b) {
         std::string text;
         utf8::append(text, utf8::byte_to_code_point(static_cast<uint8_t>(b)));

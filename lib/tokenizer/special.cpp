@@ -8,10 +8,6 @@
 namespace strata::tokenizer {
 namespace {
 
-bool matchable(TokenType t) {
-    return t == TokenType::Control || t == TokenType::Unknown || t == TokenType::UserDefined;
-}
-
 bool is_space(char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; }
 
 }  // namespace
@@ -19,7 +15,7 @@ bool is_space(char c) { return std::isspace(static_cast<unsigned char>(c)) != 0;
 SpecialMatcher::SpecialMatcher(const Vocab& vocab) : vocab_(vocab), nodes_(1), rank_(vocab.text.size(), -1) {
     std::vector<int32_t> ids;
     for (int32_t id = 0; id < vocab.size(); ++id)
-        if (matchable(vocab.type[id]) && !vocab.text[id].empty()) ids.push_back(id);
+        if (is_special(vocab.type[id]) && !vocab.text[id].empty()) ids.push_back(id);
     // Longer texts claim the input first; ties go to the lower id.
     std::stable_sort(ids.begin(), ids.end(),
                      [&](int32_t a, int32_t b) { return vocab.text[a].size() > vocab.text[b].size(); });
@@ -54,38 +50,44 @@ void SpecialMatcher::add(std::string_view text, int32_t token) {
     nodes_[node].token = token;
 }
 
-std::vector<SpecialMatcher::Occurrence> SpecialMatcher::occurrences(std::string_view text, bool parse_special) const {
-    std::vector<Occurrence> found;
+std::vector<int32_t> SpecialMatcher::present(std::string_view text, bool parse_special) const {
+    std::vector<uint8_t> seen(rank_.size(), 0);
+    std::vector<int32_t> tokens;
     for (size_t pos = 0; pos < text.size(); ++pos) {
         int32_t node = 0;
         for (size_t i = pos; i < text.size(); ++i) {
             node = child(node, static_cast<uint8_t>(text[i]));
             if (node < 0) break;
             int32_t token = nodes_[node].token;
-            if (token >= 0 && (parse_special || vocab_.type[token] == TokenType::UserDefined))
-                found.push_back({pos, token});
+            if (token >= 0 && !seen[token] && (parse_special || vocab_.type[token] == TokenType::UserDefined)) {
+                seen[token] = 1;
+                tokens.push_back(token);
+            }
         }
     }
-    return found;
+    std::sort(tokens.begin(), tokens.end(), [&](int32_t a, int32_t b) { return rank_[a] < rank_[b]; });
+    return tokens;
 }
 
 std::vector<Fragment> SpecialMatcher::partition(std::string_view text, bool parse_special) const {
     if (text.empty()) return {};
     if (!has_any_ || (!parse_special && !has_user_defined_)) return {{text}};
 
-    // Tokens claim text in rank order; each takes its occurrences left to right where the
-    // text is still unclaimed, which is what repeated leftmost searches per token amount to.
-    std::vector<Occurrence> found = occurrences(text, parse_special);
-    std::stable_sort(found.begin(), found.end(),
-                     [&](const Occurrence& a, const Occurrence& b) { return rank_[a.token] < rank_[b.token]; });
+    // Tokens claim text in rank order, each its occurrences from left to right where the
+    // text is still unclaimed (llama.cpp's repeated leftmost search, fragment by fragment).
     std::vector<uint8_t> claimed(text.size(), 0);
     std::vector<Occurrence> accepted;
-    for (const Occurrence& o : found) {
-        size_t len = vocab_.text[o.token].size();
-        if (std::any_of(claimed.begin() + o.pos, claimed.begin() + o.pos + len, [](uint8_t c) { return c != 0; }))
-            continue;
-        std::fill(claimed.begin() + o.pos, claimed.begin() + o.pos + len, 1);
-        accepted.push_back(o);
+    for (int32_t token : present(text, parse_special)) {
+        std::string_view t = vocab_.text[token];
+        for (size_t pos = text.find(t); pos != std::string_view::npos;) {
+            auto first = claimed.begin() + static_cast<ptrdiff_t>(pos), last = first + static_cast<ptrdiff_t>(t.size());
+            bool free = std::none_of(first, last, [](uint8_t c) { return c != 0; });
+            if (free) {
+                std::fill(first, last, 1);
+                accepted.push_back({pos, token});
+            }
+            pos = text.find(t, pos + (free ? t.size() : 1));
+        }
     }
     std::sort(accepted.begin(), accepted.end(), [](const Occurrence& a, const Occurrence& b) { return a.pos < b.pos; });
 

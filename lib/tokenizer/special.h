@@ -37,7 +37,8 @@ private:
     };
     int32_t child(int32_t node, uint8_t byte) const;
     void add(std::string_view text, int32_t token);
-    std::vector<Occurrence> occurrences(std::string_view text, bool parse_special) const;
+    // The tokens whose text occurs in `text` (those allowed), in rank order.
+    std::vector<int32_t> present(std::string_view text, bool parse_special) const;
 
     const Vocab& vocab_;
     std::vector<Node> nodes_;

@@ -17,6 +17,15 @@ bool mergeable(TokenType t) {
            t == TokenType::Undefined;
 }
 
+constexpr std::string_view kSpace = "\xE2\x96\x81";  // U+2581, SentencePiece's space
+
+// Whether U+2581 follows another character somewhere in `piece`.
+bool space_inside(std::string_view piece) {
+    for (size_t at = piece.find(kSpace, 1); at != std::string_view::npos; at = piece.find(kSpace, at + 1))
+        if (at < 3 || piece.substr(at - 3, 3) != kSpace) return true;
+    return false;
+}
+
 uint64_t pair_key(uint32_t left, uint32_t right) { return (uint64_t(left) << 32) | right; }
 
 struct Symbol {
@@ -43,8 +52,13 @@ struct BigramOrder {
 SpmModel::SpmModel(const Vocab& vocab) : vocab_(vocab) {
     for (int32_t id = 0; id < vocab.size(); ++id)
         if (mergeable(vocab.type[id]) && !vocab.text[id].empty()) pieces_.emplace(vocab.text[id], id);
-    // Every way of writing a piece as two symbols becomes a pair entry.
+    // Every way of writing a piece as two symbols becomes a pair entry. That costs the square
+    // of a piece's length, so pieces longer than any real vocabulary has are left out (they
+    // are never built by merging; their texts still tokenize, piece by piece).
+    constexpr size_t kLongestMergedPiece = 1024;
     for (const auto& [text, id] : pieces_) {
+        if (space_inside(text)) words_are_independent_ = false;
+        if (text.size() > kLongestMergedPiece) continue;
         size_t len = 0;
         for (size_t split = 0; split < text.size(); split += len) {
             char_key(text, split, &len);
@@ -91,6 +105,18 @@ void SpmModel::append_bytes(std::string_view bytes, std::vector<int32_t>& out) c
 }
 
 void SpmModel::encode(std::string_view text, std::vector<int32_t>& out) const {
+    if (!words_are_independent_) return encode_chunk(text, out);
+    // Words start at a U+2581 that follows another character.
+    size_t start = 0;
+    for (size_t at = text.find(kSpace, 1); at != std::string_view::npos; at = text.find(kSpace, at + 1)) {
+        if (at >= 3 && text.substr(at - 3, 3) == kSpace) continue;
+        encode_chunk(text.substr(start, at - start), out);
+        start = at;
+    }
+    encode_chunk(text.substr(start), out);
+}
+
+void SpmModel::encode_chunk(std::string_view text, std::vector<int32_t>& out) const {
     std::vector<Symbol> symbols;
     symbols.reserve(text.size());
     for (size_t pos = 0, len = 0; pos < text.size(); pos += len) {

@@ -26,11 +26,15 @@ private:
     uint32_t symbol_key(std::string_view s) const;
     uint32_t char_key(std::string_view text, size_t pos, size_t* len) const;
     void append_bytes(std::string_view bytes, std::vector<int32_t>& out) const;
+    void encode_chunk(std::string_view text, std::vector<int32_t>& out) const;
 
     const Vocab& vocab_;
     std::unordered_map<std::string_view, int32_t> pieces_;  // the pieces merges may produce
     std::unordered_map<uint64_t, int32_t> pair_to_piece_;   // (left key, right key) -> piece
     int32_t byte_token_[256];
+    // No piece has U+2581 right after another character, so no merge crosses the start of
+    // a word and words can be merged one at a time (same result, far smaller queues).
+    bool words_are_independent_ = true;
 };
 
 }  // namespace strata::tokenizer

@@ -67,11 +67,19 @@ std::unique_ptr<Tokenizer> Tokenizer::from_gguf(const gguf::File& file) {
 }
 
 std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_special, bool parse_special) const {
+    return encode_text(text, add_special, parse_special, true);
+}
+
+std::vector<int32_t> Tokenizer::encode_continuation(std::string_view text, bool parse_special) const {
+    return encode_text(text, false, parse_special, false);
+}
+
+std::vector<int32_t> Tokenizer::encode_text(std::string_view text, bool add_special, bool parse_special, bool at_start) const {
     const Vocab& v = impl_->vocab;
     std::vector<int32_t> out;
     out.reserve(text.size() / 3 + 2);
     if (add_special && v.add_bos) out.push_back(v.bos);
-    bool after_special = true;
+    bool after_special = at_start;
     for (const Fragment& f : impl_->specials.partition(text, parse_special)) {
         if (f.token >= 0) {
             out.push_back(f.token);

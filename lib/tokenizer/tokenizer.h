@@ -61,6 +61,9 @@ public:
     // Any bytes are accepted (NULs, invalid UTF-8); throws TokenizerError only when the
     // vocabulary cannot represent a byte at all.
     std::vector<int32_t> encode(std::string_view text, bool add_special, bool parse_special) const;
+    // Text that continues earlier text (a session's next prompt): no BOS/EOS, and no
+    // SentencePiece dummy-prefix space (the text's own spaces are kept as they are).
+    std::vector<int32_t> encode_continuation(std::string_view text, bool parse_special) const;
 
     // The bytes of the ids, concatenated. Control and unknown tokens contribute their text
     // only when render_special is set. Throws TokenizerError for an id outside the vocabulary.
@@ -90,10 +93,10 @@ public:
     bool adds_space_prefix() const;
 
 private:
-    friend class StreamDecoder;
     struct Impl;
     explicit Tokenizer(std::unique_ptr<Impl> impl);
     void check_id(int32_t id) const;
+    std::vector<int32_t> encode_text(std::string_view text, bool add_special, bool parse_special, bool at_start) const;
     std::unique_ptr<Impl> impl_;
 };
 
@@ -101,7 +104,8 @@ private:
 // text that is complete so far and never ends in the middle of a UTF-8 sequence that later
 // bytes could still complete (an emoji or CJK character spread over byte tokens is held
 // back until its last byte arrives). The outputs of push() and flush() concatenated equal
-// decode() of the same ids (with replace_invalid: utf8::replace_invalid of it).
+// decode() of the same ids (with replace_invalid: utf8::replace_invalid of it). The
+// Tokenizer must outlive the decoder.
 class StreamDecoder {
 public:
     struct Options {

@@ -37,21 +37,23 @@ TokenizerError error(std::string_view key, const std::string& what) {
     return TokenizerError(std::string(key) + ": " + what);
 }
 
-const gguf::Value& required_array(const gguf::File& f, std::string_view key, gguf::ValueType element, size_t count,
-                                  const char* what) {
+void check_count(std::string_view key, uint64_t count, size_t n_tokens) {
+    if (count != n_tokens)
+        throw error(key, "has " + std::to_string(count) + " entries but " + std::string(kTokensKey) + " has " +
+                             std::to_string(n_tokens));
+}
+
+const gguf::Value& required_array(const gguf::File& f, std::string_view key, gguf::ValueType element, const char* what) {
     const gguf::Value* v = f.get_array(key);
     if (!v) throw error(key, std::string("missing (") + what + ")");
     if (v->array_type != element)
         throw error(key, std::string("expected an array of ") + std::string(gguf::value_type_name(element)) +
                              ", found " + std::string(gguf::value_type_name(v->array_type)));
-    if (count && v->array_count != count)
-        throw error(key, "has " + std::to_string(v->array_count) + " entries but " + std::string(kTokensKey) +
-                             " has " + std::to_string(count));
     return *v;
 }
 
 void read_tokens(const gguf::File& f, Vocab& v) {
-    const gguf::Value& tokens = required_array(f, kTokensKey, gguf::ValueType::STRING, 0, "the token texts");
+    const gguf::Value& tokens = required_array(f, kTokensKey, gguf::ValueType::STRING, "the token texts");
     if (tokens.array_count == 0) throw error(kTokensKey, "the vocabulary is empty");
     if (tokens.array_count > uint64_t(INT32_MAX)) throw error(kTokensKey, "too many tokens");
     v.text.assign(tokens.strings.begin(), tokens.strings.end());
@@ -72,9 +74,7 @@ void read_scores(const gguf::File& f, Vocab& v) {
         if (v.kind == VocabKind::Spm) throw error(kScoresKey, "missing (the SentencePiece merge order needs them)");
         return;
     }
-    if (scores->array_count != v.text.size())
-        throw error(kScoresKey, "has " + std::to_string(scores->array_count) + " entries but " +
-                                    std::string(kTokensKey) + " has " + std::to_string(v.text.size()));
+    check_count(kScoresKey, scores->array_count, v.text.size());
     for (size_t i = 0; i < v.text.size(); ++i) {
         auto x = scores->number_at(i);
         if (!x) throw error(kScoresKey, "is not an array of numbers");
@@ -86,9 +86,7 @@ void read_types(const gguf::File& f, Vocab& v) {
     v.type.assign(v.text.size(), TokenType::Normal);
     const gguf::Value* types = f.get_array(kTypesKey);
     if (!types) return;
-    if (types->array_count != v.text.size())
-        throw error(kTypesKey, "has " + std::to_string(types->array_count) + " entries but " +
-                                   std::string(kTokensKey) + " has " + std::to_string(v.text.size()));
+    check_count(kTypesKey, types->array_count, v.text.size());
     for (size_t i = 0; i < v.text.size(); ++i) {
         auto t = types->int_at(i);
         if (!t) throw error(kTypesKey, "is not an array of integers");
@@ -101,7 +99,7 @@ void read_types(const gguf::File& f, Vocab& v) {
 }
 
 void read_merges(const gguf::File& f, Vocab& v) {
-    const gguf::Value& merges = required_array(f, kMergesKey, gguf::ValueType::STRING, 0, "the BPE merges");
+    const gguf::Value& merges = required_array(f, kMergesKey, gguf::ValueType::STRING, "the BPE merges");
     v.merges.assign(merges.strings.begin(), merges.strings.end());
     for (size_t i = 0; i < v.merges.size(); ++i)
         if (v.merges[i].find(' ', 1) == std::string_view::npos)
@@ -174,10 +172,6 @@ void read_specials(const gguf::File& f, Vocab& v) {
     if (v.add_eos && v.eos < 0) throw error("tokenizer.ggml.add_eos_token", "is set but there is no EOS token");
 }
 
-bool is_special_type(TokenType t) {
-    return t == TokenType::Control || t == TokenType::UserDefined || t == TokenType::Unknown;
-}
-
 // llama.cpp's stand-in for the per-token rstrip flags Phi-3's tokenizer.json has and
 // GGUF lacks: the whitespace after a special token is dropped, except after these three.
 void read_strip_flags(const gguf::File& f, Vocab& v) {
@@ -186,7 +180,7 @@ void read_strip_flags(const gguf::File& f, Vocab& v) {
     std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
     if (name.find("phi-3") == std::string::npos && name.find("phi3") == std::string::npos) return;
     for (int32_t id = 0; id < v.size(); ++id)
-        if (is_special_type(v.type[id])) v.strip[id] = Vocab::kStripRight;
+        if (is_special(v.type[id])) v.strip[id] = Vocab::kStripRight;
     if (int32_t id = v.find("</s>"); id >= 0) v.strip[id] = Vocab::kStripRight;
     for (const char* t : {"<unk>", "<s>", "<|endoftext|>"})
         if (int32_t id = v.find(t); id >= 0) v.strip[id] = 0;

@@ -61,6 +61,11 @@ struct Vocab {
     static Vocab from_gguf(const gguf::File& file);
 };
 
+// Control, unknown and user-defined tokens: the ones whose text is looked for in input.
+inline bool is_special(TokenType t) {
+    return t == TokenType::Control || t == TokenType::Unknown || t == TokenType::UserDefined;
+}
+
 // The byte a SentencePiece <0xNN> token stands for, or -1 if `text` is not of that form.
 int byte_token_value(std::string_view text);
 // "0A" for byte 0x0A: how byte tokens and error messages spell a byte.

@@ -1,25 +1,39 @@
 // weights/weights.h — where the forward pass gets weight bytes from.
-// Owns: the WeightSource interface (global tensors always readable; a layer's tensors
-// readable between acquire(layer) and release(layer)) and the layout that says which
-// tensors belong to which layer. Resident (mmap) and streamed (io_uring) sources
-// implement it; the forward pass is written once against it and does not know which
-// one runs. Must not touch: tensor math, model semantics.
+// Owns: the WeightSource interface (small global tensors always readable; a layer's
+// tensors readable between acquire(layer) and release(layer); embedding rows copied out
+// on request) and the layout that says which tensors belong to which layer. Resident
+// (mmap) and streamed (io_uring) sources implement it; the forward pass is written once
+// against it and does not know which one runs. Must not touch: tensor math, model semantics.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "gguf/gguf.h"
 
 namespace strata::weights {
 
-// Which tensors the model reads: `globals` stay readable for the whole run (embeddings,
-// final norm, output matrix, rope factors); `layers[l]` are read only while layer l runs.
+// Which tensors the model reads. `layers` are the transformer blocks in order, then the
+// head (final norm and output matrix): each is read only while it runs. `globals` are
+// small and read at any time (RoPE factors). `embeddings` is read a few rows per token.
 struct Layout {
     std::vector<const gguf::TensorInfo*> globals;
+    const gguf::TensorInfo* embeddings = nullptr;
     std::vector<std::vector<const gguf::TensorInfo*>> layers;
+};
+
+// What a source has done, for status and benchmarks.
+struct Stats {
+    std::string mode;                // "resident" or "streamed"
+    uint64_t passes = 0;
+    uint64_t bytes_read = 0;         // from disk by the streamer
+    double read_busy_s = 0;          // wall time with at least one read in flight
+    double stall_s = 0;              // time the forward pass waited for reads
+    uint64_t retries = 0;            // reads retried after an error or a short read
+    double read_bytes_per_s() const { return read_busy_s > 0 ? bytes_read / read_busy_s : 0; }
 };
 
 class WeightSource {
@@ -27,17 +41,21 @@ public:
     virtual ~WeightSource() = default;
     // Bytes of layout.globals[i].
     virtual const uint8_t* global(size_t i) const = 0;
+    // Copies embedding rows `ids` (each row_bytes long) to out, one after another.
+    virtual void embedding_rows(std::span<const int32_t> ids, uint8_t* out) = 0;
     // Makes layer l's tensors readable; the result is parallel to layout.layers[l] and
-    // valid until release(l). Layers are acquired in order 0..n-1 within a pass.
-    // Throws std::runtime_error when the bytes cannot be read (streaming I/O error).
+    // valid until release(l). Within a pass layers are acquired in order, each released
+    // before the next is acquired. Throws std::runtime_error when the bytes cannot be
+    // read (a streaming I/O error, after retries).
     virtual std::span<const uint8_t* const> acquire(int layer) = 0;
     virtual void release(int layer) = 0;
-    // A forward pass starts (streaming sources start prefetching layer 0..).
+    // A forward pass starts.
     virtual void begin_pass() {}
+    virtual Stats stats() const = 0;
 };
 
-// The whole file stays mapped; acquire() returns pointers into the mapping.
-// Resident ranges are advised MADV_WILLNEED (and mlock'ed when asked).
+// The whole file stays mapped; acquire() returns pointers into the mapping. The data
+// is advised MADV_WILLNEED, and mlock'ed when `lock`.
 std::unique_ptr<WeightSource> make_resident(std::shared_ptr<const gguf::File> file, Layout layout, bool lock = false);
 
 }  // namespace strata::weights

@@ -1,11 +1,16 @@
 // tests/bench/strata_bench.cpp — strata-bench: prompt (pp) and generation (tg) tokens/s
-// of a GGUF model, printed as one JSON line with peer-bench's field names. When the
-// llama.cpp harness (../shared/tools/peer, installed in $STRATA_PEER_DIR or
-// ~/.cache/strata-peer) is present, runs of both engines alternate on the same file and
-// the line also carries llama.cpp's figures ("peer") and the ratios strata / llama.cpp.
+// of a GGUF model, printed as one JSON line with peer-bench's field names. The weights
+// are planned exactly as stratad plans them (--budget, --mode: resident or streamed).
+// --sessions N decodes N sequences together, one batched forward pass per step, and
+// reports their aggregate tokens/s. When the llama.cpp harness (../shared/tools/peer,
+// installed in $STRATA_PEER_DIR or ~/.cache/strata-peer) is present and sessions is 1,
+// runs of both engines alternate on the same file and the line also carries llama.cpp's
+// figures ("peer") and the ratios strata / llama.cpp.
 //
 // usage: strata-bench MODEL [--threads N] [--pp 512] [--tg 128] [--reps 3] [--tg-prompt 16]
+//                           [--sessions N] [--budget SIZE] [--mode auto|resident|streamed]
 //                           [--peer auto|off] [--seed S]
+//        strata-bench MODEL --read-speed      (the file's sequential read speed, O_DIRECT)
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -20,8 +25,10 @@
 #include <string>
 #include <vector>
 
+#include "engine/memory.h"
 #include "kernels/kernels.h"
 #include "model/model.h"
+#include "weights/streamed.h"
 
 namespace {
 
@@ -31,13 +38,17 @@ using Clock = std::chrono::steady_clock;
 struct Options {
     std::string model;
     int threads = 0;
-    int pp = 512, tg = 128, reps = 3, tg_prompt = 16;
+    int pp = 512, tg = 128, reps = 3, tg_prompt = 16, sessions = 1;
+    std::string budget, mode = "auto";
     bool peer = true;
+    bool read_speed = false;  // only measure the file's read speed
     uint64_t seed = 42;
 };
 
 [[noreturn]] void usage(const std::string& why) {
-    std::fprintf(stderr, "strata-bench: %s\nusage: strata-bench MODEL [--threads N] [--pp 512] [--tg 128] [--reps 3] [--tg-prompt 16] [--peer auto|off] [--seed S]\n",
+    std::fprintf(stderr,
+                 "strata-bench: %s\nusage: strata-bench MODEL [--threads N] [--pp 512] [--tg 128] [--reps 3] [--tg-prompt 16] [--sessions N]\n"
+                 "                    [--budget SIZE] [--mode auto|resident|streamed] [--peer auto|off] [--seed S]\n",
                  why.c_str());
     std::exit(2);
 }
@@ -67,7 +78,11 @@ Options parse(int argc, char** argv) {
         else if (a == "--tg") o.tg = number(0);
         else if (a == "--reps") o.reps = number(1);
         else if (a == "--tg-prompt") o.tg_prompt = number(1);
+        else if (a == "--sessions") o.sessions = number(1);
         else if (a == "--seed") o.seed = static_cast<uint64_t>(number(0));
+        else if (a == "--budget") o.budget = value();
+        else if (a == "--mode") o.mode = value();
+        else if (a == "--read-speed") o.read_speed = true;
         else if (a == "--peer") {
             const std::string v = value();
             if (v != "auto" && v != "off") usage("--peer must be auto or off");
@@ -116,10 +131,20 @@ class StrataRun {
 public:
     explicit StrataRun(const Options& o) : o_(o), rng_(o.seed) {
         const auto t0 = Clock::now();
+        auto file = gguf::File::open(o.model);
+        const auto hp = model::HParams::from_gguf(*file);
+        config_.model_path = o.model;
+        config_.memory.budget = o.budget;
+        config_.memory.mode = o.mode;
+        config_.context = std::max(o.pp, o.tg_prompt + o.tg) + 1;
+        config_.batch_tokens = std::max({o.pp, o.tg_prompt, o.sessions, 1});
+        const int threads = o.threads > 0 ? o.threads : model::physical_cores();
+        planner_ = std::make_unique<engine::MemoryPlanner>(config_, hp, config_.context, threads);
         model::Options mo;
-        mo.n_threads = o.threads;
-        mo.max_batch_tokens = std::max({o.pp, o.tg_prompt, 1});
-        model_ = model::Model::load(gguf::File::open(o.model), mo);
+        mo.n_threads = threads;
+        mo.weights = planner_->factory();
+        model_ = model::Model::load(file, mo);
+        model_->set_max_batch_tokens(config_.batch_tokens);
         load_s_ = std::chrono::duration<double>(Clock::now() - t0).count();
         // Warm-up: a short prompt and one decode step, as peer-bench does.
         if (o.pp) run_prompt(std::min(o.pp, 32));
@@ -132,18 +157,18 @@ public:
         return o_.pp / std::chrono::duration<double>(Clock::now() - t0).count();
     }
 
+    // Aggregate tokens/s of o_.sessions sequences decoding together.
     double tg_once() {
-        const uint64_t rb = read_bytes();
-        const long mf = major_faults();
         const double tps = decode(o_.tg_prompt, o_.tg);
-        tg_read_ += read_bytes() - rb;
-        tg_majflt_ += major_faults() - mf;
-        tg_tokens_ += o_.tg;
+        tg_tokens_ += uint64_t(o_.tg) * o_.sessions;
+        tg_passes_ += o_.tg;
         return tps;
     }
 
     std::string json(const std::vector<double>& pp, const std::vector<double>& tg) const {
         const auto& hp = model_->hparams();
+        const auto& plan = planner_->setup().plan;
+        const auto ws = model_->weight_stats();
         uint64_t bytes = 0, params = 0;
         for (const auto& t : model_->file().tensors()) {
             bytes += t.nbytes;
@@ -151,17 +176,23 @@ public:
         }
         rusage ru{};
         getrusage(RUSAGE_SELF, &ru);
-        char buf[2048];
+        const auto isa = kernels::isa_name(kernels::active_isa());
+        char buf[4096];
         std::snprintf(buf, sizeof buf,
                       "\"engine\":\"strata\",\"pp_tps\":%.4f,\"tg_tps\":%.4f,\"threads\":%d,\"model_bytes\":%llu,\"file_bytes\":%llu,"
-                      "\"n_params\":%llu,\"pp\":%d,\"tg\":%d,\"reps\":%d,\"tg_prompt\":%d,\"n_batch\":%d,\"mode\":\"resident\",\"isa\":\"%.*s\","
-                      "\"pp_runs\":%s,\"tg_runs\":%s,\"tg_read_bytes_per_token\":%.0f,\"tg_majflt_per_token\":%.1f,\"load_s\":%.3f,"
-                      "\"maxrss_kb\":%ld,\"n_vocab\":%d,\"model\":\"%s\"",
+                      "\"n_params\":%llu,\"pp\":%d,\"tg\":%d,\"reps\":%d,\"tg_prompt\":%d,\"sessions\":%d,\"tg_tps_per_session\":%.4f,"
+                      "\"n_batch\":%d,\"mode\":\"%s\",\"budget_bytes\":%llu,\"budget_source\":\"%s\",\"streamed_bytes_per_pass\":%llu,"
+                      "\"resident_weight_bytes\":%llu,\"ring_bytes\":%llu,\"isa\":\"%.*s\",\"pp_runs\":%s,\"tg_runs\":%s,"
+                      "\"tg_read_bytes_per_token\":%.0f,\"tg_weight_read_bytes_per_pass\":%.0f,\"tg_majflt_per_token\":%.1f,"
+                      "\"read_bytes_per_s\":%.0f,\"read_stall_s\":%.3f,\"load_s\":%.3f,\"maxrss_kb\":%ld,\"n_vocab\":%d,\"model\":\"%s\"",
                       median(pp), median(tg), model_->n_threads(), (unsigned long long)bytes, (unsigned long long)model_->file().file_size(),
-                      (unsigned long long)params, o_.pp, o_.tg, o_.reps, o_.tg_prompt, std::max(o_.pp, o_.tg_prompt),
-                      int(kernels::isa_name(kernels::active_isa()).size()), kernels::isa_name(kernels::active_isa()).data(),
-                      json_array(pp).c_str(), json_array(tg).c_str(), tg_tokens_ ? double(tg_read_) / tg_tokens_ : 0.0,
-                      tg_tokens_ ? double(tg_majflt_) / tg_tokens_ : 0.0, load_s_, ru.ru_maxrss, hp.n_vocab, o_.model.c_str());
+                      (unsigned long long)params, o_.pp, o_.tg, o_.reps, o_.tg_prompt, o_.sessions, median(tg) / o_.sessions,
+                      config_.batch_tokens, weights::mode_name(plan.mode), (unsigned long long)plan.budget,
+                      planner_->setup().budget.source.c_str(), (unsigned long long)plan.streamed_bytes, (unsigned long long)plan.resident_bytes,
+                      (unsigned long long)plan.ring_bytes, int(isa.size()), isa.data(), json_array(pp).c_str(), json_array(tg).c_str(),
+                      tg_tokens_ ? double(tg_read_) / tg_tokens_ : 0.0, tg_passes_ ? double(tg_weight_read_) / tg_passes_ : 0.0,
+                      tg_tokens_ ? double(tg_majflt_) / tg_tokens_ : 0.0, ws.read_bytes_per_s(), ws.stall_s, load_s_, ru.ru_maxrss, hp.n_vocab,
+                      o_.model.c_str());
         return buf;
     }
 
@@ -180,27 +211,43 @@ private:
         model_->forward({&s, 1}, logits_);
     }
 
-    // tokens/s of n single-token steps after a prompt of `prompt` tokens.
+    // Aggregate tokens/s of n single-token steps of every session, after a prompt of
+    // `prompt` tokens each (all prompts in one pass).
     double decode(int prompt, int n) {
-        auto cache = model_->new_cache(prompt + n);
-        const auto p = random_tokens(prompt);
-        const model::SequenceBatch s{&cache, p, model::Logits::None};
-        model_->forward({&s, 1}, logits_);
-        const auto toks = random_tokens(n);
+        std::vector<kv::KvCache> caches;
+        std::vector<std::vector<int32_t>> prompts;
+        std::vector<model::SequenceBatch> batch;
+        for (int s = 0; s < o_.sessions; ++s) {
+            caches.push_back(model_->new_cache(prompt + n));
+            prompts.push_back(random_tokens(prompt));
+        }
+        for (int s = 0; s < o_.sessions; ++s) batch.push_back({&caches[s], prompts[s], model::Logits::None});
+        model_->forward(batch, logits_);
+        const auto toks = random_tokens(n * o_.sessions);
+        // Reads are counted over the decode steps only (as peer-bench counts them).
+        const uint64_t rb = read_bytes(), wb = model_->weight_stats().bytes_read;
+        const long mf = major_faults();
         const auto t0 = Clock::now();
         for (int i = 0; i < n; ++i) {
-            const model::SequenceBatch one{&cache, std::span<const int32_t>(&toks[i], 1), model::Logits::Last};
-            model_->forward({&one, 1}, logits_);
+            for (int s = 0; s < o_.sessions; ++s)
+                batch[s] = {&caches[s], std::span<const int32_t>(&toks[size_t(i) * o_.sessions + s], 1), model::Logits::Last};
+            model_->forward(batch, logits_);
         }
-        return n / std::chrono::duration<double>(Clock::now() - t0).count();
+        const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+        tg_read_ += read_bytes() - rb;
+        tg_weight_read_ += model_->weight_stats().bytes_read - wb;
+        tg_majflt_ += major_faults() - mf;
+        return double(n) * o_.sessions / seconds;
     }
 
     const Options& o_;
     std::mt19937_64 rng_;
+    engine::Config config_;
+    std::unique_ptr<engine::MemoryPlanner> planner_;
     std::unique_ptr<model::Model> model_;
     std::vector<float> logits_;
     double load_s_ = 0;
-    uint64_t tg_read_ = 0, tg_tokens_ = 0;
+    uint64_t tg_read_ = 0, tg_weight_read_ = 0, tg_tokens_ = 0, tg_passes_ = 0;
     long tg_majflt_ = 0;
 };
 
@@ -239,8 +286,15 @@ double field(const std::string& json, const std::string& key) {
 int main(int argc, char** argv) {
     const Options o = parse(argc, argv);
     try {
+        if (o.read_speed) {  // the streamer's own reader: io_uring, O_DIRECT, requests in parallel
+            auto f = gguf::File::open(o.model);
+            const uint64_t bytes = std::min<uint64_t>(f->file_size(), 8ull << 30);
+            std::printf("{\"read_bytes_per_s\":%.0f,\"bytes\":%llu,\"model\":\"%s\"}\n", weights::measure_read_speed(*f, bytes),
+                        (unsigned long long)bytes, o.model.c_str());
+            return 0;
+        }
         StrataRun strata(o);
-        const std::string peer = o.peer ? peer_bench_path() : "";
+        const std::string peer = o.peer && o.sessions == 1 ? peer_bench_path() : "";
         const int threads = o.threads > 0 ? o.threads : model::physical_cores();
         std::vector<double> pp, tg, peer_pp, peer_tg;
         std::string peer_last;

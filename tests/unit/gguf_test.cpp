@@ -1,5 +1,9 @@
 // tests/unit/gguf_test.cpp — the GGUF reader and writer: round trips and real files.
+#include <unistd.h>
+
 #include <cstring>
+#include <filesystem>
+#include <limits>
 
 #include "gguf/gguf.h"
 #include "gguf/writer.h"
@@ -74,6 +78,142 @@ BOOST_AUTO_TEST_CASE(copying_values_between_files) {
     auto bb = b.bytes();
     auto fb = File::parse(bb);
     BOOST_TEST(fb->get_array("tokenizer.ggml.tokens")->strings[1] == "y");
+}
+
+BOOST_AUTO_TEST_CASE(alignments_round_trip) {
+    std::vector<uint8_t> data(100);
+    for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<uint8_t>(i * 7);
+    for (uint32_t alignment : {1u, 8u, 64u, 4096u}) {
+        Writer w(alignment);
+        w.add_tensor("a", DType::I8, {3}, data.data());
+        w.add_tensor("b", DType::I8, {10, 10}, data.data());
+        auto bytes = w.bytes();
+        auto f = File::parse(bytes);
+        BOOST_TEST(f->alignment() == alignment);
+        BOOST_TEST(*f->get_int("general.alignment") == alignment);
+        for (const char* name : {"a", "b"}) {
+            const TensorInfo* t = f->tensor(name);
+            BOOST_TEST(t->file_offset % alignment == 0u);
+            BOOST_TEST(std::memcmp(t->data, data.data(), t->nbytes) == 0);
+        }
+    }
+}
+
+BOOST_AUTO_TEST_CASE(scalar_tensors_round_trip) {
+    // No dimensions: one element, as GGML reads n_dims 0; a copied tensor keeps its shape.
+    float x = 2.5f;
+    Writer w;
+    w.add_tensor("scale", DType::F32, {}, &x);
+    auto bytes = w.bytes();
+    auto f = File::parse(bytes);
+    const TensorInfo* t = f->tensor("scale");
+    BOOST_TEST(t->n_dims == 0);
+    BOOST_TEST(t->elements() == 1);
+    BOOST_TEST(*reinterpret_cast<const float*>(t->data) == 2.5f);
+    Writer copy;
+    copy.add_tensor(t->name, t->type, std::vector<int64_t>(t->ne, t->ne + t->n_dims), t->data);
+    auto copied = copy.bytes();
+    BOOST_TEST(File::parse(copied)->tensor("scale")->n_dims == 0);
+}
+
+BOOST_AUTO_TEST_CASE(version_2_files_read_like_version_3) {
+    Writer w;
+    w.set_u32("k", 5);
+    float x = 1.5f;
+    w.add_tensor("t", DType::F32, {1}, &x);
+    auto bytes = w.bytes();
+    bytes[4] = 2;
+    auto f = File::parse(bytes);
+    BOOST_TEST(f->version() == 2u);
+    BOOST_TEST(*f->get_int("k") == 5);
+    BOOST_TEST(*reinterpret_cast<const float*>(f->tensor("t")->data) == 1.5f);
+}
+
+BOOST_AUTO_TEST_CASE(nested_arrays_read_back) {
+    // [[1, 2], [], [3]] as int32: each element of an array of arrays is an array.
+    std::vector<uint8_t> b;
+    auto put32 = [&](uint32_t v) { b.insert(b.end(), reinterpret_cast<uint8_t*>(&v), reinterpret_cast<uint8_t*>(&v) + 4); };
+    auto put64 = [&](uint64_t v) { b.insert(b.end(), reinterpret_cast<uint8_t*>(&v), reinterpret_cast<uint8_t*>(&v) + 8); };
+    put32(kMagic), put32(3), put64(0), put64(1), put64(1), b.push_back('n');
+    put32(9), put32(9), put64(3);
+    put32(5), put64(2), put32(1), put32(2);
+    put32(5), put64(0);
+    put32(5), put64(1), put32(3);
+    auto src = File::parse(b);
+    Writer w;
+    w.set_value("copy", *src->find("n"));
+    auto bytes = w.bytes();
+    auto f = File::parse(bytes);
+    const Value* v = f->get_array("copy", ValueType::ARRAY);
+    BOOST_REQUIRE(v);
+    BOOST_REQUIRE(v->items.size() == 3u);
+    for (const Value& item : v->items) {
+        BOOST_TEST((item.type == ValueType::ARRAY));
+        BOOST_TEST((item.array_type == ValueType::I32));
+    }
+    BOOST_TEST(*v->items[0].int_at(1) == 2);
+    BOOST_TEST(v->items[1].array_count == 0u);
+    BOOST_TEST(*v->items[2].int_at(0) == 3);
+    BOOST_TEST(!v->items[2].int_at(1));
+}
+
+BOOST_AUTO_TEST_CASE(written_file_opens_with_streamed_fill) {
+    auto path = std::filesystem::temp_directory_path() / ("strata_gguf_test_" + std::to_string(::getpid()) + ".gguf");
+    Writer w;
+    w.set_string("general.name", "streamed");
+    w.add_tensor("t", DType::F32, {256}, [](const Writer::Emit& out) {
+        for (int chunk = 0; chunk < 4; ++chunk) {
+            float part[64];
+            for (int i = 0; i < 64; ++i) part[i] = static_cast<float>(chunk * 64 + i);
+            out(part, sizeof part);
+        }
+    });
+    w.write(path.string());
+    auto f = File::open(path.string());
+    BOOST_TEST(!std::filesystem::exists(path.string() + ".tmp"));
+    BOOST_TEST(*f->get_string("general.name") == "streamed");
+    const float* t = reinterpret_cast<const float*>(f->tensor("t")->data);
+    BOOST_TEST(t[0] == 0.f);
+    BOOST_TEST(t[255] == 255.f);
+    std::filesystem::remove(path);
+}
+
+BOOST_AUTO_TEST_CASE(fill_must_write_exactly_the_tensor_size) {
+    Writer short_fill;
+    short_fill.add_tensor("t", DType::F32, {4}, [](const Writer::Emit& out) { out("abcd", 4); });
+    BOOST_CHECK_THROW(short_fill.bytes(), std::logic_error);
+    Writer long_fill;
+    long_fill.add_tensor("t", DType::F32, {1}, [](const Writer::Emit& out) { out("abcdefgh", 8); });
+    BOOST_CHECK_THROW(long_fill.bytes(), std::logic_error);
+}
+
+// The Writer refuses what the reader would reject, instead of writing an unreadable file.
+BOOST_AUTO_TEST_CASE(writer_refuses_unreadable_files) {
+    for (uint32_t bad : {0u, 3u, 48u, kMaxAlignment * 2}) BOOST_CHECK_THROW(Writer{bad}, std::invalid_argument);
+
+    Writer w;
+    BOOST_CHECK_THROW(w.set_u32("", 1), std::invalid_argument);
+    BOOST_CHECK_THROW(w.set_u32(std::string(kMaxKeyLength + 1, 'k'), 1), std::invalid_argument);
+    BOOST_CHECK_THROW(w.set_u32("general.alignment", 64), std::invalid_argument);
+    BOOST_CHECK_THROW(w.set_u64("general.alignment", 32), std::invalid_argument);
+    Writer w64(64);
+    BOOST_CHECK_THROW(w64.remove("general.alignment"), std::invalid_argument);
+    w64.set_u32("general.alignment", 64);  // restating the constructor's value is fine
+
+    float x[64] = {};
+    BOOST_CHECK_THROW(w.add_tensor("", DType::F32, {1}, x), std::invalid_argument);
+    BOOST_CHECK_THROW(w.add_tensor(std::string(kMaxNameLength + 1, 't'), DType::F32, {1}, x), std::invalid_argument);
+    BOOST_CHECK_THROW(w.add_tensor("t", DType::Q8_0, {}, x), std::invalid_argument);
+    BOOST_CHECK_THROW(w.add_tensor("t", DType::F32, {1, 1, 1, 1, 1}, x), std::invalid_argument);
+    BOOST_CHECK_THROW(w.add_tensor("t", DType::F32, {4, 0}, x), std::invalid_argument);
+    BOOST_CHECK_THROW(w.add_tensor("t", DType::F32, {-4}, x), std::invalid_argument);
+    BOOST_CHECK_THROW(w.add_tensor("t", DType::F32, {int64_t{1} << 32, int64_t{1} << 31}, x), std::invalid_argument);
+    BOOST_CHECK_THROW(w.add_tensor("t", DType::F64, {int64_t{1} << 62}, x), std::invalid_argument);
+    BOOST_CHECK_THROW(w.add_tensor("t", DType::Q4_0, {33}, x), std::invalid_argument);
+    w.add_tensor("t", DType::F32, {64}, x);
+    BOOST_CHECK_THROW(w.add_tensor("t", DType::F32, {64}, x), std::invalid_argument);
+    auto bytes = w.bytes();
+    BOOST_TEST(File::parse(bytes)->tensors().size() == 1u);
 }
 
 BOOST_AUTO_TEST_CASE(stories260k_opens, *test::shared("data/models/stories260K/stories260K.gguf")) {

@@ -8,6 +8,7 @@
 #include <iterator>
 #include <stdexcept>
 
+#include "model/model.h"
 #include "test_util.h"
 
 namespace strata::test {
@@ -70,6 +71,18 @@ Comparison compare_logits(const std::vector<float>& a, const std::vector<float>&
         c.top1_in_band += ga[ea] >= ga[gb] - margin;
     }
     return c;
+}
+
+std::vector<float> logits_in_chunks(model::Model& m, const std::vector<int32_t>& tokens, size_t chunk) {
+    auto cache = m.new_cache(static_cast<int32_t>(tokens.size()));
+    std::vector<float> all, part;
+    for (size_t b = 0; b < tokens.size(); b += chunk) {
+        const std::vector<int32_t> piece(tokens.begin() + b, tokens.begin() + std::min(tokens.size(), b + chunk));
+        const model::SequenceBatch s{&cache, piece, model::Logits::All};
+        m.forward({&s, 1}, part);
+        all.insert(all.end(), part.begin(), part.end());
+    }
+    return all;
 }
 
 }  // namespace strata::test

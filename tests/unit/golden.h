@@ -7,6 +7,10 @@
 #include <string>
 #include <vector>
 
+namespace strata::model {
+class Model;
+}
+
 namespace strata::test {
 
 struct GoldenCase {
@@ -30,5 +34,8 @@ struct Comparison {
 };
 
 Comparison compare_logits(const std::vector<float>& engine, const std::vector<float>& golden, int32_t n_vocab, double tol_rms_rel);
+
+// The logits of every position of `tokens`, fed to a fresh cache `chunk` tokens per forward call.
+std::vector<float> logits_in_chunks(model::Model& m, const std::vector<int32_t>& tokens, size_t chunk);
 
 }  // namespace strata::test

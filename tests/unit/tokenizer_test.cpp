@@ -368,6 +368,11 @@ BOOST_AUTO_TEST_CASE(sentencepiece_leading_space) {
     BOOST_TEST(continuing.push(3186) == " world");
     BOOST_TEST(tok.piece(3186, false) == " world");
     BOOST_TEST(tok.token_text(3186) == "\xe2\x96\x81world");
+    // Continuing text gets no dummy-prefix space: " world" is ▁world, "world" is world.
+    BOOST_TEST(tok.encode_continuation(" world", false) == std::vector<int32_t>{3186}, boost::test_tools::per_element());
+    BOOST_TEST(tok.encode_continuation(" world", false) == tok.encode("world", false, false), boost::test_tools::per_element());
+    BOOST_TEST(tok.decode(tok.encode_continuation("world", false), false) == "world");
+    BOOST_TEST(tok.encode_continuation("<s>", true) == std::vector<int32_t>{1}, boost::test_tools::per_element());
 }
 
 BOOST_AUTO_TEST_CASE(stories260k_greedy_text_from_its_ids) {

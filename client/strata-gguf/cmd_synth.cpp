@@ -1,0 +1,253 @@
+// client/strata-gguf/cmd_synth.cpp — `strata-gguf synth OUT`: a random-weight model of
+// any llama/qwen2 shape and weight type, deterministic from --seed (for tests and
+// benchmarks, e.g. Llama-3.1-8B shapes at F16 or Q4_K_M). Matrices are N(0, std), norm
+// weights 1 + N(0, std/2.5) stored F32, qwen2 biases N(0, std). The vocabulary is a
+// synthetic SentencePiece one, or the tokenizer section of another GGUF (--vocab-from).
+// F32/F16/BF16 are written directly; quantized types (Q8_0, Q4_K_M, ...) are written as
+// F16 to a temporary file next to OUT and quantized with llama.cpp's mixes, as
+// `strata-gguf quantize` does.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <thread>
+
+#include "args.h"
+#include "commands.h"
+#include "gguf/writer.h"
+#include "model/quantize_model.h"
+#include "tensor/quantize.h"
+
+namespace strata::tool {
+namespace {
+
+struct Shape {
+    int64_t n_embd, n_layer, n_ff, n_head, n_head_kv, vocab, ctx;
+    double rope_base;
+};
+
+Shape preset(const std::string& name) {
+    if (name == "tiny") return {64, 2, 192, 4, 2, 512, 2048, 10000.0};
+    if (name == "1b") return {2048, 16, 8192, 32, 8, 32000, 8192, 500000.0};
+    if (name == "8b") return {4096, 32, 14336, 32, 8, 128256, 8192, 500000.0};
+    throw UsageError("unknown preset '" + name + "' (tiny, 1b, 8b)");
+}
+
+// splitmix64: seeds independent, reproducible streams per (seed, tensor, row block).
+uint64_t mix(uint64_t x) {
+    x += 0x9E3779B97F4A7C15ull;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+}
+
+// N(mean, std) values from a xorshift-multiply stream and the Box-Muller transform.
+class Normal {
+public:
+    explicit Normal(uint64_t seed) : s_(mix(seed) | 1) {}
+    float next(float mean, float std) {
+        if (has_spare_) {
+            has_spare_ = false;
+            return mean + std * spare_;
+        }
+        const double u1 = (double(bits() >> 11) + 1.0) * 0x1.0p-53, u2 = double(bits() >> 11) * 0x1.0p-53;
+        const double r = std::sqrt(-2.0 * std::log(u1)), a = 2.0 * M_PI * u2;
+        spare_ = static_cast<float>(r * std::sin(a));
+        has_spare_ = true;
+        return mean + std * static_cast<float>(r * std::cos(a));
+    }
+
+private:
+    uint64_t bits() {
+        s_ ^= s_ >> 12;
+        s_ ^= s_ << 25;
+        s_ ^= s_ >> 27;
+        return s_ * 0x2545F4914F6CDD1Dull;
+    }
+    uint64_t s_;
+    float spare_ = 0;
+    bool has_spare_ = false;
+};
+
+// <unk> <s> </s>, 256 byte tokens, then "▁"-prefixed and bare letter n-grams with
+// decreasing scores: a valid SentencePiece vocabulary of any size >= 300.
+void synthetic_vocab(gguf::Writer& w, int64_t n_vocab) {
+    if (n_vocab < 300) throw UsageError("--vocab must be at least 300 for the synthetic vocabulary");
+    std::vector<std::string> toks = {"<unk>", "<s>", "</s>"};
+    std::vector<int32_t> types = {2, 3, 3};
+    for (int b = 0; b < 256; ++b) {
+        char buf[8];
+        std::snprintf(buf, sizeof buf, "<0x%02X>", b);
+        toks.push_back(buf);
+        types.push_back(6);
+    }
+    const std::string sp = "\xE2\x96\x81";  // U+2581
+    std::vector<std::string> pieces = {sp};
+    for (int c = 33; c < 127; ++c) pieces.push_back(std::string(1, char(c)));
+    for (int c = 33; c < 127; ++c) pieces.push_back(sp + char(c));
+    std::vector<std::string> level = {""};
+    while (toks.size() + pieces.size() < size_t(n_vocab) + 1000) {
+        std::vector<std::string> next;
+        for (const auto& p : level)
+            for (char c = 'a'; c <= 'z'; ++c) next.push_back(p + c);
+        for (const auto& p : next) {
+            if (p.size() < 2) continue;
+            pieces.push_back(sp + p);
+            pieces.push_back(p);
+        }
+        level = std::move(next);
+    }
+    std::vector<float> scores(toks.size(), 0.0f);
+    for (size_t i = 0; toks.size() < size_t(n_vocab); ++i) {
+        toks.push_back(pieces[i]);
+        types.push_back(1);
+        scores.push_back(-static_cast<float>(i));
+    }
+    w.set_string("tokenizer.ggml.model", "llama");
+    w.set_strings("tokenizer.ggml.tokens", toks);
+    w.set_f32s("tokenizer.ggml.scores", scores);
+    w.set_i32s("tokenizer.ggml.token_type", types);
+    w.set_u32("tokenizer.ggml.bos_token_id", 1);
+    w.set_u32("tokenizer.ggml.eos_token_id", 2);
+    w.set_u32("tokenizer.ggml.unknown_token_id", 0);
+    w.set_bool("tokenizer.ggml.add_bos_token", true);
+    w.set_bool("tokenizer.ggml.add_eos_token", false);
+}
+
+// Copies every tokenizer.* key of another GGUF; returns its vocabulary size.
+int64_t copy_vocab(gguf::Writer& w, const std::string& path) {
+    auto f = gguf::File::open(path);
+    const auto* toks = f->get_array("tokenizer.ggml.tokens");
+    if (!toks) throw std::runtime_error(path + " has no tokenizer.ggml.tokens");
+    for (const auto& [key, value] : f->metadata())
+        if (key.rfind("tokenizer.", 0) == 0) w.set_value(key, value);
+    return static_cast<int64_t>(toks->array_count);
+}
+
+// Adds a tensor of `rows` rows of k values drawn row block by row block (each block
+// with its own stream, so threads produce the same bytes in any order), encoded as `type`.
+void add_random(gguf::Writer& w, const std::string& name, DType type, int64_t k, int64_t rows, float mean, float std, uint64_t seed,
+                int threads) {
+    constexpr int64_t kBlockRows = 64;
+    const size_t row_bytes = dtype_bytes(type, k);
+    std::vector<int64_t> ne = {k};
+    if (rows > 1) ne.push_back(rows);
+    w.add_tensor(name, type, ne, [=](const gguf::Writer::Emit& out) {
+        const int64_t chunk_rows = kBlockRows * threads * 4;
+        std::vector<uint8_t> buf(row_bytes * chunk_rows);
+        for (int64_t r0 = 0; r0 < rows; r0 += chunk_rows) {
+            const int64_t n = std::min(chunk_rows, rows - r0);
+            auto work = [&](int t) {
+                std::vector<float> vals(k);
+                for (int64_t b = t * kBlockRows; b < n; b += threads * kBlockRows) {
+                    Normal rng(seed ^ mix(uint64_t(r0 + b) + 1));
+                    for (int64_t r = b; r < std::min(n, b + kBlockRows); ++r) {
+                        for (auto& v : vals) v = rng.next(mean, std);
+                        quantize_row(type, vals.data(), buf.data() + r * row_bytes, k);
+                    }
+                }
+            };
+            std::vector<std::thread> pool;
+            for (int t = 1; t < threads; ++t) pool.emplace_back(work, t);
+            work(0);
+            for (auto& th : pool) th.join();
+            out(buf.data(), row_bytes * n);
+        }
+    });
+}
+
+}  // namespace
+
+int cmd_synth(const Argv& argv) {
+    Args args(argv,
+              {"preset", "arch", "n-embd", "n-layer", "n-ff", "n-head", "n-head-kv", "vocab", "ctx", "rope-base", "type", "seed", "std",
+               "vocab-from", "threads"},
+              {"tie-embeddings"});
+    const std::string out = args.pos(0, "OUT");
+    const std::string arch = args.get_or("arch", "llama");
+    if (arch != "llama" && arch != "qwen2") throw UsageError("--arch must be llama or qwen2");
+    Shape s = preset(args.get_or("preset", "tiny"));
+    s.n_embd = args.get_int("n-embd", s.n_embd, 32, 1 << 16);
+    s.n_layer = args.get_int("n-layer", s.n_layer, 1, 512);
+    s.n_ff = args.get_int("n-ff", s.n_ff, 32, 1 << 18);
+    s.n_head = args.get_int("n-head", s.n_head, 1, 1024);
+    s.n_head_kv = args.get_int("n-head-kv", std::min(s.n_head, s.n_head_kv), 1, s.n_head);
+    s.vocab = args.get_int("vocab", s.vocab, 300, 1 << 22);
+    s.ctx = args.get_int("ctx", s.ctx, 16, 1 << 24);
+    s.rope_base = args.get_double("rope-base", s.rope_base);
+    if (s.n_embd % s.n_head || s.n_head % s.n_head_kv || (s.n_embd / s.n_head) % 2)
+        throw UsageError("n-embd must be a multiple of n-head (even head size), n-head a multiple of n-head-kv");
+    const std::string type_name = args.get_or("type", "F16");
+    const auto target = model::file_type_from_name(type_name);
+    if (!target) throw UsageError("unknown --type '" + type_name + "' (F32, F16, BF16, Q8_0, Q4_0, Q4_K_M, Q5_K_M, Q6_K, ...)");
+    const bool plain = target->base == DType::F32 || target->base == DType::F16 || target->base == DType::BF16;
+    const DType matrix_type = plain ? target->base : DType::F16;
+    const uint64_t seed = static_cast<uint64_t>(args.get_int("seed", 1, 0, INT64_MAX));
+    const float std = static_cast<float>(args.get_double("std", 0.02));
+    const int threads = static_cast<int>(args.get_int("threads", std::max(1u, std::thread::hardware_concurrency()), 1, 256));
+
+    gguf::Writer w;
+    w.set_string("general.architecture", arch);
+    w.set_string("general.name", "strata-synth-" + arch);
+    if (auto v = args.get("vocab-from")) s.vocab = copy_vocab(w, *v);
+    else synthetic_vocab(w, s.vocab);
+    const std::string a = arch + ".";
+    w.set_u32(a + "context_length", static_cast<uint32_t>(s.ctx));
+    w.set_u32(a + "embedding_length", static_cast<uint32_t>(s.n_embd));
+    w.set_u32(a + "block_count", static_cast<uint32_t>(s.n_layer));
+    w.set_u32(a + "feed_forward_length", static_cast<uint32_t>(s.n_ff));
+    w.set_u32(a + "attention.head_count", static_cast<uint32_t>(s.n_head));
+    w.set_u32(a + "attention.head_count_kv", static_cast<uint32_t>(s.n_head_kv));
+    w.set_f32(a + "rope.freq_base", static_cast<float>(s.rope_base));
+    w.set_u32(a + "rope.dimension_count", static_cast<uint32_t>(s.n_embd / s.n_head));
+    w.set_f32(a + "attention.layer_norm_rms_epsilon", 1e-5f);
+    w.set_u32(a + "vocab_size", static_cast<uint32_t>(s.vocab));
+    w.set_u32("general.file_type", plain ? target->id : 1u);
+
+    const int64_t hd = s.n_embd / s.n_head, kv = s.n_head_kv * hd;
+    uint64_t tensor_seed = mix(seed);
+    auto matrix = [&](const std::string& name, int64_t k, int64_t rows) {
+        add_random(w, name, matrix_type, k, rows, 0.0f, std, tensor_seed = mix(tensor_seed), threads);
+    };
+    auto vector = [&](const std::string& name, int64_t n, float mean, float sd) {
+        add_random(w, name, DType::F32, n, 1, mean, sd, tensor_seed = mix(tensor_seed), 1);
+    };
+    matrix("token_embd.weight", s.n_embd, s.vocab);
+    vector("output_norm.weight", s.n_embd, 1.0f, std / 2.5f);
+    if (!args.flag("tie-embeddings")) matrix("output.weight", s.n_embd, s.vocab);
+    for (int l = 0; l < s.n_layer; ++l) {
+        const std::string p = "blk." + std::to_string(l) + ".";
+        vector(p + "attn_norm.weight", s.n_embd, 1.0f, std / 2.5f);
+        matrix(p + "attn_q.weight", s.n_embd, s.n_embd);
+        matrix(p + "attn_k.weight", s.n_embd, kv);
+        matrix(p + "attn_v.weight", s.n_embd, kv);
+        if (arch == "qwen2") {
+            vector(p + "attn_q.bias", s.n_embd, 0.0f, std);
+            vector(p + "attn_k.bias", kv, 0.0f, std);
+            vector(p + "attn_v.bias", kv, 0.0f, std);
+        }
+        matrix(p + "attn_output.weight", s.n_embd, s.n_embd);
+        vector(p + "ffn_norm.weight", s.n_embd, 1.0f, std / 2.5f);
+        matrix(p + "ffn_gate.weight", s.n_embd, s.n_ff);
+        matrix(p + "ffn_up.weight", s.n_embd, s.n_ff);
+        matrix(p + "ffn_down.weight", s.n_ff, s.n_embd);
+    }
+    if (plain) {
+        w.write(out);
+    } else {
+        const std::string tmp = out + ".f16.tmp";
+        w.write(tmp);
+        try {
+            model::quantize_model(tmp, out, *target, {.threads = threads});
+        } catch (...) {
+            std::filesystem::remove(tmp);
+            throw;
+        }
+        std::filesystem::remove(tmp);
+    }
+    std::fprintf(stderr, "wrote %s (%s)\n", out.c_str(), std::string(target->name).c_str());
+    return 0;
+}
+
+}  // namespace strata::tool

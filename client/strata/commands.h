@@ -1,0 +1,17 @@
+// client/strata/commands.h — the strata commands. Each returns the exit status or throws
+// one of the errors of rpc.h / options.h / io.h, which main() turns into exit codes.
+#pragma once
+
+#include "options.h"
+#include "rpc.h"
+
+namespace strata::client {
+
+// Connects through --socket, $STRATA_SOCKET, $XDG_RUNTIME_DIR/strata.sock, the system socket.
+RpcClient connect_for(const Options& options);
+
+int run_generate(const Options& options);  // one completion of the arguments and/or stdin
+int run_chat(const Options& options);      // interactive turns until end of input
+int run_query(const Options& options);     // status, model, sessions list/show/rm/reset
+
+}  // namespace strata::client

@@ -1,0 +1,64 @@
+// client/strata/prompt.cpp — prompt assembly and generate params.
+#include "prompt.h"
+
+#include <boost/json/array.hpp>
+
+namespace strata::client {
+
+namespace json = boost::json;
+
+std::string assemble_prompt(const std::vector<std::string>& words, const std::optional<std::string>& piped) {
+    std::string prompt;
+    for (const std::string& w : words) {
+        if (!prompt.empty()) prompt += ' ';
+        prompt += w;
+    }
+    std::string tail = piped.value_or("");
+    while (!tail.empty() && (tail.back() == '\n' || tail.back() == '\r')) tail.pop_back();
+    if (!prompt.empty() && !tail.empty()) prompt += "\n\n";
+    prompt += tail;
+    if (prompt.empty()) throw UsageError("no prompt: give it as arguments or on standard input");
+    return prompt;
+}
+
+bool use_chat(const Options& options, const std::string& chat_template) {
+    return !options.raw && !chat_template.empty();
+}
+
+namespace {
+
+json::object message(const char* role, const std::string& content) {
+    return {{"role", role}, {"content", content}};
+}
+
+void add_sampling(json::object& params, const Sampling& s) {
+    if (s.max_tokens) params["max_tokens"] = *s.max_tokens;
+    if (s.temperature) params["temperature"] = *s.temperature;
+    if (s.top_k) params["top_k"] = *s.top_k;
+    if (s.top_p) params["top_p"] = *s.top_p;
+    if (s.min_p) params["min_p"] = *s.min_p;
+    if (s.repeat_penalty) params["repeat_penalty"] = *s.repeat_penalty;
+    if (s.seed) params["seed"] = *s.seed;
+    if (!s.stop.empty()) params["stop"] = json::array(s.stop.begin(), s.stop.end());
+}
+
+}  // namespace
+
+json::object generate_params(const Options& options, const std::string& text, bool chat, bool with_system) {
+    json::object params;
+    if (options.session) params["session"] = *options.session;
+    const bool system = with_system && options.system;
+    if (chat) {
+        json::array messages;
+        if (system) messages.push_back(message("system", *options.system));
+        messages.push_back(message("user", text));
+        params["messages"] = std::move(messages);
+    } else {
+        params["prompt"] = system ? *options.system + "\n\n" + text : text;
+    }
+    params["stream"] = true;
+    add_sampling(params, options.sampling);
+    return params;
+}
+
+}  // namespace strata::client

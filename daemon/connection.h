@@ -1,0 +1,17 @@
+// daemon/connection.h — a freshly accepted connection: reads its first bytes until the
+// protocol is known (sniff.h), then hands the socket and those bytes to an RpcConnection
+// or an HttpConnection. A connection over server.max_connections still gets a proper
+// "busy" answer in its own protocol before it is closed. Owns: that hand-over.
+// Must not touch: either protocol.
+#pragma once
+
+#include "asio.h"
+#include "peer.h"
+#include "server.h"
+
+namespace strata::daemon {
+
+// Takes over an accepted socket; keeps itself alive until the protocol is known.
+void greet(Server& server, Socket socket);
+
+}  // namespace strata::daemon

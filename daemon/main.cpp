@@ -1,0 +1,46 @@
+// daemon/main.cpp — stratad's entry point: the command line, the configuration, then the
+// daemon's life (daemon.h). Exit status: 0 stopped cleanly, 1 could not start or stop
+// cleanly (configuration, socket, model, saving sessions), 2 usage error.
+#include <csignal>
+#include <cstdio>
+
+#include "daemon.h"
+#include "ini.h"
+#include "log.h"
+#include "options.h"
+#include "settings.h"
+
+namespace daemon_ns = strata::daemon;
+
+int main(int argc, char** argv) {
+    daemon_ns::Options options;
+    try {
+        options = daemon_ns::parse_options(argc, argv);
+    } catch (const daemon_ns::UsageError& error) {
+        std::fprintf(stderr, "stratad: %s\n", error.what());
+        return 2;
+    }
+    if (options.help) {
+        std::fputs(daemon_ns::usage_text().c_str(), stdout);
+        return 0;
+    }
+    if (options.version) {
+        std::puts("stratad " STRATA_VERSION);
+        return 0;
+    }
+    daemon_ns::Settings settings;
+    try {
+        settings = daemon_ns::load_settings(options.config_path, options.config_required, options.overrides);
+    } catch (const daemon_ns::ConfigError& error) {
+        daemon_ns::log::error("configuration error: ", error.what());
+        return 1;
+    }
+    daemon_ns::log::set_level(settings.log_level);
+    if (options.check_config) {
+        for (const std::string& line : daemon_ns::describe(settings))
+            std::puts(line.c_str());
+        return 0;
+    }
+    std::signal(SIGPIPE, SIG_IGN);
+    return daemon_ns::Daemon(std::move(options), std::move(settings)).run();
+}

@@ -1,0 +1,61 @@
+// daemon/server.cpp — state shared by the connections (see server.h).
+#include "server.h"
+
+#include <ctime>
+#include <vector>
+
+namespace strata::daemon {
+namespace {
+
+// The model's name, or its file name without ".gguf".
+std::string model_id_of(const engine::ModelInfo& info) {
+    if (!info.name.empty())
+        return info.name;
+    std::string id = info.path.substr(info.path.find_last_of('/') + 1);
+    if (id.size() > 5 && id.ends_with(".gguf"))
+        id.resize(id.size() - 5);
+    return id;
+}
+
+}  // namespace
+
+Server::Server(asio::io_context& io, engine::Engine& engine, Settings settings)
+    : io_(io),
+      engine_(engine),
+      settings_(std::move(settings)),
+      model_(engine.model_info()),
+      model_id_(model_id_of(model_)),
+      started_(static_cast<int64_t>(std::time(nullptr))) {}
+
+RequestContext Server::request_context(uint32_t uid) const {
+    return {uid, settings_.engine.limits};
+}
+
+Server::Slot::Slot(Server& server) : server_(&server) {
+    ++server_->open_connections_;
+    ++server_->counters_.connections_total;
+}
+
+Server::Slot::Slot(Slot&& other) noexcept : server_(std::exchange(other.server_, nullptr)) {}
+
+Server::Slot::~Slot() {
+    if (server_ != nullptr)
+        --server_->open_connections_;
+}
+
+uint64_t Server::add(std::weak_ptr<Connection> connection) {
+    const uint64_t id = next_id_++;
+    registry_.emplace(id, std::move(connection));
+    return id;
+}
+
+void Server::for_each_connection(const std::function<void(Connection&)>& action) {
+    std::vector<std::shared_ptr<Connection>> alive;  // the action may close (and unregister) connections
+    for (const auto& [id, weak] : registry_)
+        if (auto connection = weak.lock())
+            alive.push_back(std::move(connection));
+    for (const auto& connection : alive)
+        action(*connection);
+}
+
+}  // namespace strata::daemon

@@ -1,0 +1,92 @@
+// daemon/server.h — what every connection shares: the engine, the live settings (replaced
+// on SIGHUP), the loaded model's facts, the daemon-side counters for /metrics, whether the
+// daemon is stopping, and the registry of open connections (counted against
+// server.max_connections; told to cancel or close at shutdown). Lives on the io_context
+// thread. Must not touch: sockets and protocols (listener.h, *_connection.h).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "asio.h"
+#include "engine/engine.h"
+#include "generate_params.h"
+#include "settings.h"
+
+namespace strata::daemon {
+
+// What shutdown needs from an open connection.
+class Connection {
+public:
+    virtual ~Connection() = default;
+    virtual void cancel_requests() = 0;   // cancel everything in flight (each still gets its final answer)
+    virtual void close_when_idle() = 0;   // close once nothing is in flight and all output is sent
+};
+
+struct Counters {
+    uint64_t connections_total = 0;
+    uint64_t connections_refused = 0;   // over server.max_connections
+    uint64_t rpc_requests_total = 0;
+    uint64_t http_requests_total = 0;
+    uint64_t slow_readers_dropped = 0;  // output buffer overflowed
+    uint64_t disconnect_cancels = 0;    // requests cancelled because their client left
+};
+
+class Server {
+public:
+    Server(asio::io_context& io, engine::Engine& engine, Settings settings);
+
+    asio::io_context& io() { return io_; }
+    engine::Engine& engine() { return engine_; }
+    const Settings& settings() const { return settings_; }
+    void replace_settings(Settings settings) { settings_ = std::move(settings); }
+
+    const engine::ModelInfo& model() const { return model_; }
+    const std::string& model_id() const { return model_id_; }  // the name HTTP clients see
+    int64_t started() const { return started_; }               // unix seconds
+    RequestContext request_context(uint32_t uid) const;
+
+    bool stopping() const { return stopping_; }
+    void begin_stopping() { stopping_ = true; }
+
+    Counters& counters() { return counters_; }
+
+    // A connection's place in the count; released when destroyed.
+    class Slot {
+    public:
+        explicit Slot(Server& server);
+        Slot(Slot&& other) noexcept;
+        Slot(const Slot&) = delete;
+        Slot& operator=(const Slot&) = delete;
+        Slot& operator=(Slot&&) = delete;
+        ~Slot();
+
+    private:
+        Server* server_;
+    };
+    size_t open_connections() const { return open_connections_; }
+    bool full() const { return open_connections_ > settings_.server.max_connections; }
+
+    // Registered connections (after the protocol is known), for shutdown.
+    uint64_t add(std::weak_ptr<Connection> connection);
+    void remove(uint64_t id) { registry_.erase(id); }
+    void for_each_connection(const std::function<void(Connection&)>& action);
+
+private:
+    asio::io_context& io_;
+    engine::Engine& engine_;
+    Settings settings_;
+    engine::ModelInfo model_;
+    std::string model_id_;
+    int64_t started_;
+    bool stopping_ = false;
+    Counters counters_;
+    size_t open_connections_ = 0;
+    uint64_t next_id_ = 1;
+    std::map<uint64_t, std::weak_ptr<Connection>> registry_;
+};
+
+}  // namespace strata::daemon

@@ -1,0 +1,347 @@
+// engine/engine.cpp — the thread-safe front of the engine: loading, admission control
+// (every limit is checked before a request is queued), sessions, status, shutdown.
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+
+#include "engine/engine_impl.h"
+
+namespace strata::engine {
+
+std::string_view errc_name(Errc code) {
+    switch (code) {
+        case Errc::InvalidParams: return "invalid_params";
+        case Errc::SessionNotFound: return "session_not_found";
+        case Errc::Forbidden: return "forbidden";
+        case Errc::Busy: return "busy";
+        case Errc::ContextFull: return "context_full";
+        case Errc::ModelError: return "model_error";
+        case Errc::ShuttingDown: return "shutting_down";
+        case Errc::Internal: return "internal_error";
+    }
+    return "internal_error";
+}
+
+namespace {
+
+// FNV-1a of the file's header (metadata and tensor table) and size: tells saved KV
+// caches of this model from those of any other.
+uint64_t model_id(const gguf::File& f) {
+    uint64_t h = 1469598103934665603ull;
+    auto mix = [&](uint8_t b) { h = (h ^ b) * 1099511628211ull; };
+    for (uint64_t i = 0; i < f.data_offset(); ++i) mix(f.bytes()[i]);
+    for (int s = 0; s < 64; s += 8) mix(static_cast<uint8_t>(f.file_size() >> s));
+    return h;
+}
+
+int64_t unix_now() {
+    return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+uint64_t rss_bytes() {
+    std::ifstream in("/proc/self/statm");
+    uint64_t pages = 0, resident = 0;
+    in >> pages >> resident;
+    return resident * static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+}
+
+void check_request(const GenerateRequest& r, const Limits& limits, int32_t n_vocab) {
+    if (r.prompt.has_value() == !r.messages.empty())
+        throw EngineError(Errc::InvalidParams, "give exactly one of prompt and messages", r.prompt ? "messages" : "prompt");
+    for (size_t i = 0; i < r.messages.size(); ++i) {
+        const auto& role = r.messages[i].role;
+        if (role != "system" && role != "user" && role != "assistant")
+            throw EngineError(Errc::InvalidParams, "role \"" + role + "\" is not system, user or assistant",
+                              "messages[" + std::to_string(i) + "].role");
+    }
+    if (r.max_tokens < 1 || r.max_tokens > limits.max_tokens)
+        throw EngineError(Errc::InvalidParams,
+                          "max_tokens " + std::to_string(r.max_tokens) + " is out of range [1, " + std::to_string(limits.max_tokens) + "]",
+                          "max_tokens");
+    if (!r.session.empty() && !valid_session_name(r.session))
+        throw EngineError(Errc::InvalidParams, "session name must be 1-64 characters of A-Z a-z 0-9 . _ - (not starting with .)", "session");
+    try {
+        sampling::validate(r.sampling, n_vocab);
+        sampling::StopMatcher check(r.stop);
+    } catch (const sampling::SamplingError& e) {
+        throw EngineError(Errc::InvalidParams, e.what(), e.field());
+    }
+}
+
+}  // namespace
+
+void Engine::Impl::log(int priority, const std::string& message) const {
+    if (config.log) config.log(priority, message);
+    else std::fprintf(stderr, "<%d>%s\n", priority, message.c_str());
+}
+
+Engine::Impl::Impl(Config c) : config(std::move(c)), store("", 0) {
+    file = gguf::File::open(config.model_path);
+    const auto hp = model::HParams::from_gguf(*file);
+    context = std::clamp(config.context, 16, hp.n_ctx_train);
+    const int threads = config.threads > 0 ? config.threads : model::physical_cores();
+    memory = std::make_unique<MemoryPlanner>(config, hp, context, threads);
+    model::Options mo;
+    mo.n_threads = threads;
+    mo.weights = memory->factory();
+    model = model::Model::load(file, mo);
+    const MemorySetup& ms = memory->setup();
+    batch_tokens = ms.batch_tokens;
+    model->set_max_batch_tokens(batch_tokens);
+    kv_budget = ms.kv_budget;
+    log(6, "memory " + ms.plan.summary() + "; budget from " + ms.budget.source);
+    if (!ms.plan.fits) log(4, "the model does not fit the memory budget in the chosen mode; expect the kernel to reclaim or kill");
+    tokenizer = tokenizer::Tokenizer::from_gguf(*file);
+    if (tokenizer->n_vocab() > model->hparams().n_vocab)
+        throw std::runtime_error("the vocabulary has " + std::to_string(tokenizer->n_vocab()) + " tokens but the model only " +
+                                 std::to_string(model->hparams().n_vocab) + " embeddings");
+    if (!config.chat_template.empty()) {
+        model_family = tokenizer::chat_family_from_name(config.chat_template);
+    } else if (auto jinja = file->get_string("tokenizer.chat_template")) {
+        try {
+            model_family = tokenizer::chat_family_for_template(*jinja);
+        } catch (const tokenizer::ChatTemplateError& e) {
+            model_template_problem = e.what();
+        }
+    } else {
+        model_template_problem = "the model has no chat template (tokenizer.chat_template); choose one with chat_template";
+    }
+    store = SessionStore(config.state_dir, model_id(*file));
+    limits = config.limits;
+}
+
+Engine::Engine(Config config) : impl_(std::make_unique<Impl>(std::move(config))) {
+    Impl& m = *impl_;
+    std::vector<std::string> problems;
+    for (auto& s : m.store.load_all(problems)) m.sessions.emplace(s->name, std::move(s));
+    for (const auto& p : problems) m.log(4, p);
+    m.thread = std::thread([&m] { m.loop(); });
+}
+
+Engine::~Engine() { shutdown(0); }
+
+Session* Engine::Impl::reserve_session(const GenerateRequest& r) {
+    if (r.session.empty()) return nullptr;
+    auto it = sessions.find(r.session);
+    if (it == sessions.end()) {
+        const auto own = std::count_if(sessions.begin(), sessions.end(), [&](const auto& kv) { return kv.second->uid == r.uid; });
+        if (static_cast<int32_t>(sessions.size()) >= limits.max_sessions)
+            throw EngineError(Errc::Busy, "too many sessions (" + std::to_string(limits.max_sessions) + "); delete some");
+        if (own >= limits.max_sessions_per_user)
+            throw EngineError(Errc::Busy, "you have " + std::to_string(own) + " sessions, the limit; delete some");
+        auto s = std::make_unique<Session>();
+        s->name = r.session;
+        s->uid = r.uid;
+        s->created = s->last_used = unix_now();
+        it = sessions.emplace(r.session, std::move(s)).first;
+    }
+    Session& s = *it->second;
+    if (s.uid != r.uid && r.uid != 0) throw EngineError(Errc::Forbidden, "session \"" + r.session + "\" belongs to another user");
+    if (s.busy) throw EngineError(Errc::Busy, "session \"" + r.session + "\" is busy with another request");
+    s.busy = true;
+    return &s;
+}
+
+uint64_t Engine::submit(GenerateRequest request, std::shared_ptr<Sink> sink) {
+    Impl& m = *impl_;
+    std::optional<tokenizer::ChatFamily> family;
+    if (!request.messages.empty()) {
+        if (!request.chat_template.empty()) {
+            try {
+                family = tokenizer::chat_family_from_name(request.chat_template);
+            } catch (const tokenizer::ChatTemplateError& e) {
+                throw EngineError(Errc::InvalidParams, e.what(), "chat_template");
+            }
+        } else if (m.model_family) {
+            family = m.model_family;
+        } else {
+            throw EngineError(Errc::InvalidParams, "cannot render messages: " + m.model_template_problem, "chat_template");
+        }
+    }
+    if (request.sampling.penalty_last_n < 0) request.sampling.penalty_last_n = m.context;
+    std::lock_guard lk(m.mu);
+    if (m.stopping) throw EngineError(Errc::ShuttingDown, "the daemon is shutting down");
+    check_request(request, m.limits, m.model->hparams().n_vocab);
+    if (static_cast<int32_t>(m.queue.size()) + m.running >= m.limits.max_queued)
+        throw EngineError(Errc::Busy, "the queue is full (" + std::to_string(m.limits.max_queued) + " requests); retry later");
+    if (m.per_user[request.uid] >= m.limits.max_running_per_user)
+        throw EngineError(Errc::Busy, "you already have " + std::to_string(m.per_user[request.uid]) + " requests running; retry later");
+    Session* session = m.reserve_session(request);
+    const uint64_t handle = m.next_handle++;
+    m.per_user[request.uid]++;
+    m.requests_total++;
+    m.queue.push_back({handle, std::move(request), std::move(sink), session, family, Clock::now()});
+    m.cv.notify_all();
+    return handle;
+}
+
+void Engine::cancel(uint64_t handle) {
+    std::lock_guard lk(impl_->mu);
+    impl_->cancels.insert(handle);
+    impl_->cv.notify_all();
+}
+
+std::vector<int32_t> Engine::tokenize(std::string_view text, bool add_special, bool parse_special) const {
+    return impl_->tokenizer->encode(text, add_special, parse_special);
+}
+
+std::string Engine::detokenize(const std::vector<int32_t>& ids) const {
+    for (size_t i = 0; i < ids.size(); ++i)
+        if (ids[i] < 0 || ids[i] >= impl_->tokenizer->n_vocab())
+            throw EngineError(Errc::InvalidParams,
+                              "token id " + std::to_string(ids[i]) + " is outside the vocabulary of " + std::to_string(impl_->tokenizer->n_vocab()),
+                              "tokens[" + std::to_string(i) + "]");
+    return impl_->tokenizer->decode(ids, false);
+}
+
+Session& Engine::Impl::owned_session(const std::string& name, uint32_t uid) const {
+    auto it = sessions.find(name);
+    if (it == sessions.end()) throw EngineError(Errc::SessionNotFound, "no session \"" + name + "\"");
+    if (it->second->uid != uid && uid != 0) throw EngineError(Errc::Forbidden, "session \"" + name + "\" belongs to another user");
+    return *it->second;
+}
+
+std::string Engine::Impl::session_text(const Session& s) const { return s.chat ? std::string() : tokenizer->decode(s.tokens, false); }
+
+std::vector<SessionInfo> Engine::list_sessions(uint32_t uid) const {
+    std::lock_guard lk(impl_->mu);
+    std::vector<SessionInfo> out;
+    for (const auto& [name, s] : impl_->sessions)
+        if (s->uid == uid || uid == 0) out.push_back(s->info(false, {}));
+    return out;
+}
+
+SessionInfo Engine::session_info(const std::string& name, uint32_t uid) const {
+    std::lock_guard lk(impl_->mu);
+    const Session& s = impl_->owned_session(name, uid);
+    return s.info(true, impl_->session_text(s));
+}
+
+void Engine::reset_session(const std::string& name, uint32_t uid) {
+    Impl& m = *impl_;
+    std::lock_guard lk(m.mu);
+    Session& s = m.owned_session(name, uid);
+    if (s.busy) throw EngineError(Errc::Busy, "session \"" + name + "\" is busy with a request");
+    s.tokens.clear();
+    s.conversation.clear();
+    s.chat = false;
+    s.cache.reset();
+    s.last_used = unix_now();
+    m.store.drop_cache(name);
+    m.store.save(s);
+}
+
+void Engine::delete_session(const std::string& name, uint32_t uid) {
+    Impl& m = *impl_;
+    std::lock_guard lk(m.mu);
+    Session& s = m.owned_session(name, uid);
+    if (s.busy) throw EngineError(Errc::Busy, "session \"" + name + "\" is busy with a request");
+    m.store.remove(name);
+    m.sessions.erase(name);
+}
+
+uint64_t Engine::Impl::kv_bytes() const {
+    uint64_t total = 0;
+    for (const auto& [name, s] : sessions)
+        if (s->cache) total += s->cache->bytes();
+    return total;
+}
+
+Status Engine::status() const {
+    const Impl& m = *impl_;
+    std::lock_guard lk(m.mu);
+    Status st;
+    st.model = m.model->hparams().name;
+    const MemorySetup& ms = m.memory->setup();
+    const weights::Stats ws = m.model->weight_stats();
+    st.weights_mode = weights::mode_name(ms.plan.mode);
+    st.memory_plan = ms.plan.summary();
+    st.budget_bytes = ms.budget.bytes;
+    st.budget_source = ms.budget.source;
+    st.streamed_bytes_per_pass = ms.plan.streamed_bytes;
+    st.weights_bytes_read = ws.bytes_read;
+    st.read_bytes_per_s = ws.read_bytes_per_s();
+    st.read_stall_s = ws.stall_s;
+    st.read_retries = ws.retries;
+    st.pass_bound = ms.plan.pass_bound(ws.read_bytes_per_s());
+    st.batch_tokens = m.batch_tokens;
+    st.threads = m.model->n_threads();
+    st.uptime_s = std::chrono::duration_cast<std::chrono::seconds>(Clock::now() - m.started_at).count();
+    st.sessions = static_cast<int32_t>(m.sessions.size());
+    st.requests_running = m.running;
+    st.requests_queued = static_cast<int32_t>(m.queue.size());
+    st.requests_total = m.requests_total;
+    st.requests_failed = m.requests_failed;
+    st.prompt_tokens_total = m.prompt_tokens_total;
+    st.completion_tokens_total = m.completion_tokens_total;
+    st.cached_tokens_total = m.cached_tokens_total;
+    st.forward_passes = m.forward_passes;
+    double secs = 0, prompt = 0, gen = 0;
+    for (const auto& r : m.recent) {
+        secs += r.seconds;
+        prompt += r.prompt_tokens;
+        gen += r.generated_tokens;
+    }
+    st.generate_tps_recent = secs > 0 ? gen / secs : 0;
+    st.prompt_tps_recent = secs > 0 ? prompt / secs : 0;
+    st.kv_bytes = m.kv_bytes();
+    st.rss_bytes = rss_bytes();
+    return st;
+}
+
+ModelInfo Engine::model_info() const {
+    const Impl& m = *impl_;
+    const auto& hp = m.model->hparams();
+    ModelInfo mi;
+    mi.name = hp.name;
+    mi.arch = std::string(hp.arch.name);
+    mi.path = m.config.model_path;
+    mi.n_vocab = hp.n_vocab;
+    mi.n_ctx_train = hp.n_ctx_train;
+    mi.n_embd = hp.n_embd;
+    mi.n_layer = hp.n_layer;
+    mi.n_head = hp.n_head;
+    mi.n_head_kv = hp.n_head_kv;
+    mi.n_ff = hp.n_ff;
+    mi.file_bytes = m.file->file_size();
+    std::map<std::string, int> types;
+    for (const auto& t : m.file->tensors()) {
+        mi.n_params += static_cast<uint64_t>(t.elements());
+        types[std::string(dtype_name(t.type))]++;
+    }
+    mi.tensor_types.assign(types.begin(), types.end());
+    if (m.model_family) mi.chat_template = std::string(tokenizer::chat_family_name(*m.model_family));
+    mi.context = m.context;
+    return mi;
+}
+
+void Engine::update_limits(const Limits& limits) {
+    std::lock_guard lk(impl_->mu);
+    impl_->limits = limits;
+}
+
+void Engine::shutdown(int grace_ms) {
+    Impl& m = *impl_;
+    {
+        std::lock_guard lk(m.mu);
+        if (!m.stopping) {
+            m.stopping = true;
+            m.deadline = Clock::now() + std::chrono::milliseconds(std::max(0, grace_ms));
+        }
+        m.cv.notify_all();
+    }
+    if (m.thread.joinable()) m.thread.join();
+    std::lock_guard lk(m.mu);
+    for (const auto& [name, s] : m.sessions) {
+        try {
+            m.store.save(*s);
+            m.store.save_cache(*s);
+        } catch (const std::exception& e) {
+            m.log(3, "cannot save session " + name + ": " + e.what());
+        }
+    }
+}
+
+}  // namespace strata::engine

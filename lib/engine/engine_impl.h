@@ -1,0 +1,125 @@
+// engine/engine_impl.h — internal: the state behind Engine, shared by engine.cpp (the
+// thread-safe front: admission, sessions, status) and scheduler.cpp (the engine thread:
+// preparing requests, batching, sampling, finishing).
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <list>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <thread>
+
+#include "engine/engine.h"
+#include "engine/memory.h"
+#include "engine/session.h"
+#include "model/model.h"
+#include "sampling/sampler.h"
+#include "sampling/stop.h"
+#include "tokenizer/chat_template.h"
+#include "tokenizer/tokenizer.h"
+
+namespace strata::engine {
+
+using Clock = std::chrono::steady_clock;
+
+// A request accepted by submit(), waiting for the engine thread.
+struct Pending {
+    uint64_t handle = 0;
+    GenerateRequest req;
+    std::shared_ptr<Sink> sink;
+    Session* session = nullptr;             // reserved (busy) named session, or null: anonymous
+    std::optional<tokenizer::ChatFamily> family;  // chat requests: the template to render with
+    Clock::time_point submitted;
+};
+
+// A request the engine thread is running.
+struct Active {
+    Pending p;
+    std::unique_ptr<Session> anonymous;
+    Session* session = nullptr;             // p.session or anonymous.get()
+    std::vector<int32_t> history;           // the session's tokens after this request so far
+    std::vector<int32_t> prompt;            // tokens to feed before generating (not yet cached)
+    size_t fed = 0;                         // of prompt, how many are in the cache
+    int32_t next = -1;                      // decoding: the sampled token to feed next
+    std::optional<sampling::Sampler> sampler;
+    std::optional<tokenizer::StreamDecoder> decoder;
+    std::optional<sampling::StopMatcher> stop;
+    Result result;
+    Clock::time_point first_pass, first_token;
+    bool started = false;
+
+    bool decoding() const { return fed == prompt.size(); }
+};
+
+struct StepRecord {
+    Clock::time_point end;
+    double seconds;
+    int32_t prompt_tokens, generated_tokens;
+};
+
+struct Engine::Impl {
+    Config config;
+    std::shared_ptr<const gguf::File> file;
+    std::unique_ptr<model::Model> model;
+    std::unique_ptr<tokenizer::Tokenizer> tokenizer;
+    std::optional<tokenizer::ChatFamily> model_family;  // detected from the GGUF (or configured)
+    std::string model_template_problem;                 // why the model has no usable template
+    SessionStore store;
+    int32_t context = 0;
+    int32_t batch_tokens = 0;
+    uint64_t kv_budget = 0;
+    std::unique_ptr<MemoryPlanner> memory;
+    Clock::time_point started_at = Clock::now();
+
+    // Guarded by mu: the queue, sessions, limits, counters.
+    mutable std::mutex mu;
+    std::condition_variable cv;
+    Limits limits;
+    std::deque<Pending> queue;
+    std::set<uint64_t> cancels;
+    std::map<std::string, std::unique_ptr<Session>, std::less<>> sessions;
+    std::map<uint32_t, int32_t> per_user;    // queued + running requests per uid
+    int32_t running = 0;
+    uint64_t next_handle = 1;
+    bool stopping = false;
+    Clock::time_point deadline;
+    uint64_t requests_total = 0, requests_failed = 0, prompt_tokens_total = 0, completion_tokens_total = 0,
+             cached_tokens_total = 0, forward_passes = 0;
+    std::deque<StepRecord> recent;           // the last seconds of steps, for recent tokens/s
+
+    // The engine thread's own state.
+    std::list<Active> actives;
+    std::vector<float> logits;
+    std::thread thread;
+
+    explicit Impl(Config c);
+
+    // engine.cpp
+    void log(int priority, const std::string& message) const;
+    Session* reserve_session(const GenerateRequest& r);  // under mu
+    Session& owned_session(const std::string& name, uint32_t uid) const;  // under mu; throws
+    std::string session_text(const Session& s) const;
+    uint64_t kv_bytes() const;  // under mu
+
+    // scheduler.cpp (engine thread)
+    void loop();
+    void admit(Pending p);
+    void prepare(Active& a);
+    std::vector<int32_t> render(Active& a) const;
+    void attach_cache(Active& a, const std::vector<int32_t>& full);
+    void evict_caches(uint64_t need);
+    void step();
+    void on_token(Active& a, const float* row);
+    void emit(Active& a, const std::string& text);
+    void finish(Active& a, const std::string& reason);
+    void fail(Active& a, const EngineError& e);
+    void release(Active& a, bool keep_history);
+    void cancel_marked(const std::set<uint64_t>& handles, bool all);
+    void record_step(Clock::time_point t0, int32_t prompt_tokens, int32_t generated);
+};
+
+}  // namespace strata::engine

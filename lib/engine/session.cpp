@@ -1,0 +1,166 @@
+// engine/session.cpp — session metadata and the session files.
+//
+// A .session file is text with length-prefixed fields, so any bytes survive:
+//   strata-session 1
+//   name <name>
+//   uid <uid>
+//   created <unix s>
+//   last_used <unix s>
+//   chat <0|1>
+//   tokens <n>
+//   <n ids separated by spaces>
+//   messages <m>
+//   then m times: <role> <content byte length>\n<content bytes>\n
+#include "engine/session.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+#include <system_error>
+
+namespace strata::engine {
+
+namespace fs = std::filesystem;
+
+SessionInfo Session::info(bool with_history, const std::string& text) const {
+    SessionInfo i;
+    i.name = name;
+    i.uid = uid;
+    i.tokens = static_cast<int32_t>(tokens.size());
+    i.messages = static_cast<int32_t>(conversation.size());
+    i.cached = cache != nullptr;
+    i.busy = busy;
+    i.created = created;
+    i.last_used = last_used;
+    if (with_history) {
+        i.conversation = conversation;
+        i.text = text;
+    }
+    return i;
+}
+
+bool valid_session_name(const std::string& name) {
+    if (name.empty() || name.size() > 64 || name[0] == '.') return false;
+    return std::all_of(name.begin(), name.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+    });
+}
+
+SessionStore::SessionStore(std::string dir, uint64_t model_id) : dir_(std::move(dir)), model_id_(model_id) {
+    if (!enabled()) return;
+    std::error_code ec;
+    fs::create_directories(dir_, ec);
+    if (ec) throw std::system_error(ec, "cannot create the session directory " + dir_);
+}
+
+std::string SessionStore::path(const std::string& name, const char* ext) const { return (fs::path(dir_) / (name + ext)).string(); }
+
+namespace {
+
+std::string encode(const Session& s) {
+    std::ostringstream o;
+    o << "strata-session 1\nname " << s.name << "\nuid " << s.uid << "\ncreated " << s.created << "\nlast_used " << s.last_used
+      << "\nchat " << (s.chat ? 1 : 0) << "\ntokens " << s.tokens.size() << "\n";
+    for (size_t i = 0; i < s.tokens.size(); ++i) o << (i ? " " : "") << s.tokens[i];
+    o << "\nmessages " << s.conversation.size() << "\n";
+    for (const auto& m : s.conversation) o << m.role << " " << m.content.size() << "\n" << m.content << "\n";
+    return o.str();
+}
+
+// Parses a .session file; nullopt when it is not one or is damaged.
+std::optional<Session> decode(const std::string& bytes) {
+    std::istringstream in(bytes);
+    std::string word;
+    int version = 0;
+    Session s;
+    size_t n_tokens = 0, n_messages = 0;
+    int chat = 0;
+    auto field = [&](const char* key, auto& value) { return (in >> word) && word == key && (in >> value); };
+    if (!(in >> word) || word != "strata-session" || !(in >> version) || version != 1) return std::nullopt;
+    if (!field("name", s.name) || !field("uid", s.uid) || !field("created", s.created) || !field("last_used", s.last_used) ||
+        !field("chat", chat) || !field("tokens", n_tokens) || n_tokens > bytes.size())
+        return std::nullopt;
+    s.chat = chat != 0;
+    s.tokens.resize(n_tokens);
+    for (auto& t : s.tokens)
+        if (!(in >> t) || t < 0) return std::nullopt;
+    if (!field("messages", n_messages) || n_messages > bytes.size()) return std::nullopt;
+    for (size_t i = 0; i < n_messages; ++i) {
+        Message m;
+        size_t len = 0;
+        if (!(in >> m.role >> len) || in.get() != '\n' || len > bytes.size()) return std::nullopt;
+        m.content.resize(len);
+        if (!in.read(m.content.data(), static_cast<std::streamsize>(len)) || in.get() != '\n') return std::nullopt;
+        s.conversation.push_back(std::move(m));
+    }
+    if (!valid_session_name(s.name)) return std::nullopt;
+    return s;
+}
+
+void write_atomically(const std::string& path, const std::string& bytes) {
+    const std::string tmp = path + ".tmp";
+    {
+        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+        out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+        out.flush();
+        if (!out) throw std::system_error(errno, std::generic_category(), "cannot write " + tmp);
+    }
+    std::error_code ec;
+    fs::rename(tmp, path, ec);
+    if (ec) throw std::system_error(ec, "cannot rename " + tmp);
+}
+
+}  // namespace
+
+std::vector<std::unique_ptr<Session>> SessionStore::load_all(std::vector<std::string>& problems) const {
+    std::vector<std::unique_ptr<Session>> out;
+    if (!enabled()) return out;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(dir_, ec)) {
+        if (e.path().extension() != ".session") continue;
+        std::ifstream in(e.path(), std::ios::binary);
+        auto s = decode(std::string(std::istreambuf_iterator<char>(in), {}));
+        if (!s || s->name != e.path().stem().string()) {
+            problems.push_back("ignoring damaged session file " + e.path().string());
+            continue;
+        }
+        out.push_back(std::make_unique<Session>(std::move(*s)));
+    }
+    if (ec) problems.push_back("cannot read the session directory " + dir_ + ": " + ec.message());
+    return out;
+}
+
+void SessionStore::save(const Session& s) const {
+    if (enabled() && !s.name.empty()) write_atomically(path(s.name, ".session"), encode(s));
+}
+
+void SessionStore::save_cache(const Session& s) const {
+    if (enabled() && !s.name.empty() && s.cache) s.cache->save(path(s.name, ".kv"), model_id_);
+}
+
+std::optional<kv::KvCache> SessionStore::load_cache(const Session& s, int32_t n_layer, int32_t dim, int32_t capacity) const {
+    if (!enabled() || s.name.empty()) return std::nullopt;
+    auto c = kv::KvCache::load(path(s.name, ".kv"), model_id_, n_layer, dim, capacity);
+    drop_cache(s.name);  // used once: from now on the live cache is the truth
+    if (c && c->size() > static_cast<int32_t>(s.tokens.size())) return std::nullopt;
+    return c;
+}
+
+void SessionStore::drop_cache(const std::string& name) const {
+    if (!enabled()) return;
+    std::error_code ec;
+    fs::remove(path(name, ".kv"), ec);
+}
+
+void SessionStore::remove(const std::string& name) const {
+    if (!enabled()) return;
+    std::error_code ec;
+    fs::remove(path(name, ".session"), ec);
+    fs::remove(path(name, ".kv"), ec);
+}
+
+}  // namespace strata::engine

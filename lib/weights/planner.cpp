@@ -1,0 +1,171 @@
+// weights/planner.cpp — choosing what stays in memory.
+#include "weights/planner.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+#include <stdexcept>
+
+#include "weights/ranges.h"
+
+namespace strata::weights {
+namespace {
+
+constexpr int kMaxSlots = 4;
+
+std::string gib(uint64_t b) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.2f GiB", b / double(1ull << 30));
+    return buf;
+}
+
+uint64_t sum(const std::vector<uint64_t>& v, size_t from, size_t to) {
+    uint64_t s = 0;
+    for (size_t i = from; i < to; ++i) s += v[i];
+    return s;
+}
+
+// `k` of the `n` blocks, spread evenly: block i is resident when it is the first block of
+// its share (so streamed runs between resident blocks differ by at most one).
+std::vector<bool> spread(size_t n, size_t k) {
+    std::vector<bool> r(n, false);
+    for (size_t j = 0; j < k; ++j) r[(j * n) / k] = true;
+    return r;
+}
+
+// A streamed plan with the head resident or not; nullopt when it cannot fit.
+struct Candidate {
+    std::vector<bool> resident;
+    uint64_t resident_bytes = 0, streamed_bytes = 0, slot = 0;
+    int slots = 2;
+};
+
+std::optional<Candidate> candidate(const std::vector<uint64_t>& bytes, uint64_t avail, bool head_resident) {
+    const size_t blocks = bytes.size() - 1;
+    const uint64_t head = bytes.back();
+    const uint64_t block_max = blocks ? *std::max_element(bytes.begin(), bytes.end() - 1) : 0;
+    Candidate c;
+    c.slot = head_resident ? block_max : std::max(block_max, head);
+    const uint64_t fixed = 2 * c.slot + (head_resident ? head : 0);
+    if (fixed > avail) return std::nullopt;
+    // Keep as many blocks as fit; blocks of a mixed-type model differ a little in size,
+    // so count with the largest and then check the real sum.
+    size_t k = block_max ? std::min<size_t>(blocks, (avail - fixed) / block_max) : blocks;
+    for (;; --k) {
+        c.resident = spread(blocks, k);
+        c.resident.push_back(head_resident);
+        c.resident_bytes = 0;
+        for (size_t i = 0; i < bytes.size(); ++i)
+            if (c.resident[i]) c.resident_bytes += bytes[i];
+        if (c.resident_bytes + 2 * c.slot <= avail || k == 0) break;
+    }
+    if (c.resident_bytes + 2 * c.slot > avail) return std::nullopt;
+    c.streamed_bytes = sum(bytes, 0, bytes.size()) - c.resident_bytes;
+    // The memory left over from whole-layer residency buys deeper prefetch.
+    while (c.slots < kMaxSlots && c.resident_bytes + uint64_t(c.slots + 1) * c.slot <= avail) ++c.slots;
+    if (c.streamed_bytes == 0) c.slots = 0;
+    return c;
+}
+
+}  // namespace
+
+const char* mode_name(Mode m) {
+    switch (m) {
+        case Mode::Auto: return "auto";
+        case Mode::Resident: return "resident";
+        case Mode::Streamed: return "streamed";
+    }
+    return "auto";
+}
+
+Mode mode_from_name(const std::string& name) {
+    for (Mode m : {Mode::Auto, Mode::Resident, Mode::Streamed})
+        if (name == mode_name(m)) return m;
+    throw std::invalid_argument("memory mode '" + name + "' is not auto, resident or streamed");
+}
+
+double Plan::pass_bound(double read_bytes_per_s) const { return streamed_bytes ? read_bytes_per_s / double(streamed_bytes) : 0; }
+
+std::string Plan::summary() const {
+    std::ostringstream o;
+    o << mode_name(mode) << ": budget " << gib(budget) << ", weights in memory " << gib(resident_bytes);
+    if (mode == Mode::Streamed) o << ", streamed " << gib(streamed_bytes) << " per pass through " << ring_slots << " buffers of " << gib(slot_bytes);
+    o << ", KV " << gib(reserve.kv);
+    if (!fits) o << " (does not fit the budget)";
+    return o.str();
+}
+
+std::string Plan::describe(double read_bytes_per_s) const {
+    std::ostringstream o;
+    o << "memory plan: " << mode_name(mode) << (fits ? "" : " (DOES NOT FIT the budget)") << "\n"
+      << "  budget                " << gib(budget) << "\n"
+      << "  weights in memory     " << gib(resident_bytes) << "\n"
+      << "  streaming ring        " << gib(ring_bytes) << " (" << ring_slots << " x " << gib(slot_bytes) << ")\n"
+      << "  KV caches             " << gib(reserve.kv) << "\n"
+      << "  working memory        " << gib(reserve.working) << "\n"
+      << "  process overhead      " << gib(reserve.overhead) << "\n"
+      << "  total                 " << gib(total()) << "\n";
+    if (mode == Mode::Streamed) {
+        std::string kept, streamed;
+        for (size_t i = 0; i < resident.size(); ++i) {
+            std::string& list = resident[i] ? kept : streamed;
+            if (!list.empty()) list += ' ';
+            list += i + 1 == resident.size() ? "head" : std::to_string(i);
+        }
+        o << "  layers in memory      " << (kept.empty() ? "none" : kept) << "\n"
+          << "  layers streamed       " << (streamed.empty() ? "none" : streamed) << "\n"
+          << "  read per pass         " << gib(streamed_bytes) << "\n";
+        if (read_bytes_per_s > 0) {
+            char buf[128];
+            std::snprintf(buf, sizeof buf, "  bound                 %.3f passes/s at %.0f MB/s (each pass: one token of every session in the batch)\n",
+                          pass_bound(read_bytes_per_s), read_bytes_per_s / 1e6);
+            o << buf;
+        }
+    }
+    return o.str();
+}
+
+Plan make_plan(const Layout& layout, const PlanRequest& req) {
+    Plan p;
+    p.budget = req.budget;
+    p.reserve = req.reserve;
+    uint64_t all = 0;
+    for (const auto& l : layout.layers) {
+        p.layer_bytes.push_back(layer_ranges(l, req.io_alignment).bytes);
+        for (const auto* t : l) all += t->nbytes;
+    }
+    if (layout.embeddings) all += layout.embeddings->nbytes;
+    for (const auto* t : layout.globals) all += t->nbytes;
+    const uint64_t reserved = req.reserve.kv + req.reserve.working + req.reserve.overhead;
+    const bool resident_fits = all + reserved <= req.budget;
+    if (req.mode == Mode::Resident || (req.mode == Mode::Auto && resident_fits)) {
+        p.mode = Mode::Resident;
+        p.resident.assign(layout.layers.size(), true);
+        p.resident_bytes = all;
+        p.fits = resident_fits;
+        return p;
+    }
+    p.mode = Mode::Streamed;
+    uint64_t globals = 0;
+    for (const auto* t : layout.globals) globals += t->nbytes;
+    const uint64_t avail = req.budget > reserved + globals ? req.budget - reserved - globals : 0;
+    std::optional<Candidate> best;
+    for (bool head : {true, false})
+        if (auto c = candidate(p.layer_bytes, avail, head); c && (!best || c->streamed_bytes < best->streamed_bytes)) best = std::move(c);
+    if (!best) {  // nothing fits: stream everything through the smallest possible ring
+        best = Candidate{};
+        best->resident.assign(p.layer_bytes.size(), false);
+        best->slot = *std::max_element(p.layer_bytes.begin(), p.layer_bytes.end());
+        best->streamed_bytes = sum(p.layer_bytes, 0, p.layer_bytes.size());
+        p.fits = false;
+    }
+    p.resident = best->resident;
+    p.resident_bytes = best->resident_bytes + globals;
+    p.streamed_bytes = best->streamed_bytes;
+    p.ring_slots = best->slots;
+    p.slot_bytes = best->slots ? best->slot : 0;
+    p.ring_bytes = uint64_t(p.ring_slots) * p.slot_bytes;
+    return p;
+}
+
+}  // namespace strata::weights

@@ -1,0 +1,219 @@
+// weights/streamed.cpp — the streamed weight source.
+//
+// The streamed layers form a cycle s_0 .. s_{m-1} that every pass walks in order. Read
+// number q (q = 0, 1, 2, ... over all passes) brings layer s_{q mod m} into ring buffer
+// q mod slots. acquire() of a streamed layer waits for its read; release() frees the
+// buffer and starts read q + slots at once, so the ring stays full across the end of one
+// pass and the start of the next. A pass that stopped half way (an exception) leaves the
+// cycle out of step: the next begin_pass() waits for the reads in flight and starts the
+// cycle again from s_0.
+#include "weights/streamed.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <stdexcept>
+#include <system_error>
+#include <utility>
+
+#include "weights/reader.h"
+
+namespace strata::weights {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Page-aligned anonymous memory (aligned for O_DIRECT).
+class Buffer {
+public:
+    explicit Buffer(uint64_t bytes) : bytes_(std::max<uint64_t>(bytes, 1)) {
+        void* p = ::mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED) throw std::system_error(errno, std::generic_category(), "cannot allocate " + std::to_string(bytes_ >> 20) + " MiB for weights");
+        data_ = static_cast<uint8_t*>(p);
+    }
+    ~Buffer() {
+        if (data_) ::munmap(data_, bytes_);
+    }
+    Buffer(Buffer&& o) noexcept : data_(std::exchange(o.data_, nullptr)), bytes_(o.bytes_) {}
+    Buffer(const Buffer&) = delete;
+    uint8_t* data() const { return data_; }
+    uint64_t size() const { return bytes_; }
+
+private:
+    uint8_t* data_ = nullptr;
+    uint64_t bytes_;
+};
+
+class Streamed final : public WeightSource {
+public:
+    Streamed(std::shared_ptr<const gguf::File> file, Layout layout, const Plan& plan, const StreamOptions& opt)
+        : file_(std::move(file)), layout_(std::move(layout)), reader_(file_->path(), file_->file_size(), opt) {
+        const uint32_t align = 4096;
+        for (size_t l = 0; l < layout_.layers.size(); ++l) ranges_.push_back(layer_ranges(layout_.layers[l], align));
+        copy_globals();
+        ptrs_.resize(layout_.layers.size());
+        for (size_t l = 0; l < layout_.layers.size(); ++l)
+            if (plan.resident[l]) keep_resident(static_cast<int>(l), opt.lock);
+            else streamed_.push_back(static_cast<int>(l));
+        if (!streamed_.empty()) {
+            const int slots = std::max(2, plan.ring_slots);
+            uint64_t slot_bytes = 0;
+            for (int l : streamed_) slot_bytes = std::max(slot_bytes, ranges_[l].bytes);
+            for (int i = 0; i < slots; ++i) ring_.emplace_back(slot_bytes);
+            for (int i = 0; i < slots; ++i) fill(next_read_++);
+        }
+        embd_fd_ = ::open(file_->path().c_str(), O_RDONLY | O_CLOEXEC);
+        if (embd_fd_ < 0) throw std::system_error(errno, std::generic_category(), "cannot open " + file_->path());
+    }
+
+    ~Streamed() override {
+        reader_.drain();
+        if (embd_fd_ >= 0) ::close(embd_fd_);
+    }
+
+    const uint8_t* global(size_t i) const override { return globals_.at(i).data(); }
+
+    // Buffered reads of single rows, whose pages are dropped at once.
+    void embedding_rows(std::span<const int32_t> ids, uint8_t* out) override {
+        const auto* e = layout_.embeddings;
+        const size_t row = e->nbytes / e->rows();
+        for (size_t i = 0; i < ids.size(); ++i) {
+            const uint64_t at = e->file_offset + uint64_t(ids[i]) * row;
+            for (size_t done = 0; done < row;) {
+                const ssize_t n = ::pread(embd_fd_, out + i * row + done, row - done, static_cast<off_t>(at + done));
+                if (n < 0 && errno == EINTR) continue;
+                if (n <= 0)
+                    throw std::runtime_error("cannot read the embedding of token " + std::to_string(ids[i]) + " from " + file_->path() + ": " +
+                                             (n < 0 ? std::strerror(errno) : "unexpected end of file"));
+                done += static_cast<size_t>(n);
+            }
+            ::posix_fadvise(embd_fd_, static_cast<off_t>(at), static_cast<off_t>(row), POSIX_FADV_DONTNEED);
+        }
+    }
+
+    void begin_pass() override {
+        ++passes_;
+        const uint64_t m = streamed_.size();
+        if (m == 0 || (next_use_ % m == 0 && !failed_)) return;
+        // The last pass stopped half way (or a read failed): wait for the reads in flight
+        // and start the cycle again from its first layer, reading everything anew.
+        reader_.drain();
+        next_use_ = (next_use_ + m - 1) / m * m;
+        next_read_ = next_use_;
+        failed_ = false;
+        for (size_t i = 0; i < ring_.size(); ++i) fill(next_read_++);
+    }
+
+    std::span<const uint8_t* const> acquire(int layer) override {
+        if (resident_layer(layer)) return ptrs_[layer];
+        const uint64_t q = next_use_;
+        if (streamed_[q % streamed_.size()] != layer)
+            throw std::logic_error("streamed weights: layer " + std::to_string(layer) + " acquired out of order");
+        const auto t0 = Clock::now();
+        std::string error = reader_.wait(q);
+        stall_s_ += std::chrono::duration<double>(Clock::now() - t0).count();
+        if (!error.empty()) {
+            failed_ = true;
+            throw std::runtime_error("streaming layer " + layer_name(layer) + ": " + error);
+        }
+        uint8_t* buf = ring_[q % ring_.size()].data();
+        auto& p = ptrs_[layer];
+        p.clear();
+        for (size_t i = 0; i < layout_.layers[layer].size(); ++i) p.push_back(buf + ranges_[layer].tensor_offset[i]);
+        return p;
+    }
+
+    void release(int layer) override {
+        if (resident_layer(layer)) return;
+        ++next_use_;
+        fill(next_read_++);
+    }
+
+    Stats stats() const override {
+        const auto c = reader_.counters();
+        return {.mode = "streamed", .passes = passes_, .bytes_read = c.bytes, .read_busy_s = c.busy_s, .stall_s = stall_s_, .retries = c.retries};
+    }
+
+private:
+    bool resident_layer(int layer) const { return !resident_.empty() && resident_[layer].size() > 0; }
+
+    std::string layer_name(int layer) const {
+        return layer + 1 == static_cast<int>(layout_.layers.size()) ? "head (output)" : std::to_string(layer);
+    }
+
+    // Starts read number q: streamed layer q mod m into ring buffer q mod slots.
+    void fill(uint64_t q) {
+        const int layer = streamed_[q % streamed_.size()];
+        reader_.read(q, ranges_[layer].ranges, ring_[q % ring_.size()].data());
+    }
+
+    void copy_globals() {
+        for (const auto* t : layout_.globals) globals_.emplace_back(t->data, t->data + t->nbytes);
+    }
+
+    // Reads layer l into memory of its own, once.
+    void keep_resident(int l, bool lock) {
+        resident_.resize(layout_.layers.size());
+        auto& keep = resident_[l];
+        keep.emplace_back(ranges_[l].bytes);
+        const uint64_t tag = ~uint64_t(0) - 1 - uint64_t(l);
+        reader_.read(tag, ranges_[l].ranges, keep.back().data());
+        if (std::string error = reader_.wait(tag); !error.empty()) throw std::runtime_error("loading layer " + layer_name(l) + ": " + error);
+        if (lock && ::mlock(keep.back().data(), keep.back().size()) != 0)
+            throw std::system_error(errno, std::generic_category(), "cannot mlock layer " + layer_name(l) + " (raise LimitMEMLOCK= or set memory.lock = false)");
+        for (size_t i = 0; i < layout_.layers[l].size(); ++i) ptrs_[l].push_back(keep.back().data() + ranges_[l].tensor_offset[i]);
+    }
+
+    std::shared_ptr<const gguf::File> file_;
+    Layout layout_;
+    AsyncReader reader_;
+    std::vector<LayerRanges> ranges_;
+    std::vector<std::vector<uint8_t>> globals_;
+    std::vector<std::vector<Buffer>> resident_;           // per layer: its copy, when kept
+    std::vector<std::vector<const uint8_t*>> ptrs_;       // per layer: tensor pointers
+    std::vector<int> streamed_;                           // the cycle of streamed layers
+    std::vector<Buffer> ring_;
+    uint64_t next_use_ = 0, next_read_ = 0;
+    bool failed_ = false;
+    int embd_fd_ = -1;
+    uint64_t passes_ = 0;
+    double stall_s_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<WeightSource> make_streamed(std::shared_ptr<const gguf::File> file, Layout layout, const Plan& plan, const StreamOptions& options) {
+    if (plan.resident.size() != layout.layers.size()) throw std::invalid_argument("make_streamed: the plan is for another layout");
+    return std::make_unique<Streamed>(std::move(file), std::move(layout), plan, options);
+}
+
+double measure_read_speed(const gguf::File& file, uint64_t bytes) {
+    const uint64_t start = (file.data_offset() + 4095) / 4096 * 4096;
+    const uint64_t length = std::min(bytes, file.file_size() > start ? (file.file_size() - start) / 4096 * 4096 : 0);
+    if (length == 0) return 0;
+    AsyncReader reader(file.path(), file.file_size(), StreamOptions{});
+    // Two buffers in turn, so that one batch is always in flight while the other completes.
+    const uint64_t batch = std::min<uint64_t>(length, 128ull << 20);
+    Buffer bufs[2] = {Buffer(batch), Buffer(batch)};
+    const auto t0 = Clock::now();
+    uint64_t issued = 0, tag = 0;
+    auto issue = [&] {
+        const FileRange r{start + issued, std::min<uint64_t>(batch, length - issued)};
+        reader.read(tag, {&r, 1}, bufs[tag % 2].data());
+        issued += r.length;
+        ++tag;
+    };
+    issue();
+    for (uint64_t done = 0; done < tag; ++done) {
+        if (issued < length) issue();
+        if (std::string e = reader.wait(done); !e.empty()) throw std::runtime_error(e);
+    }
+    return double(length) / std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+}  // namespace strata::weights

@@ -1,0 +1,41 @@
+// weights/streamed.h — the streamed weight source: layers that do not fit the memory
+// budget are read from disk for every forward pass, ahead of the layer that needs them.
+// Owns: the io_uring reader (O_DIRECT where the file system allows it, otherwise buffered
+// reads whose pages are dropped with POSIX_FADV_DONTNEED), the ring of aligned layer
+// buffers refilled continuously in layer order (across pass boundaries, so the disk never
+// waits for the next pass), retries of failed and short reads, copies of the layers the
+// plan keeps in memory, and the read statistics. Must not touch: the plan's decisions
+// (planner.h), model semantics.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "weights/planner.h"
+#include "weights/weights.h"
+
+namespace strata::weights {
+
+struct StreamOptions {
+    bool direct = true;                // try O_DIRECT (falls back to buffered reads)
+    uint64_t chunk_bytes = 4ull << 20; // one read request
+    unsigned queue_depth = 128;        // io_uring entries (read requests in flight)
+    int max_retries = 3;               // per request, after an error or an unexpected short read
+    bool lock = false;                 // mlock the copies of resident layers
+    // Test hook (the daemon sets it from STRATA_TEST_READ_FAULTS): the first `fault_count`
+    // completed reads are turned into an error (fault_short = false: EIO) or a short read.
+    int fault_count = 0;
+    bool fault_short = false;
+};
+
+// Reads the layers `plan` keeps in memory now, and streams the rest. Throws
+// std::runtime_error naming the file when it cannot be opened or read, or when io_uring
+// is unavailable.
+std::unique_ptr<WeightSource> make_streamed(std::shared_ptr<const gguf::File> file, Layout layout, const Plan& plan,
+                                            const StreamOptions& options = {});
+
+// Sequential read speed of `file` in bytes/s, reading up to `bytes` of its tensor data
+// with the streamer's reader (O_DIRECT when possible, so the page cache does not flatter it).
+double measure_read_speed(const gguf::File& file, uint64_t bytes);
+
+}  // namespace strata::weights

@@ -1,0 +1,217 @@
+#!/usr/bin/python3
+"""make_fixtures.py - regenerate the quantization fixtures in this folder from llama.cpp.
+
+The expected bytes come from llama.cpp itself: its ggml-base library (the peer harness,
+../shared/tools/peer, installs it in $STRATA_PEER_DIR or ~/.cache/strata-peer) exports the
+reference quantizers GGML uses for model files (quantize_row_*_ref), the dequantizers and
+the F16/BF16 conversions; this script calls them through ctypes. The golden slices come
+from ../shared/golden (llama.cpp-quantized models) and are dequantized by
+../shared/golden/tools/gguf_ref.py, an independent numpy implementation.
+
+  /usr/bin/python3 tests/data/quant/make_fixtures.py [--shared DIR] [--peer DIR]
+
+Files written (all little-endian):
+  input.f32                 ROWS x COLS float32 rows (see make_input)
+  <type>.q                  llama.cpp's encoding of input.f32 as <type>
+  <type>.deq.f32            llama.cpp's dequantization of <type>.q
+  fp_edges.f32              float32 edge values (subnormals, ties, inf, NaN, ...)
+  fp_edges.f16 / .bf16      llama.cpp's conversions of fp_edges.f32 (uint16 each)
+  golden_<model>.<tensor>.q / .f64   the first GOLDEN_ROWS rows of a tensor in a golden
+                            model, and gguf_ref.py's float64 dequantization of them
+  mix.gguf, mix-tied.gguf   small llama-architecture models for the per-tensor type rules
+                            (see make_mix_model), and mix[-tied].<type>.gguf: what
+                            llama.cpp's quantizer (peer-quantize) makes of them
+"""
+import argparse
+import ctypes
+import os
+import struct
+import subprocess
+import sys
+
+import numpy as np
+
+ROWS, COLS = 8, 512
+GOLDEN_ROWS = 2
+TYPES = ["q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "q2_K", "q3_K", "q4_K", "q5_K", "q6_K"]
+BLOCK = {"q4_0": (32, 18), "q4_1": (32, 20), "q5_0": (32, 22), "q5_1": (32, 24), "q8_0": (32, 34),
+         "q2_K": (256, 84), "q3_K": (256, 110), "q4_K": (256, 144), "q5_K": (256, 176), "q6_K": (256, 210)}
+GOLDEN = [  # (model file, tensor): one tensor of every type the golden models hold
+    ("llama-q8_0.gguf", "blk.0.attn_q.weight"),
+    ("llama-q4_0.gguf", "blk.0.ffn_down.weight"),
+    ("llama-q4_0.gguf", "output.weight"),
+    ("llama-q4_k_m.gguf", "blk.0.ffn_gate.weight"),
+    ("llama-q4_k_m.gguf", "blk.1.ffn_down.weight"),
+    ("llama-q6_k.gguf", "token_embd.weight"),
+]
+
+
+def make_input(shared):
+    """Rows with the distributions quantizers meet: Gaussian and heavy-tailed weights, real
+    trained weights (stories260K), F16-grid values, and blocks that hit special cases."""
+    rng = np.random.default_rng(20240607)
+    rows = np.zeros((ROWS, COLS), np.float32)
+    rows[0] = rng.normal(0, 0.02, COLS)
+    sys.path.insert(0, os.path.join(shared, "golden", "tools"))
+    import gguf_ref
+    g = gguf_ref.GGUF(os.path.join(shared, "data", "models", "stories260K", "stories260K.gguf"))
+    rows[1] = g.tensor("blk.0.ffn_gate.weight")[:8].reshape(-1)           # 8 rows of 64
+    rows[2] = g.tensor("blk.3.attn_output.weight")[10:18].reshape(-1)
+    rows[3] = rng.standard_t(2, COLS) * 0.01
+    rows[3][rng.choice(COLS, 6, replace=False)] = [1.5, -2.0, 0.9, -0.7, 3.0, -1.1]
+    rows[4] = rng.normal(0, 0.05, COLS).astype(np.float16).astype(np.float32)
+    rows[4][100:140] = rows[4][100]                                        # a run of equal values
+    special = [
+        np.zeros(32),                                  # all zero
+        np.full(32, 0.5),                              # constant
+        rng.uniform(0, 1, 32),                         # positive only (min > 0)
+        -rng.uniform(0, 1, 32),                        # negative only
+        np.eye(1, 32, 7)[0] * -0.3,                    # one spike in zeros
+        np.tile([0.25, -0.25], 16),                    # +-a
+        rng.normal(0, 1e-20, 32),                      # below GGML's 1e-15 "all zero" threshold
+        rng.normal(0, 3e-7, 32),                       # F16 subnormal scales
+    ]
+    rows[5][:256] = np.concatenate(special)            # rows[5][256:] stays zero: a zero super-block
+    scales = 10.0 ** rng.uniform(-6, 1, COLS // 16)    # 16-element groups from 1e-6 to 10
+    rows[6] = np.repeat(scales, 16) * rng.normal(0, 1, COLS)
+    rows[7] = rng.integers(-64, 64, COLS) / 16.0       # exact multiples of 1/16: rounding ties
+    return rows
+
+
+def load_ggml(peer):
+    lib = ctypes.CDLL(os.path.join(peer, "lib", "libggml-base.so"))
+    for t in TYPES:
+        getattr(lib, "quantize_row_%s_ref" % t).argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64]
+        getattr(lib, "dequantize_row_%s" % t).argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64]
+    for f in ("ggml_fp32_to_fp16_row", "ggml_fp32_to_bf16_row_ref"):
+        getattr(lib, f).argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64]
+    return lib
+
+
+def quantize(lib, t, x):
+    be, bb = BLOCK[t]
+    out = np.zeros(x.size // be * bb, np.uint8)
+    getattr(lib, "quantize_row_%s_ref" % t)(x.ctypes.data, out.ctypes.data, x.size)
+    return out
+
+
+def dequantize(lib, t, q, n):
+    out = np.zeros(n, np.float32)
+    getattr(lib, "dequantize_row_%s" % t)(q.ctypes.data, out.ctypes.data, n)
+    return out
+
+
+def fp_edges():
+    bits = [0x00000000, 0x80000000, 0x7F800000, 0xFF800000, 0x7FC00000, 0xFFC00001, 0x7F800001, 0x7FBFFFFF,
+            0x00000001, 0x80000001, 0x007FFFFF, 0x00800000, 0x7F7FFFFF, 0xFF7FFFFF]
+    vals = [1.0, -1.0, 65504.0, 65519.99, 65520.0, -65520.0, 1e6, 2.0 ** -14, 2.0 ** -24, 2.0 ** -25,
+            3 * 2.0 ** -25, 2.0 ** -26, 5.96e-8, 6.1e-5, 1 + 2.0 ** -11, 1 + 3 * 2.0 ** -11, 1 + 2.0 ** -8,
+            1 + 3 * 2.0 ** -8, 1 + 2.0 ** -8 + 2.0 ** -20, 0.1, -0.1, 1.0 / 3, 3.14159265, 1e-40, -1e-40, 1e-45]
+    a = np.array(bits, np.uint32).view(np.float32)
+    return np.concatenate([a, np.array(vals, np.float32)])
+
+
+MIX_TYPES = ["q4_k_m", "q5_k_m", "q3_k_m", "q4_k_s", "q2_k", "q8_0", "q4_0"]
+MIX_TIED_TYPES = ["q4_k_m"]
+
+
+def write_gguf(path, kv, tensors):
+    """A GGUF v3 file: kv = [(key, "u32"|"f32"|"str", value)], tensors = [(name, array)] (F32 or F16)."""
+    def s_str(x):
+        b = x.encode()
+        return struct.pack("<Q", len(b)) + b
+    head = b"GGUF" + struct.pack("<IQQ", 3, len(tensors), len(kv))
+    for key, kind, v in kv:
+        head += s_str(key) + {"u32": lambda: struct.pack("<II", 4, v), "f32": lambda: struct.pack("<If", 6, v),
+                              "str": lambda: struct.pack("<I", 8) + s_str(v)}[kind]()
+    data, offset = b"", 0
+    for name, a in tensors:
+        head += s_str(name) + struct.pack("<I", a.ndim) + b"".join(struct.pack("<Q", d) for d in reversed(a.shape))
+        head += struct.pack("<IQ", 1 if a.dtype == np.float16 else 0, offset)
+        blob = a.tobytes()
+        blob += bytes(-len(blob) % 32)
+        data += blob
+        offset += len(blob)
+    head += bytes(-len(head) % 32)
+    with open(path, "wb") as f:
+        f.write(head + data)
+
+
+def make_mix_model(path, n_layer, tied, seed):
+    """Llama metadata with tensors of only a few rows (llama.cpp's quantizer reads the
+    hyperparameters, not the shapes): the names drive the type rules, n_layer = 8 makes
+    use_more_bits pick layers 0, 3, 6, 7, n_head / n_head_kv = 4 is the GQA Q2_K checks,
+    and ffn_down rows of 160 (layer 1) and 100 (layer 2) force the Q5_0/Q5_1/Q8_0 and F16
+    fallbacks."""
+    rng = np.random.default_rng(seed)
+    w = lambda cols, rows: rng.normal(0, 0.02, (rows, cols)).astype(np.float16)
+    norm = lambda: (1 + rng.normal(0, 0.02, 64)).astype(np.float32)
+    tensors = [("token_embd.weight", w(256, 4)), ("output_norm.weight", norm())]
+    if not tied:
+        tensors.append(("output.weight", w(256, 4)))
+    for i in range(n_layer):
+        p = "blk.%d." % i
+        down = {1: 160, 2: 100}.get(i, 256)
+        tensors += [(p + "attn_norm.weight", norm()), (p + "attn_q.weight", w(256, 2)), (p + "attn_k.weight", w(256, 2)),
+                    (p + "attn_v.weight", w(256, 2)), (p + "attn_output.weight", w(256, 2)),
+                    (p + "ffn_norm.weight", norm()), (p + "ffn_gate.weight", w(256, 2)),
+                    (p + "ffn_up.weight", w(256, 2)), (p + "ffn_down.weight", w(down, 2))]
+    kv = [("general.architecture", "str", "llama"), ("general.name", "str", os.path.basename(path)),
+          ("general.file_type", "u32", 1), ("llama.context_length", "u32", 256),
+          ("llama.embedding_length", "u32", 256), ("llama.block_count", "u32", n_layer),
+          ("llama.feed_forward_length", "u32", 256), ("llama.attention.head_count", "u32", 4),
+          ("llama.attention.head_count_kv", "u32", 1), ("llama.attention.layer_norm_rms_epsilon", "f32", 1e-5),
+          ("llama.rope.dimension_count", "u32", 64), ("llama.vocab_size", "u32", 4)]
+    write_gguf(path, kv, tensors)
+
+
+def peer_quantize(peer, src, types):
+    for t in types:
+        out = src[:-len(".gguf")] + "." + t + ".gguf"
+        subprocess.run([os.path.join(peer, "bin", "peer-quantize"), src, out, t, "-v", "0"], check=True,
+                       stdout=subprocess.DEVNULL)
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--shared", default=os.path.join(here, "..", "..", "..", "..", "shared"))
+    ap.add_argument("--peer", default=os.environ.get("STRATA_PEER_DIR", os.path.expanduser("~/.cache/strata-peer")))
+    args = ap.parse_args()
+    lib = load_ggml(args.peer)
+
+    x = np.ascontiguousarray(make_input(args.shared).reshape(-1))
+    x.tofile(os.path.join(here, "input.f32"))
+    for t in TYPES:
+        q = quantize(lib, t, x)
+        q.tofile(os.path.join(here, t.lower() + ".q"))
+        dequantize(lib, t, q, x.size).tofile(os.path.join(here, t.lower() + ".deq.f32"))
+
+    e = fp_edges()
+    e.tofile(os.path.join(here, "fp_edges.f32"))
+    for f, ext in (("ggml_fp32_to_fp16_row", "f16"), ("ggml_fp32_to_bf16_row_ref", "bf16")):
+        out = np.zeros(e.size, np.uint16)
+        getattr(lib, f)(e.ctypes.data, out.ctypes.data, e.size)
+        out.tofile(os.path.join(here, "fp_edges." + ext))
+
+    sys.path.insert(0, os.path.join(args.shared, "golden", "tools"))
+    import gguf_ref
+    for model, tensor in GOLDEN:
+        g = gguf_ref.GGUF(os.path.join(args.shared, "golden", "models", model))
+        ne, tid, off = g.tensors[tensor]
+        tn, be, bb = gguf_ref.GGML_TYPES[tid]
+        n = GOLDEN_ROWS * ne[0]
+        raw = np.frombuffer(g.buf, np.uint8, n // be * bb, g.data_start + off)
+        stem = os.path.join(here, "golden_%s.%s" % (model[:-5], tensor))
+        raw.tofile(stem + ".q")
+        gguf_ref.dequant(raw, tn, n).astype("<f8").tofile(stem + ".f64")
+        print("golden %s %s: %s, %d values" % (model, tensor, tn, n))
+    make_mix_model(os.path.join(here, "mix.gguf"), 8, False, 11)
+    make_mix_model(os.path.join(here, "mix-tied.gguf"), 2, True, 12)
+    peer_quantize(args.peer, os.path.join(here, "mix.gguf"), MIX_TYPES)
+    peer_quantize(args.peer, os.path.join(here, "mix-tied.gguf"), MIX_TIED_TYPES)
+    print("wrote fixtures to", here)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,328 @@
+// tests/unit/daemon_test.cpp — the daemon's parsing that needs no running engine:
+// strata.conf syntax and keys, command-line overrides, SIGHUP change classification,
+// protocol sniffing, the JSON-RPC envelope, and request field validation (native and
+// OpenAI). The daemon's behaviour on a socket is tested in tests/integration/.
+#include <unistd.h>
+
+#include <boost/json.hpp>
+#include <boost/test/unit_test.hpp>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "generate_params.h"
+#include "ini.h"
+#include "jsonrpc.h"
+#include "openai.h"
+#include "settings.h"
+#include "sniff.h"
+
+namespace json = boost::json;
+using namespace strata::daemon;
+
+namespace {
+
+// A strata.conf in a temporary directory, removed afterwards.
+struct ConfigFile {
+    std::filesystem::path path;
+    explicit ConfigFile(const std::string& text) {
+        path = std::filesystem::temp_directory_path() / ("strata-daemon-test-" + std::to_string(getpid()) + ".conf");
+        std::ofstream(path) << text;
+    }
+    ~ConfigFile() { std::filesystem::remove(path); }
+};
+
+std::string config_error(const std::string& text, const std::vector<Override>& overrides = {}) {
+    ConfigFile file(text);
+    try {
+        load_settings(file.path, true, overrides);
+    } catch (const ConfigError& error) {
+        return error.what();
+    }
+    return "";
+}
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+RequestContext context() {
+    RequestContext c;
+    c.uid = 1000;
+    c.limits.max_tokens = 1000;
+    c.limits.default_max_tokens = 100;
+    return c;
+}
+
+// The field an invalid_params error names, or "" when the params are accepted.
+std::string bad_field(const std::string& params_json) {
+    try {
+        parse_generate(json::parse(params_json).as_object(), context());
+    } catch (const ApiError& error) {
+        BOOST_TEST((error.kind() == ErrorKind::InvalidParams));
+        return error.field();
+    }
+    return "";
+}
+
+std::string bad_openai_field(OpenAiKind kind, const std::string& body_json) {
+    try {
+        parse_openai(kind, json::parse(body_json).as_object(), context());
+    } catch (const ApiError& error) {
+        BOOST_TEST((error.kind() == ErrorKind::InvalidParams));
+        return error.field();
+    }
+    return "";
+}
+
+ErrorKind request_error(const std::string& line, json::value* id = nullptr) {
+    try {
+        parse_request(line, 8);
+    } catch (const BadRequest& error) {
+        if (id)
+            *id = error.id();
+        return error.kind();
+    }
+    return ErrorKind::Internal;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(ini)
+
+BOOST_AUTO_TEST_CASE(sections_keys_comments_and_quotes) {
+    const auto entries = parse_ini("# comment\n; also\n\n[model]\npath = \"/m/a b.gguf\"  \n[server]\n socket=/s\n", "f");
+    BOOST_TEST_REQUIRE(entries.size() == 2u);
+    BOOST_TEST(entries[0].section == "model");
+    BOOST_TEST(entries[0].key == "path");
+    BOOST_TEST(entries[0].value == "/m/a b.gguf");
+    BOOST_TEST(entries[0].line == 5);
+    BOOST_TEST(entries[1].value == "/s");
+    BOOST_TEST(entries[1].line == 7);
+}
+
+BOOST_AUTO_TEST_CASE(syntax_errors_name_file_and_line) {
+    auto message = [](const std::string& text) {
+        try {
+            parse_ini(text, "/etc/x.conf");
+        } catch (const ConfigError& error) {
+            return std::string(error.what());
+        }
+        return std::string();
+    };
+    BOOST_TEST(contains(message("key = 1\n"), "/etc/x.conf:1: key 'key' comes before any [section]"));
+    BOOST_TEST(contains(message("[a]\n[b\n"), "/etc/x.conf:2: malformed section header"));
+    BOOST_TEST(contains(message("[a]\njust words\n"), "/etc/x.conf:2: expected 'key = value'"));
+    BOOST_TEST(contains(message("[a]\nk = 1\nk = 2\n"), "/etc/x.conf:3: [a] k is set twice (first on line 2)"));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(settings)
+
+BOOST_AUTO_TEST_CASE(values_of_every_syntax) {
+    ConfigFile file(
+        "[model]\npath = /m.gguf\n[server]\nsocket = /tmp/s.sock\nmax_output_buffer = 64K\nshutdown_grace = 1500ms\n"
+        "[memory]\nbudget = 6G\nmode = streamed\nlock = yes\n[limits]\nmax_tokens = 512\n[log]\nlevel = debug\n");
+    const Settings s = load_settings(file.path, true, {});
+    BOOST_TEST(s.engine.model_path == "/m.gguf");
+    BOOST_TEST(s.server.socket == "/tmp/s.sock");
+    BOOST_TEST(s.server.max_output_buffer == 64u * 1024);
+    BOOST_TEST(s.server.shutdown_grace_ms == 1500u);
+    BOOST_TEST(s.engine.memory.budget == "6G");
+    BOOST_TEST(s.engine.memory.mode == "streamed");
+    BOOST_TEST(s.engine.memory.lock);
+    BOOST_TEST(s.engine.limits.max_tokens == 512);
+    BOOST_TEST((s.log_level == strata::daemon::log::Level::Debug));
+}
+
+BOOST_AUTO_TEST_CASE(defaults_and_overrides) {
+    ConfigFile file("[model]\npath = /m.gguf\n[engine]\nthreads = 2\n");
+    const Settings s = load_settings(file.path, true, {{"engine.threads", "3", "--threads"}});
+    BOOST_TEST(s.engine.threads == 3);
+    BOOST_TEST(s.server.shutdown_grace_ms == 10000u);
+    BOOST_TEST(!s.server.socket.empty());
+    const Settings missing_file = load_settings("/nonexistent/strata.conf", false, {{"model.path", "/x", "--model"}});
+    BOOST_TEST(missing_file.engine.model_path == "/x");
+    BOOST_CHECK_THROW(load_settings("/nonexistent/strata.conf", true, {{"model.path", "/x", "--model"}}), ConfigError);
+}
+
+BOOST_AUTO_TEST_CASE(errors_name_where_and_which_key) {
+    const std::string unknown = config_error("[model]\npath = /m\n[limits]\nmax_token = 5\n");
+    BOOST_TEST(contains(unknown, ".conf:4: unknown key 'max_token' in [limits] (known: max_prompt_tokens, max_tokens"));
+    BOOST_TEST(contains(config_error("[model]\npath = /m\n[nope]\nx = 1\n"), ".conf:4: unknown section [nope]"));
+    BOOST_TEST(contains(config_error("[model]\npath = /m\n[engine]\nthreads = -1\n"),
+                        ".conf:4: engine.threads = \"-1\": out of range, expected an integer from 0 to 1024"));
+    BOOST_TEST(contains(config_error("[model]\npath = /m\n[engine]\ncontext = lots\n"), "engine.context = \"lots\""));
+    BOOST_TEST(contains(config_error("[model]\npath = /m\n[memory]\nbudget = 6Q\n"), "unknown unit 'Q'"));
+    BOOST_TEST(contains(config_error("[model]\npath = /m\n[server]\nshutdown_grace = 2d\n"), "unknown duration unit"));
+    BOOST_TEST(contains(config_error("[model]\npath = /m\n[memory]\nlock = perhaps\n"), "expected yes or no"));
+    BOOST_TEST(contains(config_error("[model]\npath = /m\n[server]\nmax_request_bytes = 99999999999999999999\n"),
+                        "number too large"));
+    BOOST_TEST(contains(config_error("[model]\npath = /m\n", {{"limits.max_tokens", "x", "--set limits.max_tokens=x"}}),
+                        "--set limits.max_tokens=x: limits.max_tokens"));
+    BOOST_TEST(contains(config_error("[model]\npath = /m\n[limits]\nmax_tokens = 10\ndefault_max_tokens = 20\n"),
+                        "limits.default_max_tokens (20) is larger than limits.max_tokens (10)"));
+    BOOST_TEST(contains(config_error("[server]\nsocket = /s\n"), "no model"));
+}
+
+BOOST_AUTO_TEST_CASE(reload_sorts_live_from_restart_keys) {
+    ConfigFile file("[model]\npath = /a.gguf\n[limits]\nmax_tokens = 1000\n");
+    const Settings before = load_settings(file.path, true, {});
+    std::ofstream(file.path) << "[model]\npath = /b.gguf\n[limits]\nmax_tokens = 500\n[log]\nlevel = debug\n";
+    const Settings after = load_settings(file.path, true, {});
+    const SettingsChange change = compare(before, after);
+    BOOST_TEST(change.live.size() == 2u);
+    BOOST_TEST(contains(change.live[0], "limits.max_tokens: 1000 -> 500"));
+    BOOST_TEST_REQUIRE(change.restart.size() == 1u);
+    BOOST_TEST(change.restart[0] == "model.path: /a.gguf -> /b.gguf");
+    const Settings merged = merge_live(before, after);
+    BOOST_TEST(merged.engine.model_path == "/a.gguf");
+    BOOST_TEST(merged.engine.limits.max_tokens == 500);
+    BOOST_TEST((merged.log_level == strata::daemon::log::Level::Debug));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_CASE(sniffing) {
+    BOOST_TEST((sniff("GET /health HTTP/1.1\r\nHost: x\r\n") == Protocol::Http));
+    BOOST_TEST((sniff("POST /v1/completions HTTP/1.0\n") == Protocol::Http));
+    BOOST_TEST((sniff("{\"jsonrpc\":\"2.0\"}\n") == Protocol::Native));
+    BOOST_TEST((sniff("  {") == Protocol::Native));
+    BOOST_TEST((sniff("") == Protocol::NeedMore));
+    BOOST_TEST((sniff("PO") == Protocol::NeedMore));
+    BOOST_TEST((sniff("POST /v1/completions HTT") == Protocol::NeedMore));
+    BOOST_TEST((sniff("GET nothing\n") == Protocol::Native));
+    BOOST_TEST((sniff("GET / HTTP/2.0\r\n") == Protocol::Native));
+    BOOST_TEST((sniff("GETTY") == Protocol::Native));
+}
+
+BOOST_AUTO_TEST_SUITE(jsonrpc)
+
+BOOST_AUTO_TEST_CASE(envelope) {
+    const RpcRequest r = parse_request(R"({"jsonrpc":"2.0","id":"a","method":"status"})", 8);
+    BOOST_TEST(r.method == "status");
+    BOOST_TEST(r.id->as_string() == "a");
+    BOOST_TEST(r.params.empty());
+    BOOST_TEST(!parse_request(R"({"jsonrpc":"2.0","method":"cancel","params":{"id":1}})", 8).id.has_value());
+}
+
+BOOST_AUTO_TEST_CASE(bad_lines) {
+    json::value id;
+    BOOST_TEST((request_error("{not json", &id) == ErrorKind::ParseError));
+    BOOST_TEST(id.is_null());
+    BOOST_TEST((request_error(R"({"a":[[[[[[[[[[1]]]]]]]]]]})") == ErrorKind::InvalidRequest));
+    BOOST_TEST((request_error("[1]") == ErrorKind::InvalidRequest));
+    BOOST_TEST((request_error(R"({"id":7,"method":"status"})", &id) == ErrorKind::InvalidRequest));
+    BOOST_TEST(id.as_int64() == 7);
+    BOOST_TEST((request_error(R"({"jsonrpc":"2.0","id":{},"method":"status"})") == ErrorKind::InvalidRequest));
+    BOOST_TEST((request_error(R"({"jsonrpc":"2.0","id":1,"method":5})") == ErrorKind::InvalidRequest));
+    BOOST_TEST((request_error(R"({"jsonrpc":"2.0","id":1,"method":"x","params":[1]})") == ErrorKind::InvalidParams));
+    BOOST_TEST((request_error("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xff\"}") == ErrorKind::ParseError));
+}
+
+BOOST_AUTO_TEST_CASE(error_line_shape) {
+    const json::value line = json::parse(error_line(3, ApiError(ErrorKind::Busy, "full", "x")));
+    BOOST_TEST(line.at("id").as_int64() == 3);
+    BOOST_TEST(line.at("error").at("code").as_int64() == -32003);
+    BOOST_TEST(line.at("error").at("data").at("type").as_string() == "busy");
+    BOOST_TEST(line.at("error").at("data").at("field").as_string() == "x");
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(generate_params)
+
+BOOST_AUTO_TEST_CASE(a_full_request) {
+    const GenerateCall call = parse_generate(
+        json::parse(R"({"session":"notes.1","prompt":"Hi","stream":false,"max_tokens":64,"temperature":0,
+                        "top_k":5,"seed":18446744073709551615,"stop":["\n\n","END"],
+                        "logit_bias":{"3":-1.5,"7":false},"ignore_eos":true})")
+            .as_object(),
+        context());
+    BOOST_TEST(call.request.uid == 1000u);
+    BOOST_TEST(call.request.session == "notes.1");
+    BOOST_TEST(*call.request.prompt == "Hi");
+    BOOST_TEST(!call.stream);
+    BOOST_TEST(call.request.max_tokens == 64);
+    BOOST_TEST(call.request.sampling.temperature == 0.0f);
+    BOOST_TEST(call.request.sampling.top_k == 5);
+    BOOST_TEST(call.request.sampling.seed == UINT64_MAX);
+    BOOST_TEST(call.request.stop.size() == 2u);
+    BOOST_TEST_REQUIRE(call.request.sampling.logit_bias.size() == 2u);
+    BOOST_TEST(call.request.sampling.logit_bias[0].token == 3);
+    BOOST_TEST(std::isinf(call.request.sampling.logit_bias[1].bias));
+    BOOST_TEST(call.request.ignore_eos);
+}
+
+BOOST_AUTO_TEST_CASE(defaults) {
+    const GenerateCall call = parse_generate(json::parse(R"({"messages":[{"role":"user","content":"x"}]})").as_object(),
+                                             context());
+    BOOST_TEST(call.stream);
+    BOOST_TEST(call.request.max_tokens == 100);
+    BOOST_TEST(!call.request.prompt.has_value());
+    BOOST_TEST(call.request.messages.size() == 1u);
+    BOOST_TEST(call.request.session.empty());
+}
+
+// Types are checked here; ranges and limits by Engine::submit (tests/integration/).
+BOOST_AUTO_TEST_CASE(every_mistyped_field_is_named) {
+    BOOST_TEST(bad_field(R"({"prompt":"a","max_tokens":1e300})") == "max_tokens");
+    BOOST_TEST(bad_field(R"({"prompt":"a","max_tokens":99999999999999999999})") == "max_tokens");
+    BOOST_TEST(bad_field(R"({"prompt":"a","max_tokens":4294967296})") == "max_tokens");
+    BOOST_TEST(bad_field(R"({"prompt":"a","max_tokens":"12"})") == "max_tokens");
+    BOOST_TEST(bad_field(R"({"prompt":"a","max_tokens":12.5})") == "max_tokens");
+    BOOST_TEST(bad_field(R"({"prompt":"a","max_tokens":true})") == "max_tokens");
+    BOOST_TEST(bad_field(R"({"prompt":"a","temperature":"NaN"})") == "temperature");
+    BOOST_TEST(bad_field(R"({"prompt":"a","temperature":1e999})") == "temperature");
+    BOOST_TEST(bad_field(R"({"prompt":"a","top_k":4294967296})") == "top_k");
+    BOOST_TEST(bad_field(R"({"prompt":"a","top_k":[1]})") == "top_k");
+    BOOST_TEST(bad_field(R"({"prompt":"a","seed":-1})") == "seed");
+    BOOST_TEST(bad_field(R"({"prompt":"a","seed":1.5})") == "seed");
+    BOOST_TEST(bad_field(R"({"prompt":"a","logit_bias":{"x":1}})") == "logit_bias.x");
+    BOOST_TEST(bad_field(R"({"prompt":"a","logit_bias":[[1,"big"]]})") == "logit_bias[0][1]");
+    BOOST_TEST(bad_field(R"({"prompt":"a","logit_bias":[[1]]})") == "logit_bias[0]");
+    BOOST_TEST(bad_field(R"({"prompt":"a","stop":[3]})") == "stop[0]");
+    BOOST_TEST(bad_field(R"({"prompt":"a","stop":5})") == "stop");
+    BOOST_TEST(bad_field(R"({"prompt":"a","session":7})") == "session");
+    BOOST_TEST(bad_field(R"({"prompt":"a","stream":"yes"})") == "stream");
+    BOOST_TEST(bad_field(R"({"prompt":"a","max_token":5})") == "max_token");
+    BOOST_TEST(bad_field(R"({"prompt":"a","messages":[]})") == "prompt");
+    BOOST_TEST(bad_field(R"({})") == "prompt");
+    BOOST_TEST(bad_field(R"({"messages":[]})") == "messages");
+    BOOST_TEST(bad_field(R"({"messages":[{"role":1,"content":"x"}]})") == "messages[0].role");
+    BOOST_TEST(bad_field(R"({"messages":[{"role":"user"}]})") == "messages[0].content");
+    BOOST_TEST(bad_field(R"({"messages":[{"role":"user","content":"x"}, 3]})") == "messages[1]");
+}
+
+BOOST_AUTO_TEST_CASE(openai_requests) {
+    const OpenAiCall chat = parse_openai(
+        OpenAiKind::Chat,
+        json::parse(R"({"model":"gpt-4o","messages":[{"role":"developer","content":"be brief"},
+                        {"role":"user","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}],
+                        "max_completion_tokens":7,"stream":true,"stream_options":{"include_usage":true},
+                        "n":1,"logprobs":false,"user":"ignored","session":"s"})")
+            .as_object(),
+        context());
+    BOOST_TEST(chat.stream);
+    BOOST_TEST(chat.include_usage);
+    BOOST_TEST(chat.request.max_tokens == 7);
+    BOOST_TEST(chat.request.session == "s");
+    BOOST_TEST_REQUIRE(chat.request.messages.size() == 2u);
+    BOOST_TEST(chat.request.messages[0].role == "system");
+    BOOST_TEST(chat.request.messages[1].content == "ab");
+    const OpenAiCall completion =
+        parse_openai(OpenAiKind::Completion, json::parse(R"({"prompt":["once"],"max_tokens":3})").as_object(), context());
+    BOOST_TEST(*completion.request.prompt == "once");
+    BOOST_TEST(!completion.stream);
+    BOOST_TEST(bad_openai_field(OpenAiKind::Completion, R"({"prompt":"a","n":2})") == "n");
+    BOOST_TEST(bad_openai_field(OpenAiKind::Completion, R"({"prompt":"a","echo":true})") == "echo");
+    BOOST_TEST(bad_openai_field(OpenAiKind::Completion, R"({"prompt":["a","b"]})") == "prompt");
+    BOOST_TEST(bad_openai_field(OpenAiKind::Completion, R"({"max_tokens":3})") == "prompt");
+    BOOST_TEST(bad_openai_field(OpenAiKind::Chat, R"({"messages":[{"role":"user","content":[{"type":"image_url"}]}]})") ==
+               "messages[0].content[0].type");
+    BOOST_TEST(bad_openai_field(OpenAiKind::Chat, R"({"messages":[{"role":"user","content":"x"}],"tools":[{}]})") ==
+               "tools");
+    BOOST_TEST(bad_openai_field(OpenAiKind::Chat, R"({"messages":[{"role":"user","content":"x"}],"max_tokens":"9"})") ==
+               "max_tokens");
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,349 @@
+// tests/unit/engine_test.cpp — the engine on the real stories260K model: the known greedy
+// text byte for byte, sessions continuing with their KV cache, several requests batched
+// together giving the same text as alone, cancellation, every admission limit, chat
+// rendering, stop strings, and sessions surviving a restart.
+#include <chrono>
+#include <condition_variable>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <mutex>
+
+#include "engine/engine.h"
+#include "test_util.h"
+
+using namespace strata;
+using namespace strata::engine;
+
+namespace {
+
+// Collects one request's output and lets the test wait for its end.
+class Collect : public Sink {
+public:
+    void on_text(std::string_view piece) override {
+        std::lock_guard lk(mu_);
+        text_ += piece;
+        ++pieces_;
+    }
+    void on_done(const Result& r) override {
+        std::lock_guard lk(mu_);
+        result_ = r;
+        done_ = true;
+        cv_.notify_all();
+    }
+    void on_error(const EngineError& e) override {
+        std::lock_guard lk(mu_);
+        error_ = e.code();
+        message_ = e.what();
+        done_ = true;
+        cv_.notify_all();
+    }
+    // Waits for the end; false on timeout.
+    bool wait(int seconds = 60) {
+        std::unique_lock lk(mu_);
+        return cv_.wait_for(lk, std::chrono::seconds(seconds), [&] { return done_; });
+    }
+    int pieces() {
+        std::lock_guard lk(mu_);
+        return pieces_;
+    }
+    std::string text_;
+    Result result_;
+    std::optional<Errc> error_;
+    std::string message_;
+
+private:
+    std::mutex mu_;
+    std::condition_variable cv_;
+    bool done_ = false;
+    int pieces_ = 0;
+};
+
+std::string model_path() { return (test::source_dir() / "daemon/models/stories260K.gguf").string(); }
+
+Config config(const std::string& state_dir = "") {
+    Config c;
+    c.model_path = model_path();
+    c.threads = 2;
+    c.context = 512;
+    c.state_dir = state_dir;
+    return c;
+}
+
+GenerateRequest greedy(std::string prompt, int max_tokens, std::string session = "", uint32_t uid = 1000) {
+    GenerateRequest r;
+    r.uid = uid;
+    r.session = std::move(session);
+    r.prompt = std::move(prompt);
+    r.max_tokens = max_tokens;
+    r.sampling.temperature = 0;
+    return r;
+}
+
+std::shared_ptr<Collect> run(Engine& e, GenerateRequest r) {
+    auto sink = std::make_shared<Collect>();
+    e.submit(std::move(r), sink);
+    BOOST_REQUIRE(sink->wait());
+    return sink;
+}
+
+Errc submit_error(Engine& e, GenerateRequest r) {
+    try {
+        e.submit(std::move(r), std::make_shared<Collect>());
+    } catch (const EngineError& err) {
+        return err.code();
+    }
+    BOOST_FAIL("expected submit() to refuse the request");
+    return Errc::Internal;
+}
+
+std::string read_file(const std::filesystem::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+struct TempDir {
+    std::filesystem::path path = std::filesystem::temp_directory_path() / ("strata-engine-test-" + std::to_string(::getpid()));
+    TempDir() { std::filesystem::create_directories(path); }
+    ~TempDir() { std::filesystem::remove_all(path); }
+};
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(engine)
+
+BOOST_AUTO_TEST_CASE(greedy_from_bos_reproduces_the_known_story) {
+    Engine e(config());
+    auto out = run(e, greedy("", 200));
+    BOOST_TEST(!out->error_.has_value());
+    const std::string expected = read_file(test::data_dir() / "stories260K/expected-greedy-200steps.txt");
+    BOOST_TEST(out->result_.text == expected);
+    BOOST_TEST(out->text_ == expected);  // the streamed pieces add up to the result
+    BOOST_TEST(out->pieces() > 100);
+    BOOST_TEST(out->result_.finish_reason == "length");
+    BOOST_TEST(out->result_.usage.completion_tokens == 200);
+    BOOST_TEST(out->result_.usage.prompt_tokens == 1);
+}
+
+BOOST_AUTO_TEST_CASE(named_session_continues_from_its_cache) {
+    Engine e(config());
+    auto first = run(e, greedy("Once upon a time", 16, "story"));
+    BOOST_TEST(first->result_.usage.cached_tokens == 0);
+    auto second = run(e, greedy(" The end", 8, "story"));
+    const auto& u = second->result_.usage;
+    BOOST_TEST(u.cached_tokens >= first->result_.usage.prompt_tokens + 15);  // the whole first exchange but its last token
+    BOOST_TEST(u.prompt_tokens > u.cached_tokens);
+    const auto info = e.session_info("story", 1000);
+    BOOST_TEST(info.tokens == u.prompt_tokens + 8);
+    BOOST_TEST(info.text == "Once upon a time" + first->result_.text + " The end" + second->result_.text);
+
+    // The same conversation replayed in an anonymous session gives the same text.
+    auto replay = run(e, greedy("Once upon a time", 16));
+    BOOST_TEST(replay->result_.text == first->result_.text);
+}
+
+BOOST_AUTO_TEST_CASE(batched_requests_match_requests_alone) {
+    Engine e(config());
+    const std::vector<std::string> prompts = {"Once upon a time", "Lily saw a cat", "The sun was", "One day, Tom"};
+    std::vector<std::string> alone;
+    for (const auto& p : prompts) alone.push_back(run(e, greedy(p, 40))->result_.text);
+    std::vector<std::shared_ptr<Collect>> sinks;
+    for (const auto& p : prompts) {
+        sinks.push_back(std::make_shared<Collect>());
+        e.submit(greedy(p, 40), sinks.back());
+    }
+    for (size_t i = 0; i < prompts.size(); ++i) {
+        BOOST_REQUIRE(sinks[i]->wait());
+        BOOST_TEST(sinks[i]->result_.text == alone[i], "prompt " << i);
+    }
+    BOOST_TEST(e.status().forward_passes > 0u);
+}
+
+BOOST_AUTO_TEST_CASE(cancel_ends_a_request_with_its_text_so_far) {
+    Engine e(config());
+    auto sink = std::make_shared<Collect>();
+    const uint64_t h = e.submit(greedy("Once upon a time", 400), sink);
+    while (sink->pieces() < 3) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    e.cancel(h);
+    BOOST_REQUIRE(sink->wait());
+    BOOST_TEST(sink->result_.finish_reason == "cancelled");
+    BOOST_TEST(sink->result_.usage.completion_tokens < 400);
+    BOOST_TEST(sink->result_.text == sink->text_);
+}
+
+BOOST_AUTO_TEST_CASE(admission_limits) {
+    Config c = config();
+    c.limits.max_queued = 2;
+    c.limits.max_sessions_per_user = 1;
+    c.limits.max_tokens = 100;
+    c.limits.max_prompt_tokens = 20;
+    Engine e(c);
+    BOOST_TEST((submit_error(e, greedy("x", 101)) == Errc::InvalidParams));
+    BOOST_TEST((submit_error(e, greedy("x", 0)) == Errc::InvalidParams));
+    GenerateRequest both = greedy("x", 4);
+    both.messages.push_back({"user", "hi"});
+    BOOST_TEST((submit_error(e, both) == Errc::InvalidParams));
+    GenerateRequest bad_sampling = greedy("x", 4);
+    bad_sampling.sampling.top_p = 2;
+    BOOST_TEST((submit_error(e, bad_sampling) == Errc::InvalidParams));
+    BOOST_TEST((submit_error(e, greedy("x", 4, "bad/name")) == Errc::InvalidParams));
+
+    // Session ownership, busy sessions, the per-user session limit and the queue limit.
+    auto long_run = std::make_shared<Collect>();
+    e.submit(greedy("Once", 100, "mine"), long_run);
+    BOOST_TEST((submit_error(e, greedy("x", 4, "mine")) == Errc::Busy));
+    BOOST_TEST((submit_error(e, greedy("x", 4, "mine", 1001)) == Errc::Forbidden));
+    BOOST_TEST((submit_error(e, greedy("x", 4, "second")) == Errc::Busy));  // one session per user
+    auto other = std::make_shared<Collect>();
+    e.submit(greedy("Once", 100), other);
+    BOOST_TEST((submit_error(e, greedy("x", 4)) == Errc::Busy));  // queue of 2 is full
+    BOOST_REQUIRE(long_run->wait());
+    BOOST_REQUIRE(other->wait());
+
+    // Too long a prompt is refused on the engine thread, after tokenizing.
+    auto too_long = run(e, greedy(std::string(200, 'a') + " b c d e f g h i j k l m n o p q r s t u v w x y z", 4));
+    BOOST_TEST((too_long->error_ == Errc::InvalidParams));
+    BOOST_TEST(too_long->message_.find("limit is 20") != std::string::npos);
+    // Root may use another user's session.
+    BOOST_TEST(run(e, greedy(" The", 4, "mine", 0))->result_.usage.completion_tokens == 4);
+    BOOST_CHECK_THROW(e.session_info("mine", 1001), EngineError);
+    BOOST_TEST(e.list_sessions(1001).empty());
+    BOOST_TEST(e.list_sessions(0).size() == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(context_full_is_reported) {
+    Config c = config();
+    c.context = 32;
+    Engine e(c);
+    const std::string story = "Once upon a time there was a little girl named Lily who loved to play in the park with her dog";
+    BOOST_REQUIRE_GT(e.tokenize(story + story, true, false).size(), 32u);
+    auto out = run(e, greedy(story + story, 4));
+    BOOST_TEST((out->error_ == Errc::ContextFull));
+    auto fits = run(e, greedy("Once upon a time", 100));
+    BOOST_TEST(fits->result_.finish_reason == "length");
+    // The cache holds 32 positions; the last sampled token is text, never fed back.
+    BOOST_TEST(fits->result_.usage.prompt_tokens + fits->result_.usage.completion_tokens == 33);
+}
+
+BOOST_AUTO_TEST_CASE(stop_strings_end_the_text_before_them) {
+    Engine e(config());
+    const std::string full = run(e, greedy("", 60))->result_.text;
+    const auto at = full.find("Lily");
+    BOOST_REQUIRE(at != std::string::npos);
+    GenerateRequest r = greedy("", 60);
+    r.stop = {"Lily"};
+    auto out = run(e, r);
+    BOOST_TEST(out->result_.text == full.substr(0, at));
+    BOOST_TEST(out->result_.finish_reason == "stop");
+}
+
+BOOST_AUTO_TEST_CASE(chat_messages_use_the_chosen_template) {
+    Engine e(config());
+    GenerateRequest r;
+    r.uid = 1000;
+    r.session = "chat";
+    r.messages = {{"user", "Tell me a story"}};
+    r.max_tokens = 8;
+    r.sampling.temperature = 0;
+    // stories260K has no chat template: messages need an explicit family.
+    BOOST_TEST((submit_error(e, r) == Errc::InvalidParams));
+    r.chat_template = "plain";
+    auto first = run(e, r);
+    BOOST_TEST(!first->error_.has_value());
+    r.messages = {{"user", "Another one"}};
+    auto second = run(e, r);
+    BOOST_TEST(second->result_.usage.cached_tokens > 0);
+    const auto info = e.session_info("chat", 1000);
+    BOOST_REQUIRE_EQUAL(info.conversation.size(), 4u);
+    BOOST_TEST(info.conversation[1].role == "assistant");
+    BOOST_TEST(info.conversation[1].content == first->result_.text);
+    // A chat session does not take raw prompts.
+    BOOST_TEST((run(e, greedy("x", 4, "chat"))->error_ == Errc::InvalidParams));
+}
+
+BOOST_AUTO_TEST_CASE(sessions_survive_a_restart) {
+    TempDir dir;
+    std::string first_text, continued;
+    {
+        Engine e(config(dir.path.string()));
+        first_text = run(e, greedy("Once upon a time", 12, "kept"))->result_.text;
+        e.shutdown(1000);
+    }
+    BOOST_TEST(std::filesystem::exists(dir.path / "kept.session"));
+    BOOST_TEST(std::filesystem::exists(dir.path / "kept.kv"));
+    {
+        Engine e(config(dir.path.string()));
+        const auto list = e.list_sessions(1000);
+        BOOST_REQUIRE_EQUAL(list.size(), 1u);
+        BOOST_TEST(list[0].name == "kept");
+        BOOST_TEST(e.session_info("kept", 1000).text == "Once upon a time" + first_text);
+        auto next = run(e, greedy(" The", 4, "kept"));
+        BOOST_TEST(next->result_.usage.cached_tokens > 0);  // the saved KV cache came back
+        continued = next->result_.text;
+        e.delete_session("kept", 1000);
+        BOOST_TEST(!std::filesystem::exists(dir.path / "kept.session"));
+    }
+    // Without the saved KV cache the continuation is the same (rebuilt from history).
+    Engine fresh(config());
+    run(fresh, greedy("Once upon a time", 12, "kept"));
+    BOOST_TEST(run(fresh, greedy(" The", 4, "kept"))->result_.text == continued);
+}
+
+// The smallest budget that runs the model streamed: everything but the reserves is streamed.
+std::unique_ptr<Engine> smallest_streaming_engine() {
+    for (int kib = 128 << 10; kib < (192 << 10); kib += 256) {
+        Config c = config();
+        c.memory.mode = "streamed";
+        c.memory.budget = std::to_string(kib) + "K";
+        try {
+            return std::make_unique<Engine>(c);
+        } catch (const std::runtime_error&) {
+        }
+    }
+    BOOST_FAIL("no budget between 128 and 192 MiB runs the model streamed");
+    return nullptr;
+}
+
+BOOST_AUTO_TEST_CASE(streamed_weights_give_the_same_story) {
+    auto engine = smallest_streaming_engine();
+    Engine& e = *engine;
+    const Status st = e.status();
+    BOOST_TEST(st.weights_mode == "streamed");
+    BOOST_TEST(st.streamed_bytes_per_pass > 0u);
+    BOOST_TEST(st.memory_plan.find("streamed") == 0);
+    BOOST_TEST(st.batch_tokens >= 512);
+    auto out = run(e, greedy("", 200));
+    BOOST_TEST(out->result_.text == read_file(test::data_dir() / "stories260K/expected-greedy-200steps.txt"));
+    const Status after = e.status();
+    // 200 passes; the range at the end of the file reads short of its aligned length.
+    BOOST_TEST(after.weights_bytes_read >= 199 * after.streamed_bytes_per_pass);
+    BOOST_TEST(after.read_bytes_per_s > 0);
+
+    // With room to spare, streaming takes larger passes (each pass reads the weights once).
+    Config roomy = config();
+    roomy.memory.mode = "streamed";
+    roomy.memory.budget = "1G";
+    BOOST_TEST(Engine(roomy).status().batch_tokens == 2048);
+
+    Config tiny = config();
+    tiny.memory.budget = "1M";
+    try {
+        Engine small(tiny);
+        BOOST_FAIL("expected the budget to be refused");
+    } catch (const std::runtime_error& err) {
+        BOOST_TEST(std::string(err.what()).find("cannot run within the memory budget") != std::string::npos, err.what());
+    }
+}
+
+BOOST_AUTO_TEST_CASE(shutdown_cancels_what_does_not_finish_in_time) {
+    Engine e(config());
+    auto sink = std::make_shared<Collect>();
+    e.submit(greedy("Once upon a time", 400), sink);
+    while (sink->pieces() < 1) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    e.shutdown(0);
+    BOOST_REQUIRE(sink->wait(1));
+    BOOST_TEST(sink->result_.finish_reason == "cancelled");
+    BOOST_TEST((submit_error(e, greedy("x", 4)) == Errc::ShuttingDown));
+}
+
+BOOST_AUTO_TEST_SUITE_END()

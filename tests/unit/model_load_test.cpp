@@ -1,0 +1,121 @@
+// tests/unit/model_load_test.cpp — the model loader on files that are valid GGUF but not
+// valid models: missing or absurd hyperparameters, unknown architectures, missing
+// tensors, wrong shapes and types. Each gives an error naming what is wrong.
+#include <functional>
+
+#include "gguf/writer.h"
+#include "model/model.h"
+#include "test_util.h"
+
+using namespace strata;
+
+namespace {
+
+// A tiny valid llama model (n_embd 32, 1 layer, 4 heads / 2 kv heads, n_ff 64, vocab 300),
+// after `edit` changed its metadata or `skip`/`retype` its tensors.
+struct TinyModel {
+    std::function<void(gguf::Writer&)> edit = [](gguf::Writer&) {};
+    std::string skip;                      // tensor to leave out
+    std::string reshape;                   // tensor to give a wrong shape
+    std::string retype;                    // tensor to store as Q8_K (not a weight type)
+    std::vector<uint8_t> bytes;
+
+    std::shared_ptr<const gguf::File> file() {
+        gguf::Writer w;
+        w.set_string("general.architecture", "llama");
+        w.set_u32("llama.embedding_length", 32);
+        w.set_u32("llama.block_count", 1);
+        w.set_u32("llama.feed_forward_length", 64);
+        w.set_u32("llama.attention.head_count", 4);
+        w.set_u32("llama.attention.head_count_kv", 2);
+        w.set_u32("llama.context_length", 128);
+        edit(w);
+        static const std::vector<uint8_t> zeros(1 << 20, 0);
+        auto add = [&](const std::string& name, std::vector<int64_t> ne) {
+            if (name == skip) return;
+            if (name == reshape) ne[0] *= 2;
+            const DType t = name == retype ? DType::Q8_K : DType::F32;
+            if (t == DType::Q8_K) ne[0] = 256;
+            w.add_tensor(name, t, ne, zeros.data());
+        };
+        add("token_embd.weight", {32, 300});
+        add("output_norm.weight", {32});
+        const std::string p = "blk.0.";
+        add(p + "attn_norm.weight", {32});
+        add(p + "attn_q.weight", {32, 32});
+        add(p + "attn_k.weight", {32, 16});
+        add(p + "attn_v.weight", {32, 16});
+        add(p + "attn_output.weight", {32, 32});
+        add(p + "ffn_norm.weight", {32});
+        add(p + "ffn_gate.weight", {32, 64});
+        add(p + "ffn_up.weight", {32, 64});
+        add(p + "ffn_down.weight", {64, 32});
+        bytes = w.bytes();
+        return gguf::File::parse(bytes);
+    }
+};
+
+// The error loading `m` gives ("" when it loads).
+std::string load_error(TinyModel m) {
+    try {
+        model::Model::load(m.file(), {.n_threads = 1});
+    } catch (const std::exception& e) {
+        return e.what();
+    }
+    return "";
+}
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(model_load)
+
+BOOST_AUTO_TEST_CASE(the_tiny_model_loads_and_runs) {
+    TinyModel m;
+    auto model = model::Model::load(m.file(), {.n_threads = 1});
+    BOOST_TEST(model->hparams().n_vocab == 300);
+    auto cache = model->new_cache(8);
+    std::vector<float> logits;
+    const std::vector<int32_t> toks = {1, 2};
+    const model::SequenceBatch s{&cache, toks, model::Logits::Last};
+    model->forward({&s, 1}, logits);
+    BOOST_TEST(logits.size() == 300u);
+}
+
+BOOST_AUTO_TEST_CASE(metadata_problems_are_named) {
+    auto with = [](std::function<void(gguf::Writer&)> edit) {
+        TinyModel m;
+        m.edit = std::move(edit);
+        return load_error(m);
+    };
+    BOOST_TEST(contains(with([](auto& w) { w.remove("general.architecture"); }), "general.architecture"));
+    BOOST_TEST(contains(with([](auto& w) { w.set_string("general.architecture", "mamba"); }), "\"mamba\" is not supported"));
+    BOOST_TEST(contains(with([](auto& w) { w.set_u64("llama.block_count", 1ull << 40); }), "llama.block_count"));
+    BOOST_TEST(contains(with([](auto& w) { w.set_u32("llama.attention.head_count", 0); }), "llama.attention.head_count"));
+    BOOST_TEST(contains(with([](auto& w) { w.set_u32("llama.attention.head_count_kv", 3); }), "not a multiple"));
+    BOOST_TEST(contains(with([](auto& w) { w.remove("llama.embedding_length"); }), "missing llama.embedding_length"));
+    BOOST_TEST(contains(with([](auto& w) { w.set_string("llama.block_count", "one"); }), "llama.block_count"));
+    BOOST_TEST(contains(with([](auto& w) { w.set_f32("llama.rope.freq_base", -1.0f); }), "llama.rope.freq_base"));
+    BOOST_TEST(contains(with([](auto& w) { w.set_u32("llama.rope.dimension_count", 7); }), "rope.dimension_count"));
+}
+
+BOOST_AUTO_TEST_CASE(tensor_problems_are_named) {
+    TinyModel missing;
+    missing.skip = "blk.0.ffn_up.weight";
+    BOOST_TEST(contains(load_error(missing), "lacks tensor blk.0.ffn_up.weight"));
+    TinyModel no_norm;
+    no_norm.skip = "output_norm.weight";
+    BOOST_TEST(contains(load_error(no_norm), "output_norm.weight"));
+    TinyModel shape;
+    shape.reshape = "blk.0.attn_k.weight";
+    BOOST_TEST(contains(load_error(shape), "blk.0.attn_k.weight has shape [64, 16], expected [32, 16]"));
+    TinyModel type;
+    type.retype = "blk.0.attn_q.weight";
+    BOOST_TEST(contains(load_error(type), "blk.0.attn_q.weight"));
+    TinyModel embd;
+    embd.reshape = "token_embd.weight";
+    BOOST_TEST(contains(load_error(embd), "token_embd.weight"));
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,305 @@
+// tests/unit/tensor_test.cpp — element types: quantizers byte-identical with llama.cpp's,
+// dequantizers against llama.cpp and against the independent numpy reference (gguf_ref.py),
+// F16/BF16 conversions at their edges, quantization error bounds, unsupported types.
+// Fixtures: tests/data/quant (make_fixtures.py there regenerates them from llama.cpp).
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "tensor/dtype.h"
+#include "tensor/fp16.h"
+#include "tensor/quantize.h"
+#include "test_util.h"
+
+using namespace strata;
+
+namespace {
+
+constexpr int64_t kRows = 8, kCols = 512;  // input.f32, as make_fixtures.py writes it
+
+const DType kQuantTypes[] = {DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0,
+                             DType::Q2_K, DType::Q3_K, DType::Q4_K, DType::Q5_K, DType::Q6_K};
+
+std::filesystem::path fixture(const std::string& name) { return test::data_dir() / "quant" / name; }
+
+template <class T>
+std::vector<T> read_fixture(const std::string& name) {
+    std::ifstream in(fixture(name), std::ios::binary | std::ios::ate);
+    BOOST_REQUIRE_MESSAGE(in, "missing fixture " << fixture(name));
+    const auto size = static_cast<size_t>(in.tellg());
+    BOOST_REQUIRE_MESSAGE(size % sizeof(T) == 0, fixture(name) << ": size " << size);
+    std::vector<T> v(size / sizeof(T));
+    in.seekg(0);
+    in.read(reinterpret_cast<char*>(v.data()), static_cast<std::streamsize>(size));
+    return v;
+}
+
+std::string lower(std::string_view s) {
+    std::string r(s);
+    for (char& c : r) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return r;
+}
+
+std::vector<uint8_t> quantize(DType t, const std::vector<float>& x) {
+    std::vector<uint8_t> q(dtype_bytes(t, x.size()));
+    quantize_row(t, x.data(), q.data(), static_cast<int64_t>(x.size()));
+    return q;
+}
+
+std::vector<float> dequantize(DType t, const std::vector<uint8_t>& q, size_t n) {
+    std::vector<float> y(n);
+    dequantize_row(t, q.data(), y.data(), static_cast<int64_t>(n));
+    return y;
+}
+
+// Index of the first block where a and b differ, or -1.
+int64_t first_different_block(DType t, const std::vector<uint8_t>& a, const std::vector<uint8_t>& b) {
+    const size_t bb = dtype_info(t).block_bytes;
+    for (size_t i = 0; i < a.size(); i += bb)
+        if (std::memcmp(a.data() + i, b.data() + i, bb) != 0) return static_cast<int64_t>(i / bb);
+    return -1;
+}
+
+bool same_bits(float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
+double relative_rmse(const std::vector<float>& x, const std::vector<float>& y) {
+    double err = 0, ref = 0;
+    for (size_t i = 0; i < x.size(); ++i) {
+        err += (static_cast<double>(y[i]) - x[i]) * (static_cast<double>(y[i]) - x[i]);
+        ref += static_cast<double>(x[i]) * x[i];
+    }
+    return std::sqrt(err / ref);
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(quantizers)
+
+BOOST_AUTO_TEST_CASE(bytes_match_llama_cpp) {
+    const auto x = read_fixture<float>("input.f32");
+    BOOST_REQUIRE_EQUAL(x.size(), static_cast<size_t>(kRows * kCols));
+    for (DType t : kQuantTypes) {
+        BOOST_TEST_CONTEXT("type " << dtype_name(t)) {
+            const auto expected = read_fixture<uint8_t>(lower(dtype_name(t)) + ".q");
+            const auto got = quantize(t, x);
+            BOOST_REQUIRE_EQUAL(got.size(), expected.size());
+            const int64_t bad = first_different_block(t, got, expected);
+            BOOST_TEST(bad == -1, "first differing block " << bad << " (row " << bad * dtype_info(t).block_elems / kCols
+                                                           << ")");
+        }
+    }
+}
+
+BOOST_AUTO_TEST_CASE(row_by_row_equals_whole) {
+    const auto x = read_fixture<float>("input.f32");
+    for (DType t : kQuantTypes) {
+        const auto whole = quantize(t, x);
+        const size_t row_bytes = dtype_bytes(t, kCols);
+        for (int64_t r = 0; r < kRows; ++r) {
+            std::vector<uint8_t> row(row_bytes);
+            quantize_row(t, x.data() + r * kCols, row.data(), kCols);
+            BOOST_TEST(std::memcmp(row.data(), whole.data() + r * row_bytes, row_bytes) == 0,
+                       dtype_name(t) << " row " << r);
+        }
+    }
+}
+
+BOOST_AUTO_TEST_CASE(all_zero_input_gives_zeros) {
+    const std::vector<float> zeros(1024, 0.0f);
+    for (DType t : kQuantTypes) {
+        const auto y = dequantize(t, quantize(t, zeros), zeros.size());
+        bool all_zero = true;
+        for (float v : y) all_zero = all_zero && v == 0.0f;
+        BOOST_TEST(all_zero, dtype_name(t));
+    }
+}
+
+// Relative RMS error of quantize -> dequantize on N(0, 1) data, with bounds about 1.2x
+// what the formats reach (Q8_0 0.53 %, Q6_K 1.8 %, Q4_K 7.1 %, Q2_K 30 %, ...): a wrong
+// scale or a lost bit shows up as a multiple of these.
+BOOST_AUTO_TEST_CASE(error_bounds) {
+    struct Bound {
+        DType t;
+        double max_rel_rmse;
+    };
+    const Bound bounds[] = {
+        {DType::F16, 2.5e-4}, {DType::BF16, 2.0e-3}, {DType::Q8_0, 6.5e-3}, {DType::Q6_K, 2.2e-2},
+        {DType::Q5_0, 5.0e-2}, {DType::Q5_1, 4.5e-2}, {DType::Q5_K, 4.4e-2}, {DType::Q4_0, 1.0e-1},
+        {DType::Q4_1, 9.5e-2}, {DType::Q4_K, 8.5e-2}, {DType::Q3_K, 1.8e-1}, {DType::Q2_K, 3.6e-1},
+    };
+    std::mt19937 rng(7);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    std::vector<float> x(256 * 64);
+    for (float& v : x) v = normal(rng);
+    for (const auto& b : bounds) {
+        const double e = relative_rmse(x, dequantize(b.t, quantize(b.t, x), x.size()));
+        BOOST_TEST_MESSAGE(dtype_name(b.t) << " relative RMSE " << e);
+        BOOST_TEST(e <= b.max_rel_rmse, dtype_name(b.t) << ": relative RMSE " << e << " > " << b.max_rel_rmse);
+        BOOST_TEST(e > 0.0, dtype_name(b.t) << " is lossy on random data");
+    }
+}
+
+// Q8_0's per-element error is at most half a step (amax/127) plus the F16 rounding of the
+// step (2^-11 relative, times up to 127 steps), in blocks whose step is a normal F16.
+BOOST_AUTO_TEST_CASE(q8_0_elementwise_bound) {
+    const auto x = read_fixture<float>("input.f32");
+    const auto y = dequantize(DType::Q8_0, quantize(DType::Q8_0, x), x.size());
+    int blocks_checked = 0, bad = 0;
+    for (size_t b = 0; b < x.size(); b += 32) {
+        float amax = 0;
+        for (size_t j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(x[b + j]));
+        if (amax / 127 < std::ldexp(1.0f, -14)) continue;
+        ++blocks_checked;
+        for (size_t j = 0; j < 32; ++j) bad += std::fabs(y[b + j] - x[b + j]) > amax / 127 * 0.5f + amax / 2048;
+    }
+    BOOST_TEST(blocks_checked > 100);
+    BOOST_TEST(bad == 0);
+}
+
+BOOST_AUTO_TEST_CASE(rejects_partial_blocks) {
+    std::vector<float> x(300, 1.0f);
+    std::vector<uint8_t> q(4096);
+    BOOST_CHECK_THROW(quantize_row(DType::Q4_K, x.data(), q.data(), 300), std::invalid_argument);
+    BOOST_CHECK_THROW(quantize_row(DType::Q4_0, x.data(), q.data(), 40), std::invalid_argument);
+    BOOST_CHECK_THROW(dequantize_row(DType::Q6_K, q.data(), x.data(), 100), std::invalid_argument);
+}
+
+BOOST_AUTO_TEST_CASE(unsupported_types_are_named) {
+    std::vector<float> x(32, 1.0f);
+    std::vector<uint8_t> q(256);
+    for (DType t : {DType::I8, DType::I16, DType::I32, DType::I64, DType::F64}) {
+        BOOST_TEST(!can_quantize(t));
+        try {
+            quantize_row(t, x.data(), q.data(), 32);
+            BOOST_FAIL("quantize_row accepted " << dtype_name(t));
+        } catch (const std::invalid_argument& e) {
+            BOOST_TEST(std::string(e.what()).find(dtype_name(t)) != std::string::npos, e.what());
+        }
+        try {
+            dequantize_row(t, q.data(), x.data(), 32);
+            BOOST_FAIL("dequantize_row accepted " << dtype_name(t));
+        } catch (const std::invalid_argument& e) {
+            BOOST_TEST(std::string(e.what()).find(dtype_name(t)) != std::string::npos, e.what());
+        }
+    }
+    BOOST_TEST(!dtype_info(16u).has_value());  // IQ2_XXS: a GGML type strata does not read
+    BOOST_TEST(!dtype_info(1000u).has_value());
+    for (DType t : kQuantTypes) BOOST_TEST(can_quantize(t));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(dequantizers)
+
+BOOST_AUTO_TEST_CASE(bits_match_llama_cpp) {
+    for (DType t : kQuantTypes) {
+        const std::string stem = lower(dtype_name(t));
+        const auto q = read_fixture<uint8_t>(stem + ".q");
+        const auto expected = read_fixture<float>(stem + ".deq.f32");
+        const auto got = dequantize(t, q, expected.size());
+        size_t mismatches = 0, first = 0;
+        for (size_t i = 0; i < got.size(); ++i)
+            if (!same_bits(got[i], expected[i]) && mismatches++ == 0) first = i;
+        BOOST_TEST(mismatches == 0u, dtype_name(t) << ": " << mismatches << " values differ, first at " << first);
+    }
+}
+
+// Tensors of llama.cpp-quantized golden models, dequantized in float64 by gguf_ref.py. Our
+// float32 arithmetic may differ by rounding only.
+BOOST_AUTO_TEST_CASE(golden_tensors_match_gguf_ref) {
+    struct Slice {
+        const char* stem;
+        DType t;
+    };
+    const Slice slices[] = {
+        {"golden_llama-q8_0.blk.0.attn_q.weight", DType::Q8_0},
+        {"golden_llama-q4_0.blk.0.ffn_down.weight", DType::Q4_0},
+        {"golden_llama-q4_0.output.weight", DType::Q6_K},
+        {"golden_llama-q4_k_m.blk.0.ffn_gate.weight", DType::Q4_K},
+        {"golden_llama-q4_k_m.blk.1.ffn_down.weight", DType::Q6_K},
+        {"golden_llama-q6_k.token_embd.weight", DType::Q6_K},
+    };
+    for (const auto& s : slices) {
+        const auto q = read_fixture<uint8_t>(std::string(s.stem) + ".q");
+        const auto ref = read_fixture<double>(std::string(s.stem) + ".f64");
+        BOOST_REQUIRE_EQUAL(q.size(), dtype_bytes(s.t, ref.size()));
+        const auto got = dequantize(s.t, q, ref.size());
+        double max_ref = 0, max_err = 0;
+        for (size_t i = 0; i < ref.size(); ++i) {
+            max_ref = std::max(max_ref, std::fabs(ref[i]));
+            max_err = std::max(max_err, std::fabs(got[i] - ref[i]));
+        }
+        BOOST_TEST(max_ref > 0.0, s.stem);
+        BOOST_TEST(max_err <= 1e-6 * max_ref, s.stem << ": max error " << max_err << " of " << max_ref);
+    }
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(half_precision)
+
+BOOST_AUTO_TEST_CASE(conversions_match_llama_cpp_on_edges) {
+    const auto x = read_fixture<float>("fp_edges.f32");
+    const auto f16 = read_fixture<uint16_t>("fp_edges.f16");
+    const auto bf16 = read_fixture<uint16_t>("fp_edges.bf16");
+    BOOST_REQUIRE(f16.size() == x.size() && bf16.size() == x.size());
+    for (size_t i = 0; i < x.size(); ++i) {
+        BOOST_TEST(fp32_to_fp16(x[i]) == f16[i], "F16 of " << x[i] << " (edge " << i << ")");
+        BOOST_TEST(fp32_to_bf16(x[i]) == bf16[i], "BF16 of " << x[i] << " (edge " << i << ")");
+    }
+}
+
+BOOST_AUTO_TEST_CASE(f16_rounding_rules) {
+    BOOST_TEST(fp32_to_fp16(65504.0f) == 0x7BFF);                 // largest finite
+    BOOST_TEST(fp32_to_fp16(65520.0f) == 0x7C00);                 // halfway to 2^16 rounds to inf
+    BOOST_TEST(fp32_to_fp16(std::ldexp(1.0f, -24)) == 0x0001);    // smallest subnormal
+    BOOST_TEST(fp32_to_fp16(std::ldexp(1.0f, -25)) == 0x0000);    // tie between 0 and 2^-24: even
+    BOOST_TEST(fp32_to_fp16(std::ldexp(3.0f, -25)) == 0x0002);    // tie between 1 and 2 ulps: even
+    BOOST_TEST(fp32_to_fp16(1.0f + std::ldexp(1.0f, -11)) == 0x3C00);
+    BOOST_TEST(fp32_to_fp16(1.0f + std::ldexp(3.0f, -11)) == 0x3C02);
+    BOOST_TEST(fp32_to_fp16(-0.0f) == 0x8000);
+    BOOST_TEST(fp32_to_fp16(-INFINITY) == 0xFC00);
+    BOOST_TEST((fp32_to_fp16(NAN) & 0x7FFF) > 0x7C00);
+    BOOST_TEST(fp32_to_bf16(1.0f + std::ldexp(1.0f, -8)) == 0x3F80);
+    BOOST_TEST(fp32_to_bf16(1.0f + std::ldexp(3.0f, -8)) == 0x3F82);
+    BOOST_TEST(fp32_to_bf16(std::bit_cast<float>(0x7F800001u)) == 0x7FC0);  // signalling NaN turns quiet
+    BOOST_TEST(fp32_to_bf16(1e-40f) == 0x0001);                   // subnormals are kept, not flushed
+}
+
+// Every F16 bit pattern decodes to sign * mantissa * 2^exponent (computed here with ldexp),
+// NaNs stay NaN with their sign, and encoding the value gives the pattern back.
+BOOST_AUTO_TEST_CASE(f16_decoding_is_exact_for_all_patterns) {
+    int bad = 0;
+    for (uint32_t h = 0; h < 65536; ++h) {
+        const int exp = (h >> 10) & 0x1F;
+        const int mant = h & 0x3FF;
+        const float sign = (h & 0x8000) ? -1.0f : 1.0f;
+        const float f = fp16_to_fp32(static_cast<uint16_t>(h));
+        if (exp == 31 && mant != 0) {
+            bad += !(std::isnan(f) && std::signbit(f) == (sign < 0));
+            continue;
+        }
+        const float expected = exp == 31   ? sign * INFINITY
+                               : exp == 0 ? sign * std::ldexp(static_cast<float>(mant), -24)
+                                          : sign * std::ldexp(static_cast<float>(1024 + mant), exp - 25);
+        bad += !same_bits(f, expected);
+        bad += fp32_to_fp16(f) != h;
+    }
+    BOOST_TEST(bad == 0);
+}
+
+BOOST_AUTO_TEST_CASE(bf16_round_trips_all_patterns) {
+    int bad = 0;
+    for (uint32_t h = 0; h < 65536; ++h) {
+        const float f = bf16_to_fp32(static_cast<uint16_t>(h));
+        bad += !same_bits(f, std::bit_cast<float>(h << 16));
+        if (!std::isnan(f)) bad += fp32_to_bf16(f) != h;
+    }
+    BOOST_TEST(bad == 0);
+}
+
+BOOST_AUTO_TEST_SUITE_END()

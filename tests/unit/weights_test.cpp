@@ -1,0 +1,243 @@
+// tests/unit/weights_test.cpp — the weights layer: budget settings and cgroup limits (on
+// a fake /sys tree), aligned read ranges, the planner's decisions, and the streamed source:
+// logits bit-identical to resident on every golden model over many passes, read errors
+// and short reads retried or reported (and recovered from), a truncated model file.
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "golden.h"
+#include "model/model.h"
+#include "test_util.h"
+#include "weights/budget.h"
+#include "weights/planner.h"
+#include "weights/ranges.h"
+#include "weights/streamed.h"
+
+using namespace strata;
+using namespace strata::weights;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct TempDir {
+    fs::path path = fs::temp_directory_path() / ("strata-weights-test-" + std::to_string(::getpid()));
+    TempDir() { fs::create_directories(path); }
+    ~TempDir() { fs::remove_all(path); }
+};
+
+void write(const fs::path& p, const std::string& text) {
+    fs::create_directories(p.parent_path());
+    std::ofstream(p) << text;
+}
+
+gguf::TensorInfo tensor(uint64_t offset, uint64_t bytes) {
+    gguf::TensorInfo t;
+    t.file_offset = offset;
+    t.nbytes = bytes;
+    return t;
+}
+
+// A layout of n equal blocks of `block` bytes and a head of `head` bytes, laid out
+// back to back from byte 4096.
+struct FakeModel {
+    std::vector<gguf::TensorInfo> tensors;
+    Layout layout;
+    FakeModel(int n, uint64_t block, uint64_t head) {
+        tensors.reserve(n + 1);
+        uint64_t at = 4096;
+        for (int i = 0; i <= n; ++i) {
+            tensors.push_back(tensor(at, i < n ? block : head));
+            at += tensors.back().nbytes;
+        }
+        for (auto& t : tensors) layout.layers.push_back({&t});
+    }
+};
+
+constexpr uint64_t MiB = 1 << 20;
+
+std::unique_ptr<model::Model> load(const fs::path& path, model::WeightFactory factory = {}) {
+    model::Options o;
+    o.n_threads = 2;
+    o.weights = std::move(factory);
+    return model::Model::load(gguf::File::open(path.string()), o);
+}
+
+// Streams everything it can: a budget that keeps no block in memory.
+model::WeightFactory streaming(StreamOptions opt = {}, uint64_t budget = 0) {
+    return [opt, budget](std::shared_ptr<const gguf::File> f, Layout l) {
+        const Plan p = make_plan(l, {.budget = budget, .mode = Mode::Streamed});
+        return make_streamed(std::move(f), std::move(l), p, opt);
+    };
+}
+
+
+std::vector<int32_t> long_tokens() {
+    for (const auto& c : test::golden_cases())
+        if (c.name == "llama-f16.long") return c.tokens;
+    return {};
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(weights)
+
+BOOST_AUTO_TEST_CASE(sizes_parse) {
+    BOOST_TEST(parse_size("123", 0) == 123u);
+    BOOST_TEST(parse_size("6G", 0) == 6ull << 30);
+    BOOST_TEST(parse_size("6GiB", 0) == 6ull << 30);
+    BOOST_TEST(parse_size("512m", 0) == 512ull << 20);
+    BOOST_TEST(parse_size("1.5K", 0) == 1536u);
+    BOOST_TEST(parse_size("75%", 1000) == 750u);
+    BOOST_CHECK_THROW(parse_size("", 0), std::invalid_argument);
+    BOOST_CHECK_THROW(parse_size("6X", 0), std::invalid_argument);
+    BOOST_CHECK_THROW(parse_size("-1G", 0), std::invalid_argument);
+    BOOST_CHECK_THROW(parse_size("150%", 100), std::invalid_argument);
+}
+
+BOOST_AUTO_TEST_CASE(cgroup_v1_and_v2_limits) {
+    TempDir d;
+    // v2: the tightest memory.max on the path wins; "max" means none.
+    write(d.path / "a/memory.max", "max\n");
+    write(d.path / "a/b/memory.max", "6442450944\n");
+    write(d.path / "a/b/c/memory.max", "max\n");
+    auto v2 = cgroup_limit("0::/a/b/c\n", d.path.string());
+    BOOST_REQUIRE(v2);
+    BOOST_TEST(v2->bytes == 6442450944ull);
+    BOOST_TEST(v2->source.find("cgroup v2 memory.max") == 0);
+    // v1: memory controller line; the huge "unlimited" value means none.
+    write(d.path / "memory/x/memory.limit_in_bytes", "9223372036854771712\n");
+    write(d.path / "memory/x/y/memory.limit_in_bytes", "1073741824\n");
+    auto v1 = cgroup_limit("12:pids:/p\n4:memory:/x/y\n0::/\n", d.path.string());
+    BOOST_REQUIRE(v1);
+    BOOST_TEST(v1->bytes == 1073741824ull);
+    BOOST_TEST(v1->source.find("cgroup v1") == 0);
+    BOOST_TEST(!cgroup_limit("4:memory:/x\n", d.path.string()));
+    BOOST_TEST(!cgroup_limit("garbage", d.path.string()));
+    // The real system answers something, and a configured budget wins.
+    BOOST_TEST(system_budget().bytes > 0u);
+    BOOST_TEST(resolve_budget("2G").bytes == 2ull << 30);
+}
+
+BOOST_AUTO_TEST_CASE(ranges_are_aligned_and_merged) {
+    std::vector<gguf::TensorInfo> t = {tensor(10000, 5000), tensor(15008, 100), tensor(1 << 24, 4096)};
+    const LayerRanges r = layer_ranges({&t[0], &t[1], &t[2]}, 4096, 1 << 16);
+    BOOST_REQUIRE_EQUAL(r.ranges.size(), 2u);
+    BOOST_TEST(r.ranges[0].offset == 8192u);
+    BOOST_TEST(r.ranges[0].length == 8192u);  // [8192, 16384) holds both small tensors
+    BOOST_TEST(r.ranges[1].offset == uint64_t(1 << 24));
+    BOOST_TEST(r.tensor_offset[0] == 10000u - 8192u);
+    BOOST_TEST(r.tensor_offset[1] == 15008u - 8192u);
+    BOOST_TEST(r.tensor_offset[2] == 8192u);
+    BOOST_TEST(r.bytes == 8192u + 4096u);
+}
+
+BOOST_AUTO_TEST_CASE(planner_decisions) {
+    FakeModel m(32, 400 * MiB, 1000 * MiB);
+    const Reserve reserve{.kv = 300 * MiB, .working = 100 * MiB, .overhead = 100 * MiB};
+    // Everything fits: resident.
+    Plan p = make_plan(m.layout, {.budget = 40000 * MiB, .reserve = reserve});
+    BOOST_TEST((p.mode == Mode::Resident));
+    BOOST_TEST(p.streamed_bytes == 0u);
+    // 6 GiB: streamed; the 1000 MiB head stays (so the ring holds 400 MiB layers), and
+    // whole blocks fill the rest, spread out.
+    p = make_plan(m.layout, {.budget = 6144 * MiB, .reserve = reserve});
+    BOOST_TEST((p.mode == Mode::Streamed));
+    BOOST_TEST(p.fits);
+    BOOST_TEST(p.resident.back());
+    BOOST_TEST(p.slot_bytes >= 400 * MiB);
+    BOOST_TEST(p.ring_slots >= 2);
+    BOOST_TEST(p.total() <= 6144 * MiB);
+    const auto kept = std::count(p.resident.begin(), p.resident.end() - 1, true);
+    BOOST_TEST(kept == (6144 - 500 - 1000 - 2 * 400) / 400);  // 9 blocks
+    BOOST_TEST(p.streamed_bytes == (32 - kept) * 400 * MiB + (32 - kept) * 0);
+    BOOST_TEST(!p.resident[1]);  // spread: not the first `kept` blocks in a row
+    BOOST_TEST(p.pass_bound(2000.0 * MiB) == 2000.0 / double((32 - kept) * 400), boost::test_tools::tolerance(1e-9));
+    BOOST_TEST(p.describe(2e9).find("layers streamed") != std::string::npos);
+    // Too small even to stream: says so.
+    p = make_plan(m.layout, {.budget = 1000 * MiB, .reserve = reserve});
+    BOOST_TEST(!p.fits);
+    BOOST_TEST(p.summary().find("does not fit") != std::string::npos);
+    // Forced modes.
+    BOOST_TEST((make_plan(m.layout, {.budget = 40000 * MiB, .reserve = reserve, .mode = Mode::Streamed}).mode == Mode::Streamed));
+    BOOST_TEST((make_plan(m.layout, {.budget = 10 * MiB, .reserve = reserve, .mode = Mode::Resident}).mode == Mode::Resident));
+    BOOST_CHECK_THROW(mode_from_name("sometimes"), std::invalid_argument);
+}
+
+BOOST_AUTO_TEST_CASE(streamed_logits_are_bit_identical_to_resident) {
+    for (const auto& c : test::golden_cases()) {
+        if (c.tokens.size() < 64) continue;
+        auto resident = load(c.model);
+        auto streamed = load(c.model, streaming());
+        // One batch, then decode steps (65+ passes: the ring cycles across passes).
+        BOOST_TEST(test::logits_in_chunks(*streamed, c.tokens, c.tokens.size()) == test::logits_in_chunks(*resident, c.tokens, c.tokens.size()), c.name);
+        BOOST_TEST(test::logits_in_chunks(*streamed, c.tokens, 1) == test::logits_in_chunks(*resident, c.tokens, 1), c.name);
+    }
+    // Keeping some layers in memory (a budget between nothing and everything) too.
+    const auto path = test::data_dir() / "golden/models/llama-f16.gguf";
+    auto partly = load(path, streaming({}, 3 << 20));
+    auto resident = load(path);
+    const auto toks = long_tokens();
+    BOOST_TEST(test::logits_in_chunks(*partly, toks, 7) == test::logits_in_chunks(*resident, toks, 7));
+}
+
+BOOST_AUTO_TEST_CASE(read_errors_are_retried_then_reported_and_recovered_from) {
+    const auto path = test::data_dir() / "golden/models/llama-f16.gguf";
+    auto resident = load(path);
+    const auto toks = long_tokens();
+    const auto expected = test::logits_in_chunks(*resident, toks, 16);
+    // Errors and short reads within the retry limit: the same logits.
+    for (bool short_reads : {false, true}) {
+        StreamOptions opt;
+        opt.fault_count = 3;
+        opt.fault_short = short_reads;
+        auto m = load(path, streaming(opt));
+        BOOST_TEST(test::logits_in_chunks(*m, toks, 16) == expected);
+    }
+    // More errors than retries: a clear error, then the next pass reads again and works.
+    // One read in flight at a time, so the faults hit the same read one after another.
+    StreamOptions opt;
+    opt.fault_count = opt.max_retries + 2;
+    opt.queue_depth = 1;
+    opt.direct = false;  // the buffered path too
+    auto m = load(path, streaming(opt));
+    auto cache = m->new_cache(64);
+    std::vector<float> logits;
+    const model::SequenceBatch s{&cache, std::span<const int32_t>(toks.data(), 8), model::Logits::Last};
+    try {
+        m->forward({&s, 1}, logits);
+        BOOST_FAIL("expected a read error");
+    } catch (const std::runtime_error& e) {
+        const std::string what = e.what();
+        BOOST_TEST(what.find("cannot read") != std::string::npos, what);
+        BOOST_TEST(what.find("at byte") != std::string::npos, what);
+        BOOST_TEST(what.find("Input/output error") != std::string::npos, what);
+    }
+    BOOST_TEST(cache.size() == 0);
+    BOOST_TEST(test::logits_in_chunks(*m, toks, 16) == expected);
+}
+
+BOOST_AUTO_TEST_CASE(a_truncated_file_is_a_clear_error) {
+    TempDir d;
+    const auto copy = d.path / "model.gguf";
+    fs::copy_file(test::data_dir() / "golden/models/llama-f16.gguf", copy);
+    auto m = load(copy, streaming());
+    fs::resize_file(copy, fs::file_size(copy) / 2);
+    auto cache = m->new_cache(8);
+    std::vector<float> logits;
+    const std::vector<int32_t> toks = {1, 2, 3};
+    const model::SequenceBatch s{&cache, toks, model::Logits::Last};
+    try {
+        m->forward({&s, 1}, logits);
+        BOOST_FAIL("expected an error");
+    } catch (const std::runtime_error& e) {
+        BOOST_TEST(std::string(e.what()).find("end of file") != std::string::npos, e.what());
+    }
+}
+
+BOOST_AUTO_TEST_CASE(read_speed_is_measured) {
+    auto f = gguf::File::open((test::data_dir() / "golden/models/llama-f32.gguf").string());
+    BOOST_TEST(measure_read_speed(*f, 4 << 20) > 0);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
