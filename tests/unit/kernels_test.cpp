@@ -257,7 +257,7 @@ float reduce8(const float* l) {
 }
 
 // GGML's vec_dot_f16/f32 for one token: four 16-lane FMA chains over 64-element steps,
-// reduced (c0 + c2) + (c1 + c3), then the k % 64 tail (double for F16, float for F32).
+// reduced (c0 + c2) + (c1 + c3), then the k % 64 tail (double for F16, float FMAs for F32).
 float ggml_vec_dot(DType w, const std::vector<double>& wd, const std::vector<double>& ad) {
     const size_t k = wd.size(), whole = k / 64 * 64;
     float lanes[4][16] = {};
@@ -268,9 +268,9 @@ float ggml_vec_dot(DType w, const std::vector<double>& wd, const std::vector<dou
     float x[16];
     for (int l = 0; l < 16; ++l) x[l] = (lanes[0][l] + lanes[2][l]) + (lanes[1][l] + lanes[3][l]);
     const float vec = reduce16(x);
-    if (w == DType::F32) {
+    if (w == DType::F32) {  // GGML's sum += x * y, which GCC compiles to an FMA
         float sum = vec;
-        for (size_t i = whole; i < k; ++i) sum += float(wd[i]) * float(ad[i]);
+        for (size_t i = whole; i < k; ++i) sum = std::fma(float(wd[i]), float(ad[i]), sum);
         return sum;
     }
     double sum = vec;

@@ -29,13 +29,14 @@ struct FBlock {
 
 
 // Element types; tail_sum adds elements [from, k) of a one-token dot to the vector part
-// as GGML's vec_dot does (F32 in float, F16/BF16 in double).
+// as GGML's vec_dot does (F32 in float, with the FMA GCC makes of its sum += x * y;
+// F16/BF16 in double).
 template <class V>
 struct F32Elems {
     using Elem = float;
     static typename V::F load(const float* p) { return V::load(p); }
     static float tail_sum(float sum, const float* w, const float* a, int64_t from, int64_t k) {
-        for (int64_t i = from; i < k; ++i) sum += w[i] * a[i];
+        for (int64_t i = from; i < k; ++i) sum = __builtin_fmaf(w[i], a[i], sum);  // as GCC contracts GGML's
         return sum;
     }
 };

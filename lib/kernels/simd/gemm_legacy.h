@@ -6,6 +6,8 @@
 // lane (off = 8, 16, 128 for Q4_0, Q5_0, Q8_0; Q4_1/Q5_1 carry their min instead, as m * s
 // from the Q8_1 block). Per block and token:
 //     dot = d * da * (sum(u * a) - off * sum(a))  [+ m * s]
+// Every (row, token) is one chain of 8-lane FMAs over the blocks (Q4_1/Q5_1: plus one for
+// the mins), the order of llama.cpp's tinyBLAS Q8_0 kernel and GGML's AVX vec_dot_q8_0.
 // Must not touch: other weight families.
 #pragma once
 

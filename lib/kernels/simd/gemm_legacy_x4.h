@@ -76,14 +76,14 @@ struct LegacyX4 {
                 tok[t] = _mm512_setzero_si512();
                 if (t >= n) continue;
                 const Act* a = reinterpret_cast<const Act*>(x + t * ldx) + s * kLegacyBlocks + b;
+                __m256i q[2] = {_mm256_setzero_si256(), _mm256_setzero_si256()};
                 for (int i = 0; i < 2 && b + i < nb; ++i) {
-                    const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a[i].qs));
-                    // The lane index must be a constant (clang does not unroll to make it one).
-                    tok[t] = i == 0 ? _mm512_inserti64x4(tok[t], q, 0) : _mm512_inserti64x4(tok[t], q, 1);
-                    o.corr[b + i][t] = -Type::kOffset * sum_i8(q);
+                    q[i] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a[i].qs));
+                    o.corr[b + i][t] = -Type::kOffset * sum_i8(q[i]);
                     o.d[b + i][t] = half_f(a[i].d);
                     if constexpr (Type::kMin) o.s[b + i][t] = half_f(a[i].s);
                 }
+                tok[t] = join(q[0], q[1]);
             }
             interleave_tokens(tok, o.q + 8 * b);
         }
