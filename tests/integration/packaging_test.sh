@@ -45,6 +45,9 @@ daemon_deb=$work/stratad_${version}_${arch}.deb
 client_deb=$work/strata_${version}_${arch}.deb
 [ -f "$daemon_deb" ] && [ -f "$client_deb" ] || fail "expected $daemon_deb and $client_deb; got: $(ls "$work")"
 ok "dpkg-buildpackage built $(basename "$daemon_deb") and $(basename "$client_deb")"
+if grep -q 'dh_auto_test' "$work/build.log" && grep -q '^Ok: ' "$work/build.log"; then
+    ok "dh_auto_test (meson test --suite integration): $(grep -E '^(Ok|Fail|Skipped): ' "$work/build.log" | tr -s ' ' | tr '\n' ' ')"
+fi
 
 # has DEB PATH...: every path is in the package.
 has() {
