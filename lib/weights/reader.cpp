@@ -167,7 +167,9 @@ void AsyncReader::drain() {
 
 AsyncReader::Counters AsyncReader::counters() const {
     std::lock_guard lk(mu_);
-    return counters_;
+    Counters c = counters_;
+    if (free_slots_.size() < in_flight_.size()) c.busy_s += std::chrono::duration<double>(Clock::now() - busy_since_).count();  // busy now
+    return c;
 }
 
 }  // namespace strata::weights

@@ -11,7 +11,11 @@
 # and for strata the memory plan (mode, bytes streamed per pass). First it measures the
 # file's sequential read speed cold (O_DIRECT), and prints the bound that implies:
 # read speed / bytes streamed per pass. strata plans its memory from the cgroup limit,
-# exactly as stratad under MemoryMax= does. Needs root (cgroups, drop_caches); says so and
+# exactly as stratad under MemoryMax= does. "disk busy" is the share of the generation time
+# during which the streamer had reads in flight: near 100% means the disk, not the compute
+# or the pipeline, sets the pace (on a virtual disk the read speed drifts, so the run's
+# own reads can beat the cold read measured first, and "% of bound" can exceed 100%).
+# Needs root (cgroups, drop_caches); says so and
 # exits 0 when cgroups are unavailable.
 set -u -o pipefail
 MODEL=${1:?usage: memlimit_bench.sh MODEL LIMIT_GIB [options]}
@@ -114,7 +118,8 @@ limit, read_bps = int(sys.argv[1]), float(sys.argv[2])
 rows = [json.loads(l) for l in sys.stdin if l.strip()]
 peer = next((r["result"] for r in rows if r["run"] == "llama.cpp" and r["result"]), None)
 one = next((r["result"] for r in rows if r["run"] == "strata-s1" and r["result"]), None)
-print("\n%-12s %5s %9s %10s %10s %14s %12s %10s" % ("run", "ooms", "peak GiB", "pp tok/s", "tg tok/s", "read/token GB", "% of bound", "vs llama"))
+print("\n%-12s %5s %9s %10s %10s %14s %12s %10s %10s" % ("run", "ooms", "peak GiB", "pp tok/s", "tg tok/s", "read/token GB", "% of bound",
+      "disk busy", "vs llama"))
 for r in rows:
     res = r["result"] or {}
     tg, pp = res.get("tg_tps", 0), res.get("pp_tps", 0)
@@ -123,8 +128,9 @@ for r in rows:
     sessions = res.get("sessions", 1)
     pct = "%.0f%%" % (100 * tg / sessions / bound) if bound else "-"
     vs = "%.2fx" % (tg / peer["tg_tps"]) if peer and peer.get("tg_tps") and r["run"] != "llama.cpp" else "-"
-    print("%-12s %5d %9.2f %10.2f %10.3f %14.2f %12s %10s" % (r["run"], r["oom_kills"], r["peak_bytes"] / 2**30, pp, tg,
-          res.get("tg_read_bytes_per_token", 0) / 1e9, pct, vs))
+    busy = "%.0f%%" % (100 * res["tg_read_busy_fraction"]) if per_pass and "tg_read_busy_fraction" in res else "-"
+    print("%-12s %5d %9.2f %10.2f %10.3f %14.2f %12s %10s %10s" % (r["run"], r["oom_kills"], r["peak_bytes"] / 2**30, pp, tg,
+          res.get("tg_read_bytes_per_token", 0) / 1e9, pct, busy, vs))
 if one:
     per_pass = one.get("streamed_bytes_per_pass", 0)
     print("\nstrata plan: %s, %.2f GiB streamed per pass, budget %.2f GiB (%s)" % (one["mode"], per_pass / 2**30, one["budget_bytes"] / 2**30, one["budget_source"]))

@@ -48,7 +48,8 @@ struct Options {
 [[noreturn]] void usage(const std::string& why) {
     std::fprintf(stderr,
                  "strata-bench: %s\nusage: strata-bench MODEL [--threads N] [--pp 512] [--tg 128] [--reps 3] [--tg-prompt 16] [--sessions N]\n"
-                 "                    [--budget SIZE] [--mode auto|resident|streamed] [--peer auto|off] [--seed S]\n",
+                 "                    [--budget SIZE] [--mode auto|resident|streamed] [--peer auto|off] [--seed S]\n"
+                 "       strata-bench MODEL --read-speed\n",
                  why.c_str());
     std::exit(2);
 }
@@ -159,10 +160,15 @@ public:
 
     // Aggregate tokens/s of o_.sessions sequences decoding together.
     double tg_once() {
-        const double tps = decode(o_.tg_prompt, o_.tg);
+        const Decode d = decode(o_.tg_prompt, o_.tg);
+        tg_read_ += d.read_bytes;
+        tg_weight_read_ += d.weight_read_bytes;
+        tg_majflt_ += d.major_faults;
+        tg_seconds_ += d.seconds;
+        tg_read_busy_s_ += d.read_busy_s;
         tg_tokens_ += uint64_t(o_.tg) * o_.sessions;
         tg_passes_ += o_.tg;
-        return tps;
+        return d.tokens_per_s;
     }
 
     std::string json(const std::vector<double>& pp, const std::vector<double>& tg) const {
@@ -183,7 +189,7 @@ public:
                       "\"n_params\":%llu,\"pp\":%d,\"tg\":%d,\"reps\":%d,\"tg_prompt\":%d,\"sessions\":%d,\"tg_tps_per_session\":%.4f,"
                       "\"n_batch\":%d,\"mode\":\"%s\",\"budget_bytes\":%llu,\"budget_source\":\"%s\",\"streamed_bytes_per_pass\":%llu,"
                       "\"resident_weight_bytes\":%llu,\"ring_bytes\":%llu,\"isa\":\"%.*s\",\"pp_runs\":%s,\"tg_runs\":%s,"
-                      "\"tg_read_bytes_per_token\":%.0f,\"tg_weight_read_bytes_per_pass\":%.0f,\"tg_majflt_per_token\":%.1f,"
+                      "\"tg_read_bytes_per_token\":%.0f,\"tg_weight_read_bytes_per_pass\":%.0f,\"tg_read_busy_fraction\":%.3f,\"tg_majflt_per_token\":%.1f,"
                       "\"read_bytes_per_s\":%.0f,\"read_stall_s\":%.3f,\"load_s\":%.3f,\"maxrss_kb\":%ld,\"n_vocab\":%d,\"model\":\"%s\"",
                       median(pp), median(tg), model_->n_threads(), (unsigned long long)bytes, (unsigned long long)model_->file().file_size(),
                       (unsigned long long)params, o_.pp, o_.tg, o_.reps, o_.tg_prompt, o_.sessions, median(tg) / o_.sessions,
@@ -191,7 +197,7 @@ public:
                       planner_->setup().budget.source.c_str(), (unsigned long long)plan.streamed_bytes, (unsigned long long)plan.resident_bytes,
                       (unsigned long long)plan.ring_bytes, int(isa.size()), isa.data(), json_array(pp).c_str(), json_array(tg).c_str(),
                       tg_tokens_ ? double(tg_read_) / tg_tokens_ : 0.0, tg_passes_ ? double(tg_weight_read_) / tg_passes_ : 0.0,
-                      tg_tokens_ ? double(tg_majflt_) / tg_tokens_ : 0.0, ws.read_bytes_per_s(), ws.stall_s, load_s_, ru.ru_maxrss, hp.n_vocab,
+                      tg_seconds_ > 0 ? tg_read_busy_s_ / tg_seconds_ : 0.0, tg_tokens_ ? double(tg_majflt_) / tg_tokens_ : 0.0, ws.read_bytes_per_s(), ws.stall_s, load_s_, ru.ru_maxrss, hp.n_vocab,
                       o_.model.c_str());
         return buf;
     }
@@ -211,9 +217,15 @@ private:
         model_->forward({&s, 1}, logits_);
     }
 
-    // Aggregate tokens/s of n single-token steps of every session, after a prompt of
-    // `prompt` tokens each (all prompts in one pass).
-    double decode(int prompt, int n) {
+    struct Decode {
+        double tokens_per_s;                                  // all sessions together
+        uint64_t read_bytes, weight_read_bytes, major_faults; // during the decode steps only
+        double seconds, read_busy_s;                          // wall time; of it, with reads in flight
+    };
+
+    // n single-token steps of every session, after a prompt of `prompt` tokens each (all
+    // prompts in one pass).
+    Decode decode(int prompt, int n) {
         std::vector<kv::KvCache> caches;
         std::vector<std::vector<int32_t>> prompts;
         std::vector<model::SequenceBatch> batch;
@@ -225,7 +237,8 @@ private:
         model_->forward(batch, logits_);
         const auto toks = random_tokens(n * o_.sessions);
         // Reads are counted over the decode steps only (as peer-bench counts them).
-        const uint64_t rb = read_bytes(), wb = model_->weight_stats().bytes_read;
+        const weights::Stats w0 = model_->weight_stats();
+        const uint64_t rb = read_bytes();
         const long mf = major_faults();
         const auto t0 = Clock::now();
         for (int i = 0; i < n; ++i) {
@@ -234,10 +247,9 @@ private:
             model_->forward(batch, logits_);
         }
         const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-        tg_read_ += read_bytes() - rb;
-        tg_weight_read_ += model_->weight_stats().bytes_read - wb;
-        tg_majflt_ += major_faults() - mf;
-        return double(n) * o_.sessions / seconds;
+        const weights::Stats w1 = model_->weight_stats();
+        return {double(n) * o_.sessions / seconds, read_bytes() - rb, w1.bytes_read - w0.bytes_read,
+                static_cast<uint64_t>(major_faults() - mf), seconds, w1.read_busy_s - w0.read_busy_s};
     }
 
     const Options& o_;
@@ -249,6 +261,7 @@ private:
     double load_s_ = 0;
     uint64_t tg_read_ = 0, tg_weight_read_ = 0, tg_tokens_ = 0, tg_passes_ = 0;
     long tg_majflt_ = 0;
+    double tg_seconds_ = 0, tg_read_busy_s_ = 0;
 };
 
 std::string peer_bench_path() {
