@@ -2,6 +2,7 @@
 // daemon's life (daemon.h). Exit status: 0 stopped cleanly, 1 could not start or stop
 // cleanly (configuration, socket, model, saving sessions), 2 usage error.
 #include <csignal>
+#include <cstdlib>
 #include <cstdio>
 
 #include "daemon.h"
@@ -36,6 +37,12 @@ int main(int argc, char** argv) {
         return 1;
     }
     daemon_ns::log::set_level(settings.log_level);
+    // Test hook: the next N reads of streamed weights after loading fail with EIO, one read
+    // in flight at a time so that they hit the same read (beyond its retries).
+    if (const char* faults = std::getenv("STRATA_TEST_READ_FAULTS")) {
+        settings.engine.memory.stream.fault_count = std::atoi(faults);
+        settings.engine.memory.stream.queue_depth = 1;
+    }
     if (options.check_config) {
         for (const std::string& line : daemon_ns::describe(settings))
             std::puts(line.c_str());

@@ -196,6 +196,7 @@ void Engine::Impl::step() {
         model->forward(batch, logits);
     } catch (const std::exception& e) {
         const EngineError err(Errc::ModelError, std::string("the forward pass failed: ") + e.what());
+        log(3, std::string(err.what()) + " (" + std::to_string(who.size()) + " request(s) failed)");
         for (Active* a : who) fail(*a, err);
         return;
     }

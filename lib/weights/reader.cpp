@@ -20,7 +20,7 @@ std::string describe_error(int err) { return std::strerror(err); }
 }  // namespace
 
 AsyncReader::AsyncReader(const std::string& path, uint64_t file_size, const StreamOptions& options)
-    : path_(path), file_size_(file_size), options_(options), faults_left_(options.fault_count) {
+    : path_(path), file_size_(file_size), options_(options) {
     if (options_.direct) fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_DIRECT);
     direct_ = fd_ >= 0;
     if (fd_ < 0) fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -163,6 +163,11 @@ void AsyncReader::drain() {
     std::unique_lock lk(mu_);
     done_.wait(lk, [&] { return std::all_of(batches_.begin(), batches_.end(), [](const auto& kv) { return kv.second.pending == 0; }); });
     batches_.clear();
+}
+
+void AsyncReader::arm_faults() {
+    std::lock_guard lk(mu_);
+    faults_left_ = options_.fault_count;
 }
 
 AsyncReader::Counters AsyncReader::counters() const {

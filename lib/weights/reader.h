@@ -31,6 +31,8 @@ public:
     AsyncReader& operator=(const AsyncReader&) = delete;
 
     bool direct() const { return direct_; }
+    // From now on the next options.fault_count completed reads fail (the test hook).
+    void arm_faults();
     // Queues batch `tag`: `ranges` are read one after another into dst (which holds their
     // total length and is aligned for O_DIRECT). Tags must be unique among unfinished batches.
     void read(uint64_t tag, std::span<const FileRange> ranges, uint8_t* dst);

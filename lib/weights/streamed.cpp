@@ -60,6 +60,7 @@ public:
         for (size_t l = 0; l < layout_.layers.size(); ++l)
             if (plan.resident[l]) keep_resident(static_cast<int>(l), opt.lock);
             else streamed_.push_back(static_cast<int>(l));
+        reader_.arm_faults();
         if (!streamed_.empty()) {
             const int slots = std::max(2, plan.ring_slots);
             uint64_t slot_bytes = 0;

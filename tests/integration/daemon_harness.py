@@ -78,9 +78,9 @@ class Daemon:
         log.close()
         return self.process
 
-    def start(self):
+    def start(self, env=None):
         """Starts the daemon and waits until it answers on its socket."""
-        self.launch()
+        self.launch(env)
         deadline = time.time() + TIMEOUT
         while time.time() < deadline:
             if self.process.poll() is not None:
