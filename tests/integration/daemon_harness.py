@@ -79,12 +79,16 @@ class Daemon:
         return self.process
 
     def start(self, env=None):
-        """Starts the daemon and waits until it answers on its socket."""
+        """Starts the daemon and waits until it has loaded the model (it may listen before)
+        and answers on its socket."""
         self.launch(env)
         deadline = time.time() + TIMEOUT
         while time.time() < deadline:
             if self.process.poll() is not None:
                 raise AssertionError(f"stratad exited with {self.process.returncode}:\n{self.log()}")
+            if "serving" not in self.log():
+                time.sleep(0.02)
+                continue
             try:
                 with socket.socket(socket.AF_UNIX) as s:
                     s.connect(self.socket)
