@@ -4,10 +4,10 @@
 #include <array>
 #include <memory>
 
-#include "http_connection.h"
-#include "log.h"
-#include "rpc_connection.h"
-#include "sniff.h"
+#include "host/log.h"
+#include "openai/http_connection.h"
+#include "rpc/rpc_connection.h"
+#include "transport/sniff.h"
 
 namespace strata::daemon {
 namespace {

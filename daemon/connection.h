@@ -5,9 +5,9 @@
 // Must not touch: either protocol.
 #pragma once
 
-#include "asio.h"
-#include "peer.h"
 #include "server.h"
+#include "transport/asio.h"
+#include "transport/peer.h"
 
 namespace strata::daemon {
 

@@ -5,11 +5,11 @@
 #include <cstdlib>
 #include <cstdio>
 
-#include "daemon.h"
-#include "ini.h"
-#include "log.h"
-#include "options.h"
-#include "settings.h"
+#include "host/daemon.h"
+#include "host/ini.h"
+#include "host/log.h"
+#include "host/options.h"
+#include "host/settings.h"
 
 namespace daemon_ns = strata::daemon;
 

@@ -11,10 +11,10 @@
 #include <memory>
 #include <string>
 
-#include "asio.h"
 #include "engine/engine.h"
-#include "generate_params.h"
-#include "settings.h"
+#include "host/settings.h"
+#include "protocol/generate_params.h"
+#include "transport/asio.h"
 
 namespace strata::daemon {
 

@@ -10,12 +10,12 @@
 #include <filesystem>
 #include <fstream>
 
-#include "generate_params.h"
-#include "ini.h"
-#include "jsonrpc.h"
-#include "openai.h"
-#include "settings.h"
-#include "sniff.h"
+#include "host/ini.h"
+#include "host/settings.h"
+#include "openai/openai.h"
+#include "protocol/generate_params.h"
+#include "rpc/jsonrpc.h"
+#include "transport/sniff.h"
 
 namespace json = boost::json;
 using namespace strata::daemon;

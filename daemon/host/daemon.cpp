@@ -1,0 +1,207 @@
+// daemon/host/daemon.cpp — start-up, signals, reload and shutdown of stratad (see daemon.h).
+#include "host/daemon.h"
+
+#include <algorithm>
+#include <csignal>
+#include <cstdio>
+
+#include "connection.h"
+#include "host/log.h"
+#include "host/sd_glue.h"
+
+namespace strata::daemon {
+namespace {
+
+constexpr auto kStatusInterval = std::chrono::seconds(2);
+constexpr auto kFinalFlush = std::chrono::seconds(2);  // after the engine stopped: answers still being written
+
+std::string status_line(const engine::Status& s, size_t connections) {
+    char tps[32];
+    std::snprintf(tps, sizeof tps, "%.1f", s.generate_tps_recent);
+    return "Serving " + s.model + " (" + s.weights_mode + "): " + std::to_string(connections) + " connection(s), " +
+           std::to_string(s.requests_running) + " running, " + std::to_string(s.requests_queued) + " queued, " +
+           std::to_string(s.sessions) + " session(s), " + tps + " tok/s";
+}
+
+const char* signal_name(int signal) {
+    switch (signal) {
+    case SIGTERM: return "SIGTERM";
+    case SIGINT: return "SIGINT";
+    case SIGHUP: return "SIGHUP";
+    default: return "a signal";
+    }
+}
+
+}  // namespace
+
+Daemon::Daemon(Options options, Settings settings)
+    : options_(std::move(options)),
+      settings_(std::move(settings)),
+      signals_(io_, SIGTERM, SIGINT, SIGHUP),
+      status_timer_(io_),
+      watchdog_timer_(io_),
+      drain_timer_(io_),
+      listener_(io_) {}
+
+Daemon::~Daemon() {
+    if (stopper_.joinable())
+        stopper_.join();
+}
+
+int Daemon::run() {
+    if (!load())
+        return 1;
+    server_ = std::make_unique<Server>(io_, *engine_, settings_);
+    listener_.start([this](Socket socket) { greet(*server_, std::move(socket)); });
+    const engine::Status status = engine_->status();
+    log::notice("stratad ", STRATA_VERSION, " serving ", server_->model_id(), " (", server_->model().arch, ", ",
+                server_->model().n_params, " parameters, context ", server_->model().context, ", ",
+                status.weights_mode, ", ", status.threads, " threads) on ", listener_.where());
+    if (!status.memory_plan.empty())
+        log::info("memory plan: ", status.memory_plan);
+    last_status_ = "STATUS=" + status_line(status, 0);
+    sd::notify("READY=1\n" + last_status_);
+    wait_for_signal();
+    status_timer_.expires_after(kStatusInterval);
+    status_timer_.async_wait([this](boost::system::error_code ec) {
+        if (!ec)
+            report_status();
+    });
+    if (const auto interval = sd::watchdog_interval())
+        feed_watchdog(*interval);
+    io_.run();
+    if (stopper_.joinable())
+        stopper_.join();
+    log::notice("stratad stopped");
+    return exit_status_;
+}
+
+bool Daemon::load() {
+    try {
+        listener_.open(settings_.server.socket);
+    } catch (const std::exception& error) {
+        log::error("cannot start: ", error.what());
+        return false;
+    }
+    log::info("loading ", settings_.engine.model_path);
+    settings_.engine.log = [](int priority, const std::string& message) {
+        const auto level = static_cast<log::Level>(std::clamp(priority, 3, 7));
+        if (log::enabled(level))
+            log::write(level, message);
+    };
+    sd::notify("STATUS=Loading " + settings_.engine.model_path);
+    try {
+        engine_ = std::make_unique<engine::Engine>(settings_.engine);
+    } catch (const std::exception& error) {
+        log::error("cannot load the model ", settings_.engine.model_path, ": ", error.what());
+        sd::notify(std::string("STATUS=Cannot load the model: ") + error.what());
+        listener_.stop();
+        return false;
+    }
+    return true;
+}
+
+void Daemon::wait_for_signal() {
+    signals_.async_wait([this](boost::system::error_code ec, int signal) {
+        if (ec)
+            return;
+        on_signal(signal);
+        wait_for_signal();
+    });
+}
+
+void Daemon::on_signal(int signal) {
+    if (signal == SIGHUP) {
+        reload();
+        return;
+    }
+    if (!server_->stopping()) {
+        begin_shutdown(signal);
+        return;
+    }
+    log::notice(signal_name(signal), " again: cancelling the requests still running");
+    server_->for_each_connection([](Connection& c) { c.cancel_requests(); });
+}
+
+void Daemon::reload() {
+    sd::notify("RELOADING=1");
+    try {
+        const Settings fresh = load_settings(options_.config_path, options_.config_required, options_.overrides);
+        const SettingsChange change = compare(server_->settings(), fresh);
+        for (const std::string& line : change.live)
+            log::notice("reload: ", line);
+        for (const std::string& line : change.restart)
+            log::warning("reload: ", line, " needs a restart; the running value stays");
+        if (change.live.empty() && change.restart.empty())
+            log::notice("reload: nothing changed");
+        const Settings merged = merge_live(server_->settings(), fresh);
+        engine_->update_limits(merged.engine.limits);
+        log::set_level(merged.log_level);
+        server_->replace_settings(merged);
+    } catch (const std::exception& error) {
+        log::error("reload failed, the running configuration stays: ", error.what());
+    }
+    sd::notify("READY=1\n" + last_status_);
+}
+
+void Daemon::begin_shutdown(int signal) {
+    const uint32_t grace_ms = server_->settings().server.shutdown_grace_ms;
+    log::notice(signal_name(signal), ": stopping; running requests have ", grace_ms, " ms to finish");
+    sd::notify("STOPPING=1\nSTATUS=Stopping");
+    server_->begin_stopping();
+    listener_.stop();
+    stopper_ = std::thread([this, grace_ms] {
+        std::string error;
+        try {
+            engine_->shutdown(static_cast<int>(grace_ms));
+        } catch (const std::exception& e) {
+            error = e.what();
+        }
+        asio::post(io_, [this, error] { engine_stopped(error); });
+    });
+}
+
+void Daemon::engine_stopped(const std::string& error) {
+    if (!error.empty()) {
+        log::error("stopping the engine failed: ", error);
+        exit_status_ = 1;
+    }
+    server_->for_each_connection([](Connection& c) { c.close_when_idle(); });
+    wait_for_connections(std::chrono::steady_clock::now() + kFinalFlush);
+}
+
+void Daemon::wait_for_connections(std::chrono::steady_clock::time_point deadline) {
+    if (server_->open_connections() == 0 || std::chrono::steady_clock::now() >= deadline) {
+        io_.stop();
+        return;
+    }
+    drain_timer_.expires_after(std::chrono::milliseconds(20));
+    drain_timer_.async_wait([this, deadline](boost::system::error_code ec) {
+        if (!ec)
+            wait_for_connections(deadline);
+    });
+}
+
+void Daemon::report_status() {
+    const std::string line = "STATUS=" + status_line(engine_->status(), server_->open_connections());
+    if (line != last_status_) {
+        sd::notify(line);
+        last_status_ = line;
+    }
+    status_timer_.expires_after(kStatusInterval);
+    status_timer_.async_wait([this](boost::system::error_code ec) {
+        if (!ec)
+            report_status();
+    });
+}
+
+void Daemon::feed_watchdog(std::chrono::microseconds interval) {
+    sd::notify("WATCHDOG=1");
+    watchdog_timer_.expires_after(interval);
+    watchdog_timer_.async_wait([this, interval](boost::system::error_code ec) {
+        if (!ec)
+            feed_watchdog(interval);
+    });
+}
+
+}  // namespace strata::daemon

@@ -1,0 +1,59 @@
+// daemon/host/daemon.h — stratad's life: open the socket, load the model, serve until a
+// signal; SIGHUP reloads the configuration (live keys applied, others logged as needing a
+// restart); SIGTERM/SIGINT stop accepting, give in-flight requests server.shutdown_grace
+// to finish (a second signal cancels them at once), save sessions and exit 0. Reports
+// READY/STATUS/RELOADING/STOPPING/WATCHDOG to systemd. Owns: that sequence and its timers.
+// Must not touch: protocols (connections), the key table (settings.h).
+#pragma once
+
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "engine/engine.h"
+#include "host/options.h"
+#include "host/settings.h"
+#include "server.h"
+#include "transport/asio.h"
+#include "transport/listener.h"
+
+namespace strata::daemon {
+
+class Daemon {
+public:
+    Daemon(Options options, Settings settings);
+    ~Daemon();
+
+    int run();  // the exit status
+
+private:
+    bool load();
+    void wait_for_signal();
+    void on_signal(int signal);
+    void reload();
+    void begin_shutdown(int signal);
+    void engine_stopped(const std::string& error);
+    void wait_for_connections(std::chrono::steady_clock::time_point deadline);
+    void report_status();
+    void feed_watchdog(std::chrono::microseconds interval);
+
+    Options options_;
+    Settings settings_;
+    // Declared before io_ so that they outlive it: destroying io_ destroys the handlers
+    // that still hold connections, whose destructors reach the server.
+    std::unique_ptr<engine::Engine> engine_;
+    std::unique_ptr<Server> server_;
+    asio::io_context io_{1};
+    asio::signal_set signals_;
+    asio::steady_timer status_timer_;
+    asio::steady_timer watchdog_timer_;
+    asio::steady_timer drain_timer_;
+    Listener listener_;
+    std::thread stopper_;
+    std::string last_status_;
+    int exit_status_ = 0;
+};
+
+}  // namespace strata::daemon

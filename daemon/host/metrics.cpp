@@ -1,0 +1,65 @@
+// daemon/host/metrics.cpp — Prometheus text format (see metrics.h).
+#include "host/metrics.h"
+
+#include <sstream>
+
+#include "protocol/views.h"
+
+namespace strata::daemon {
+namespace {
+
+class Exposition {
+public:
+    template <typename Number>
+    void add(const char* name, const char* type, const char* help, Number value) {
+        out_ << "# HELP " << name << ' ' << help << "\n# TYPE " << name << ' ' << type << '\n' << name << ' '
+             << value << '\n';
+    }
+    std::string text() const { return out_.str(); }
+
+private:
+    std::ostringstream out_;
+};
+
+}  // namespace
+
+std::string prometheus_text(const engine::Status& s, const Counters& c, size_t open_connections) {
+    Exposition e;
+    e.add("strata_requests_total", "counter", "Generation requests accepted by the engine.", s.requests_total);
+    e.add("strata_requests_failed_total", "counter", "Generation requests that ended with an error.", s.requests_failed);
+    e.add("strata_requests_running", "gauge", "Generation requests being computed.", s.requests_running);
+    e.add("strata_requests_queued", "gauge", "Generation requests waiting for the engine (queue depth).",
+          s.requests_queued);
+    e.add("strata_prompt_tokens_total", "counter", "Prompt tokens processed.", s.prompt_tokens_total);
+    e.add("strata_completion_tokens_total", "counter", "Tokens generated.", s.completion_tokens_total);
+    e.add("strata_cached_tokens_total", "counter", "Prompt tokens served from the KV cache.", s.cached_tokens_total);
+    e.add("strata_generate_tokens_per_second", "gauge", "Recent generation speed, all requests together.",
+          finite(s.generate_tps_recent));
+    e.add("strata_prompt_tokens_per_second", "gauge", "Recent prompt processing speed.", finite(s.prompt_tps_recent));
+    e.add("strata_forward_passes_total", "counter", "Forward passes run.", s.forward_passes);
+    e.add("strata_sessions", "gauge", "Named sessions.", s.sessions);
+    e.add("strata_kv_cache_bytes", "gauge", "Bytes held by KV caches.", s.kv_bytes);
+    e.add("strata_resident_memory_bytes", "gauge", "Resident set size of stratad.", s.rss_bytes);
+    e.add("strata_threads", "gauge", "Compute threads.", s.threads);
+    e.add("strata_memory_budget_bytes", "gauge", "The memory budget the plan was made for.", s.budget_bytes);
+    e.add("strata_streamed_bytes_per_pass", "gauge", "Weight bytes read from disk by every forward pass (0: resident).",
+          s.streamed_bytes_per_pass);
+    e.add("strata_weights_read_bytes_total", "counter", "Weight bytes read from disk by the streamer.", s.weights_bytes_read);
+    e.add("strata_weights_read_bytes_per_second", "gauge", "Measured streaming read speed.", finite(s.read_bytes_per_s));
+    e.add("strata_weights_read_stall_seconds_total", "counter", "Time forward passes waited for weight reads.", finite(s.read_stall_s));
+    e.add("strata_weights_read_retries_total", "counter", "Weight reads retried after an error or a short read.", s.read_retries);
+    e.add("strata_uptime_seconds", "gauge", "Seconds since the model was loaded.", s.uptime_s);
+    e.add("strata_connections", "gauge", "Open client connections.", open_connections);
+    e.add("strata_connections_total", "counter", "Client connections accepted.", c.connections_total);
+    e.add("strata_connections_refused_total", "counter", "Connections refused over server.max_connections.",
+          c.connections_refused);
+    e.add("strata_rpc_requests_total", "counter", "Native protocol request lines received.", c.rpc_requests_total);
+    e.add("strata_http_requests_total", "counter", "HTTP requests received.", c.http_requests_total);
+    e.add("strata_slow_readers_dropped_total", "counter", "Connections dropped because their output buffer overflowed.",
+          c.slow_readers_dropped);
+    e.add("strata_disconnect_cancels_total", "counter", "Requests cancelled because their client went away.",
+          c.disconnect_cancels);
+    return e.text();
+}
+
+}  // namespace strata::daemon

@@ -1,0 +1,15 @@
+// daemon/host/metrics.h — GET /metrics: the engine's status and the daemon's counters in the
+// Prometheus text exposition format 0.0.4. Owns: metric names, types and help texts.
+// Must not touch: HTTP (http_routes.cpp serves the text).
+#pragma once
+
+#include <string>
+
+#include "engine/engine.h"
+#include "server.h"
+
+namespace strata::daemon {
+
+std::string prometheus_text(const engine::Status& status, const Counters& counters, size_t open_connections);
+
+}  // namespace strata::daemon

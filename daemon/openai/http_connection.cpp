@@ -1,0 +1,313 @@
+// daemon/openai/http_connection.cpp — one HTTP/1.1 connection (see http_connection.h).
+// GCC 12 reports a false -Wmaybe-uninitialized for boost::optional inside Beast's parser
+// (basic_parser::content_length, inlined here at -O2 with sanitizers); the parser's
+// code is Boost's, so the warning is silenced for this file only.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include "openai/http_connection.h"
+
+#include <boost/beast/core/string.hpp>
+#include <boost/beast/http/empty_body.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/write.hpp>
+#include <boost/json/serialize.hpp>
+#include <cstdio>
+#include <cstring>
+#include <sstream>
+
+#include "host/log.h"
+
+namespace strata::daemon {
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace json = boost::json;
+namespace {
+
+constexpr uint32_t kHeaderLimit = 16 * 1024;
+constexpr size_t kWatchChunk = 4096;
+constexpr const char* kServerName = "stratad/" STRATA_VERSION;
+
+std::string_view view(beast::string_view text) { return {text.data(), text.size()}; }
+
+// One chunk of a chunked body.
+std::string chunk(const std::string& payload) {
+    char size[20];
+    std::snprintf(size, sizeof size, "%zx\r\n", payload.size());
+    return size + payload + "\r\n";
+}
+
+}  // namespace
+
+HttpConnection::HttpConnection(Server& server, Socket socket, Peer peer, Server::Slot slot, std::string received)
+    : ClientConnection(server, std::move(socket), peer, std::move(slot), "HTTP") {
+    const auto space = buffer_.prepare(received.size());
+    std::memcpy(space.data(), received.data(), received.size());
+    buffer_.commit(received.size());
+}
+
+void HttpConnection::start(bool input_ended) {
+    join_registry();
+    input_ended_ = input_ended;
+    next_request();
+}
+
+void HttpConnection::refuse(const ApiError& error) {
+    keep_alive_ = false;
+    reply(error_reply(error));
+    close_after_output();
+}
+
+void HttpConnection::next_request() {
+    if (closed_ || closing_) {
+        close_after_output();
+        return;
+    }
+    parser_.emplace();
+    parser_->header_limit(kHeaderLimit);
+    parser_->body_limit(server_.settings().server.max_request_bytes);
+    reading_ = true;
+    http::async_read_header(socket_, buffer_, *parser_, [self = self(this)](boost::system::error_code ec, size_t) {
+        self->on_read(ec, true);
+    });
+}
+
+// After the header (`header_only`), then after the whole request.
+void HttpConnection::on_read(boost::system::error_code ec, bool header_only) {
+    reading_ = false;
+    if (closed_)
+        return;
+    if (ec) {
+        read_failed(ec);
+        return;
+    }
+    if (!header_only) {
+        handle(parser_->get());
+        return;
+    }
+    if (beast::iequals(parser_->get()[http::field::expect], "100-continue"))
+        send("HTTP/1.1 100 Continue\r\n\r\n", false);
+    reading_ = true;
+    http::async_read(socket_, buffer_, *parser_, [self = self(this)](boost::system::error_code read_ec, size_t) {
+        self->on_read(read_ec, false);
+    });
+}
+
+void HttpConnection::read_failed(boost::system::error_code ec) {
+    if (ec == http::error::end_of_stream || ec == asio::error::operation_aborted) {
+        close_after_output();
+        return;
+    }
+    keep_alive_ = false;
+    if (ec == http::error::body_limit) {
+        ++server_.counters().http_requests_total;
+        reply({413, "application/json",
+               json::serialize(error_json(ApiError(ErrorKind::InvalidRequest,
+                                                   "the request body is larger than server.max_request_bytes (" +
+                                                       std::to_string(server_.settings().server.max_request_bytes) +
+                                                       " bytes)"))) + "\n",
+               {}});
+    } else if (ec == http::error::header_limit) {
+        ++server_.counters().http_requests_total;
+        reply({431, "application/json",
+               json::serialize(error_json(ApiError(ErrorKind::InvalidRequest, "the request header is larger than " +
+                                                                                  std::to_string(kHeaderLimit) +
+                                                                                  " bytes"))) + "\n",
+               {}});
+    } else if (ec.category() == http::make_error_code(http::error::bad_method).category()) {
+        ++server_.counters().http_requests_total;
+        reply(error_reply(ApiError(ErrorKind::InvalidRequest, "malformed HTTP request: " + ec.message())));
+    } else {
+        client_gone("reading failed: " + ec.message());
+        return;
+    }
+    close_after_output();
+}
+
+void HttpConnection::handle(const http::request<http::string_body>& request) {
+    ++server_.counters().http_requests_total;
+    keep_alive_ = request.keep_alive();
+    version_ = request.version();
+    const bool head = request.method() == http::verb::head;
+    try {
+        Routed routed = route(server_, view(request.method_string()), view(request.target()), request.body(), peer_.uid);
+        if (const auto* plain = std::get_if<HttpReply>(&routed)) {
+            reply(*plain, head);
+            after_response();
+            return;
+        }
+        begin_generation(std::move(std::get<OpenAiCall>(routed)));
+    } catch (const ApiError& error) {
+        request_failed(error);
+    } catch (const engine::EngineError& error) {
+        request_failed(from_engine(error));
+    } catch (const std::exception& error) {
+        log::error("internal error in HTTP ", view(request.target()), " for ", peer_.describe(), ": ", error.what());
+        request_failed(ApiError(ErrorKind::Internal, std::string("internal error: ") + error.what()));
+    }
+}
+
+void HttpConnection::request_failed(const ApiError& error) {
+    reply(error_reply(error));
+    after_response();
+}
+
+void HttpConnection::begin_generation(OpenAiCall call) {
+    Active active{next_key_++, 0, call.stream, false, call.include_usage, new_reply(call.kind, server_.model_id())};
+    active.handle =
+        server_.engine().submit(std::move(call.request), make_posting_sink(server_.io(), weak_from_this(), active.key));
+    active_ = std::move(active);
+    watch_while_active();
+}
+
+// The event stream's header goes out with its first event, so that a request the engine
+// rejects before generating anything still gets its proper status.
+void HttpConnection::start_stream() {
+    if (active_->streaming)
+        return;
+    active_->streaming = true;
+    http::response<http::empty_body> header{http::status::ok, version_};
+    header.set(http::field::server, kServerName);
+    header.set(http::field::content_type, "text/event-stream");
+    header.set(http::field::cache_control, "no-cache");
+    if (version_ < 11)
+        keep_alive_ = false;  // HTTP/1.0: no chunks; the end of the connection ends the stream
+    header.keep_alive(keep_alive_);
+    header.chunked(version_ >= 11);
+    std::ostringstream text;
+    text << header.base();
+    send(text.str(), false);
+    if (active_->reply.kind == OpenAiKind::Chat)
+        send_event(json::serialize(role_chunk_json(active_->reply)));
+}
+
+void HttpConnection::end_stream() {
+    send_event("[DONE]");
+    if (version_ >= 11)
+        send("0\r\n\r\n", true);
+}
+
+void HttpConnection::watch_while_active() {
+    if (reading_ || input_ended_ || closed_ || !active_)
+        return;
+    if (buffer_.size() > server_.settings().server.max_request_bytes + kHeaderLimit)
+        return;  // enough of the next request is buffered; read the rest after this answer
+    reading_ = true;
+    socket_.async_read_some(buffer_.prepare(kWatchChunk), [self = self(this)](boost::system::error_code ec,
+                                                                              size_t count) {
+        self->on_watch_read(ec, count);
+    });
+}
+
+void HttpConnection::on_watch_read(boost::system::error_code ec, size_t count) {
+    reading_ = false;
+    if (closed_)
+        return;
+    if (ec == asio::error::eof) {
+        input_ended_ = true;
+        if (peer_gone(socket_)) {
+            client_gone("the client closed the connection");
+            return;
+        }
+        if (active_) {
+            watch_for_hangup(socket_, self(this), [this] { client_gone("the client hung up"); });
+            return;
+        }
+    } else if (ec) {
+        client_gone("reading failed: " + ec.message());
+        return;
+    } else {
+        buffer_.commit(count);
+    }
+    if (active_)
+        watch_while_active();
+    else
+        after_response();
+}
+
+void HttpConnection::on_text(uint64_t key, std::string text) {
+    if (!active_ || active_->key != key || !active_->stream)
+        return;
+    start_stream();
+    if (active_)
+        send_event(json::serialize(text_chunk_json(active_->reply, text)));
+}
+
+void HttpConnection::on_done(uint64_t key, engine::Result result) {
+    if (!active_ || active_->key != key)
+        return;
+    if (!active_->stream) {
+        reply({200, "application/json", json::serialize(response_json(active_->reply, result)) + "\n", {}});
+    } else {
+        start_stream();
+        const Active active = *active_;
+        send_event(json::serialize(final_chunk_json(active.reply, result.finish_reason)));
+        if (active.include_usage)
+            send_event(json::serialize(usage_chunk_json(active.reply, result.usage)));
+        end_stream();
+    }
+    end_generation();
+}
+
+void HttpConnection::on_error(uint64_t key, ApiError error) {
+    if (!active_ || active_->key != key)
+        return;
+    if (!active_->streaming) {
+        reply(error_reply(error));
+    } else {
+        send_event(json::serialize(error_json(error)));
+        end_stream();
+    }
+    end_generation();
+}
+
+void HttpConnection::end_generation() {
+    if (!active_)
+        return;  // dropped while answering
+    active_.reset();
+    after_response();
+}
+
+void HttpConnection::after_response() {
+    if (closed_)
+        return;
+    if (!keep_alive_ || closing_) {
+        close_after_output();
+        return;
+    }
+    if (!reading_)  // else the pending read goes on with the next request
+        next_request();
+}
+
+void HttpConnection::reply(const HttpReply& reply, bool head) {
+    http::response<http::string_body> response{static_cast<http::status>(reply.status), version_};
+    response.set(http::field::server, kServerName);
+    response.set(http::field::content_type, reply.content_type);
+    if (!reply.allow.empty())
+        response.set(http::field::allow, reply.allow);
+    response.keep_alive(keep_alive_);
+    response.body() = reply.body;
+    response.prepare_payload();
+    std::ostringstream text;
+    if (head)
+        text << response.base();
+    else
+        text << response;
+    send(text.str(), false);
+}
+
+void HttpConnection::send_event(const std::string& data) {
+    const std::string event = "data: " + data + "\n\n";
+    send(version_ >= 11 ? chunk(event) : event, true);
+}
+
+void HttpConnection::cancel_requests() {
+    if (active_)
+        server_.engine().cancel(active_->handle);
+}
+
+void HttpConnection::close_when_idle() {
+    closing_ = true;
+    if (!active_)
+        close_after_output();
+}
+
+}  // namespace strata::daemon

@@ -1,0 +1,81 @@
+// daemon/openai/http_connection.h — one HTTP/1.1 connection (Boost.Beast) on the daemon's
+// socket: keep-alive, one request at a time, request bodies up to server.max_request_bytes
+// (413 beyond), Expect: 100-continue, plain JSON replies, and OpenAI generations answered
+// as one JSON object or streamed as server-sent events (chunked for HTTP/1.1; for HTTP/1.0
+// until the connection closes).
+// While a generation runs the connection keeps reading (raw bytes, kept for the next
+// request) so that a client that leaves is noticed and its generation cancelled.
+// Owns: HTTP framing and the connection's one active generation.
+// Must not touch: routing (http_routes.h), OpenAI shapes (openai.h).
+#pragma once
+
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "openai/http_routes.h"
+#include "openai/openai.h"
+#include "transport/client_connection.h"
+
+namespace strata::daemon {
+
+class HttpConnection final : public ClientConnection {
+public:
+    // `received`: the bytes already read while the protocol was being recognised.
+    HttpConnection(Server& server, Socket socket, Peer peer, Server::Slot slot, std::string received);
+
+    // `input_ended`: the client already shut its writing side.
+    void start(bool input_ended);
+    void refuse(const ApiError& error);  // answers with this error and closes
+
+    void cancel_requests() override;
+    void close_when_idle() override;
+
+    void on_text(uint64_t key, std::string text) override;
+    void on_done(uint64_t key, engine::Result result) override;
+    void on_error(uint64_t key, ApiError error) override;
+
+private:
+    struct Active {
+        uint64_t key = 0;
+        uint64_t handle = 0;
+        bool stream = false;
+        bool streaming = false;  // the event stream's header is sent
+        bool include_usage = false;
+        OpenAiReply reply;
+    };
+
+    void next_request();
+    void on_read(boost::system::error_code ec, bool header_only);
+    void read_failed(boost::system::error_code ec);
+    void handle(const boost::beast::http::request<boost::beast::http::string_body>& request);
+    void begin_generation(OpenAiCall call);
+    void end_generation();
+    void start_stream();
+    void end_stream();
+    void watch_while_active();
+    void on_watch_read(boost::system::error_code ec, size_t count);
+
+    void reply(const HttpReply& reply, bool head = false);
+    void send_event(const std::string& data);  // a streamed event: engine output
+    void after_response();
+    void request_failed(const ApiError& error);
+
+    size_t requests_in_flight() const override { return active_ ? 1 : 0; }
+    void forget_requests() override { active_.reset(); }
+
+    boost::beast::flat_buffer buffer_;
+    std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
+    std::optional<Active> active_;
+    uint64_t next_key_ = 1;
+    bool keep_alive_ = true;
+    unsigned version_ = 11;     // of the request being answered: 10 or 11
+    bool reading_ = false;      // a read of the socket is pending
+    bool input_ended_ = false;
+    bool closing_ = false;
+};
+
+}  // namespace strata::daemon

@@ -1,0 +1,89 @@
+// daemon/openai/http_routes.cpp — the HTTP routing table (see http_routes.h).
+#include "openai/http_routes.h"
+
+#include <array>
+#include <boost/json/serialize.hpp>
+
+#include "host/metrics.h"
+#include "protocol/json_text.h"
+
+namespace strata::daemon {
+namespace json = boost::json;
+namespace {
+
+HttpReply json_reply(unsigned status, const json::value& value) {
+    return {status, "application/json", json::serialize(value) + "\n", {}};
+}
+
+json::object parse_body(const std::string& body, unsigned max_depth) {
+    json::value value = parse_json_text(body, max_depth, "the body");
+    if (!value.is_object())
+        throw ApiError(ErrorKind::InvalidRequest, "the body must be a JSON object");
+    return std::move(value.get_object());
+}
+
+Routed health(Server& server, const std::string&, uint32_t) {
+    if (server.stopping())
+        return json_reply(503, json::object{{"status", "stopping"}});
+    return json_reply(200, json::object{{"status", "ok"}, {"model", server.model_id()}});
+}
+
+Routed metrics(Server& server, const std::string&, uint32_t) {
+    return HttpReply{200, "text/plain; version=0.0.4; charset=utf-8",
+                     prometheus_text(server.engine().status(), server.counters(), server.open_connections()), {}};
+}
+
+Routed models(Server& server, const std::string&, uint32_t) {
+    return json_reply(200, models_json(server.model_id(), server.started()));
+}
+
+Routed generation(OpenAiKind kind, Server& server, const std::string& body, uint32_t uid) {
+    if (server.stopping())
+        throw ApiError(ErrorKind::ShuttingDown, "the daemon is shutting down");
+    return parse_openai(kind, parse_body(body, server.settings().server.max_json_depth), server.request_context(uid));
+}
+
+Routed completions(Server& server, const std::string& body, uint32_t uid) {
+    return generation(OpenAiKind::Completion, server, body, uid);
+}
+
+Routed chat_completions(Server& server, const std::string& body, uint32_t uid) {
+    return generation(OpenAiKind::Chat, server, body, uid);
+}
+
+struct Route {
+    std::string_view path;
+    std::string_view method;  // GET routes also answer HEAD
+    Routed (*handler)(Server&, const std::string&, uint32_t);
+};
+
+constexpr std::array<Route, 5> kRoutes{{
+    {"/health", "GET", health},
+    {"/metrics", "GET", metrics},
+    {"/v1/models", "GET", models},
+    {"/v1/completions", "POST", completions},
+    {"/v1/chat/completions", "POST", chat_completions},
+}};
+
+}  // namespace
+
+HttpReply error_reply(const ApiError& error) { return json_reply(http_status(error.kind()), error_json(error)); }
+
+Routed route(Server& server, std::string_view method, std::string_view target, const std::string& body, uint32_t uid) {
+    const std::string_view path = target.substr(0, target.find('?'));
+    for (const Route& route : kRoutes) {
+        if (route.path != path)
+            continue;
+        if (method != route.method && !(route.method == "GET" && method == "HEAD")) {
+            HttpReply reply = json_reply(405, error_json(ApiError(ErrorKind::InvalidRequest,
+                                                                  std::string(path) + " only accepts " +
+                                                                      std::string(route.method))));
+            reply.allow = route.method == "GET" ? "GET, HEAD" : std::string(route.method);
+            return reply;
+        }
+        return route.handler(server, body, uid);
+    }
+    return error_reply(ApiError(ErrorKind::MethodNotFound, "no such path: " + std::string(path)));
+}
+
+}  // namespace strata::daemon

@@ -1,0 +1,31 @@
+// daemon/openai/http_routes.h — what each HTTP path does: GET /health, GET /metrics,
+// GET /v1/models, and POST /v1/completions and /v1/chat/completions (which become
+// generations the connection runs). Owns: the routing table, methods allowed per path,
+// request body parsing, and plain (non-streamed) reply bodies.
+// Must not touch: sockets and HTTP framing (http_connection.h).
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <variant>
+
+#include "openai/openai.h"
+#include "protocol/errors.h"
+#include "server.h"
+
+namespace strata::daemon {
+
+struct HttpReply {
+    unsigned status = 200;
+    std::string content_type = "application/json";
+    std::string body;
+    std::string allow;  // the Allow header of a 405
+};
+
+HttpReply error_reply(const ApiError& error);
+
+// A reply at once, or a generation to run.
+using Routed = std::variant<HttpReply, OpenAiCall>;
+Routed route(Server& server, std::string_view method, std::string_view target, const std::string& body, uint32_t uid);
+
+}  // namespace strata::daemon

@@ -1,0 +1,180 @@
+// daemon/openai/openai.cpp — OpenAI request and response shapes (see openai.h).
+#include "openai/openai.h"
+
+#include <atomic>
+#include <cstdio>
+#include <ctime>
+#include <random>
+
+#include "protocol/fields.h"
+
+namespace strata::daemon {
+namespace json = boost::json;
+namespace {
+
+[[noreturn]] void unsupported(const std::string& field, const std::string& what) {
+    throw invalid_params(field, what + " is not supported by strata");
+}
+
+// Fields of the OpenAI API that strata does not implement, accepted only with their neutral value.
+void reject_unsupported(const Fields& fields, OpenAiKind kind) {
+    if (fields.integer("n", 1, INT32_MAX).value_or(1) != 1)
+        unsupported("n", "n other than 1");
+    if (fields.integer("best_of", 1, INT32_MAX).value_or(1) != 1)
+        unsupported("best_of", "best_of other than 1");
+    if (fields.boolean("echo").value_or(false))
+        unsupported("echo", "echo");
+    if (const json::value* logprobs = fields.find("logprobs");
+        logprobs && !(logprobs->is_bool() && !logprobs->get_bool()) && !(logprobs->is_int64() && logprobs->get_int64() == 0))
+        unsupported("logprobs", "logprobs");
+    if (!fields.string("suffix", SIZE_MAX).value_or("").empty())
+        unsupported("suffix", "suffix");
+    if (kind == OpenAiKind::Chat) {
+        for (const char* key : {"tools", "functions"})
+            if (const json::value* v = fields.find(key); v && !(v->is_array() && v->get_array().empty()))
+                unsupported(key, std::string(key));
+        if (const json::value* format = fields.find("response_format")) {
+            const Fields f(object_value(*format, "response_format"), "response_format");
+            if (f.string("type", 64).value_or("text") != "text")
+                unsupported("response_format.type", "a response_format other than text");
+        }
+    }
+}
+
+std::string completion_prompt(const Fields& fields) {
+    const json::value* prompt = fields.find("prompt");
+    if (prompt == nullptr)
+        throw invalid_params("prompt", "prompt is missing");
+    if (prompt->is_array()) {
+        const json::array& items = prompt->get_array();
+        if (items.size() != 1)
+            unsupported("prompt", "a prompt array with other than one entry");
+        return std::string(string_value(items[0], "prompt[0]", SIZE_MAX));
+    }
+    return std::string(string_value(*prompt, "prompt", SIZE_MAX));
+}
+
+std::string random_hex(size_t digits) {
+    static thread_local std::mt19937_64 generator{std::random_device{}()};
+    std::string out;
+    while (out.size() < digits) {
+        char chunk[17];
+        std::snprintf(chunk, sizeof chunk, "%016llx", static_cast<unsigned long long>(generator()));
+        out += chunk;
+    }
+    out.resize(digits);
+    return out;
+}
+
+const char* object_name(OpenAiKind kind, bool chunk) {
+    if (kind == OpenAiKind::Completion)
+        return "text_completion";
+    return chunk ? "chat.completion.chunk" : "chat.completion";
+}
+
+json::object envelope(const OpenAiReply& reply, bool chunk, json::array choices) {
+    return {{"id", reply.id},
+            {"object", object_name(reply.kind, chunk)},
+            {"created", reply.created},
+            {"model", reply.model},
+            {"system_fingerprint", nullptr},
+            {"choices", std::move(choices)}};
+}
+
+// One choice of a streamed chunk: `delta` for chat, `text` for completions.
+json::object chunk_choice(OpenAiKind kind, json::object delta, const std::string& text, json::value finish_reason) {
+    if (kind == OpenAiKind::Chat)
+        return {{"index", 0}, {"delta", std::move(delta)}, {"logprobs", nullptr}, {"finish_reason", std::move(finish_reason)}};
+    return {{"index", 0}, {"text", text}, {"logprobs", nullptr}, {"finish_reason", std::move(finish_reason)}};
+}
+
+json::object openai_usage(const engine::Usage& usage) {
+    return {{"prompt_tokens", usage.prompt_tokens},
+            {"completion_tokens", usage.completion_tokens},
+            {"total_tokens", usage.prompt_tokens + usage.completion_tokens},
+            {"prompt_tokens_details", json::object{{"cached_tokens", usage.cached_tokens}}}};
+}
+
+const char* error_type(ErrorKind kind) {
+    switch (http_status(kind)) {
+    case 403: return "permission_error";
+    case 404: return "not_found_error";
+    case 429: return "rate_limit_error";
+    case 503: return "service_unavailable";
+    default: return http_status(kind) >= 500 ? "server_error" : "invalid_request_error";
+    }
+}
+
+}  // namespace
+
+OpenAiCall parse_openai(OpenAiKind kind, const json::object& body, const RequestContext& context) {
+    const Fields fields(body);
+    reject_unsupported(fields, kind);
+    OpenAiCall call;
+    call.kind = kind;
+    if (kind == OpenAiKind::Chat) {
+        const json::value* messages = fields.find("messages");
+        if (messages == nullptr)
+            throw invalid_params("messages", "messages is missing");
+        call.request.messages = read_messages(*messages, "messages", /*openai=*/true);
+    } else {
+        call.request.prompt = completion_prompt(fields);
+    }
+    fields.string("model", 256);  // any model name is accepted: one model is loaded
+    call.stream = fields.boolean("stream").value_or(false);
+    if (const json::value* options = fields.find("stream_options"))
+        call.include_usage =
+            Fields(object_value(*options, "stream_options"), "stream_options").boolean("include_usage").value_or(false);
+    const bool completion_tokens_key = kind == OpenAiKind::Chat && fields.find("max_completion_tokens") != nullptr;
+    read_common_fields(fields, context, completion_tokens_key ? "max_completion_tokens" : "max_tokens", call.request);
+    return call;
+}
+
+OpenAiReply new_reply(OpenAiKind kind, const std::string& model) {
+    return {kind, std::string(kind == OpenAiKind::Chat ? "chatcmpl-" : "cmpl-") + random_hex(24),
+            static_cast<int64_t>(std::time(nullptr)), model};
+}
+
+json::object response_json(const OpenAiReply& reply, const engine::Result& result) {
+    json::object choice{{"index", 0}, {"logprobs", nullptr}, {"finish_reason", result.finish_reason}};
+    if (reply.kind == OpenAiKind::Chat)
+        choice["message"] = json::object{{"role", "assistant"}, {"content", result.text}, {"refusal", nullptr}};
+    else
+        choice["text"] = result.text;
+    json::object out = envelope(reply, false, json::array{std::move(choice)});
+    out["usage"] = openai_usage(result.usage);
+    return out;
+}
+
+json::object role_chunk_json(const OpenAiReply& reply) {
+    return envelope(reply, true,
+                    json::array{chunk_choice(reply.kind, {{"role", "assistant"}, {"content", ""}}, "", nullptr)});
+}
+
+json::object text_chunk_json(const OpenAiReply& reply, const std::string& text) {
+    return envelope(reply, true, json::array{chunk_choice(reply.kind, {{"content", text}}, text, nullptr)});
+}
+
+json::object final_chunk_json(const OpenAiReply& reply, const std::string& finish_reason) {
+    return envelope(reply, true, json::array{chunk_choice(reply.kind, {}, "", json::value(finish_reason))});
+}
+
+json::object usage_chunk_json(const OpenAiReply& reply, const engine::Usage& usage) {
+    json::object out = envelope(reply, true, json::array{});
+    out["usage"] = openai_usage(usage);
+    return out;
+}
+
+json::object error_json(const ApiError& error) {
+    json::object body{{"message", error.what()}, {"type", error_type(error.kind())}, {"code", type_name(error.kind())}};
+    body["param"] = error.field().empty() ? json::value(nullptr) : json::value(error.field());
+    return {{"error", std::move(body)}};
+}
+
+json::object models_json(const std::string& model, int64_t created) {
+    return {{"object", "list"},
+            {"data", json::array{json::object{
+                         {"id", model}, {"object", "model"}, {"created", created}, {"owned_by", "strata"}}}}};
+}
+
+}  // namespace strata::daemon

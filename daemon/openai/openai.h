@@ -1,0 +1,48 @@
+// daemon/openai/openai.h — the OpenAI-compatible HTTP API mapped onto the engine: request bodies
+// of /v1/completions and /v1/chat/completions → engine::GenerateRequest (OpenAI field
+// names plus strata's extensions: session, top_k, min_p, ...), and results → OpenAI
+// response objects, streamed chunks, model lists and error bodies.
+// Owns: OpenAI shapes. Must not touch: HTTP framing (http_connection.h), routing (http_routes.h).
+#pragma once
+
+#include <boost/json/object.hpp>
+#include <cstdint>
+#include <string>
+
+#include "engine/engine.h"
+#include "protocol/errors.h"
+#include "protocol/generate_params.h"
+
+namespace strata::daemon {
+
+enum class OpenAiKind { Completion, Chat };
+
+struct OpenAiCall {
+    OpenAiKind kind = OpenAiKind::Completion;
+    engine::GenerateRequest request;
+    bool stream = false;
+    bool include_usage = false;  // stream_options.include_usage: a last chunk with usage
+};
+
+// Throws ApiError (invalid_params naming the field, also for unsupported features such as n > 1).
+OpenAiCall parse_openai(OpenAiKind kind, const boost::json::object& body, const RequestContext& context);
+
+// Names shared by every object of one response.
+struct OpenAiReply {
+    OpenAiKind kind = OpenAiKind::Completion;
+    std::string id;       // "cmpl-..." or "chatcmpl-..."
+    int64_t created = 0;  // unix seconds
+    std::string model;
+};
+OpenAiReply new_reply(OpenAiKind kind, const std::string& model);
+
+boost::json::object response_json(const OpenAiReply& reply, const engine::Result& result);
+boost::json::object role_chunk_json(const OpenAiReply& reply);  // chat streams start with the role
+boost::json::object text_chunk_json(const OpenAiReply& reply, const std::string& text);
+boost::json::object final_chunk_json(const OpenAiReply& reply, const std::string& finish_reason);
+boost::json::object usage_chunk_json(const OpenAiReply& reply, const engine::Usage& usage);
+
+boost::json::object error_json(const ApiError& error);  // {"error":{"message","type","code","param"}}
+boost::json::object models_json(const std::string& model, int64_t created);
+
+}  // namespace strata::daemon

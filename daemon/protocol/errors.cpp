@@ -1,0 +1,59 @@
+// daemon/protocol/errors.cpp — wire spellings of the error kinds (see errors.h).
+#include "protocol/errors.h"
+
+namespace strata::daemon {
+namespace {
+
+struct Spelling {
+    ErrorKind kind;
+    int rpc_code;
+    std::string_view type;
+    unsigned http_status;
+};
+
+constexpr Spelling kSpellings[] = {
+    {ErrorKind::ParseError, -32700, "parse_error", 400},
+    {ErrorKind::InvalidRequest, -32600, "invalid_request", 400},
+    {ErrorKind::MethodNotFound, -32601, "method_not_found", 404},
+    {ErrorKind::InvalidParams, -32602, "invalid_params", 400},
+    {ErrorKind::SessionNotFound, -32001, "session_not_found", 404},
+    {ErrorKind::Forbidden, -32002, "forbidden", 403},
+    {ErrorKind::Busy, -32003, "busy", 429},
+    {ErrorKind::ContextFull, -32004, "context_full", 400},
+    {ErrorKind::ModelError, -32005, "model_error", 500},
+    {ErrorKind::ShuttingDown, -32006, "shutting_down", 503},
+    {ErrorKind::Internal, -32603, "internal_error", 500},
+};
+
+const Spelling& spelling(ErrorKind kind) {
+    for (const Spelling& s : kSpellings)
+        if (s.kind == kind)
+            return s;
+    return kSpellings[std::size(kSpellings) - 1];
+}
+
+ErrorKind kind_of(engine::Errc code) {
+    switch (code) {
+    case engine::Errc::InvalidParams: return ErrorKind::InvalidParams;
+    case engine::Errc::SessionNotFound: return ErrorKind::SessionNotFound;
+    case engine::Errc::Forbidden: return ErrorKind::Forbidden;
+    case engine::Errc::Busy: return ErrorKind::Busy;
+    case engine::Errc::ContextFull: return ErrorKind::ContextFull;
+    case engine::Errc::ModelError: return ErrorKind::ModelError;
+    case engine::Errc::ShuttingDown: return ErrorKind::ShuttingDown;
+    case engine::Errc::Internal: return ErrorKind::Internal;
+    }
+    return ErrorKind::Internal;
+}
+
+}  // namespace
+
+int rpc_code(ErrorKind kind) { return spelling(kind).rpc_code; }
+std::string_view type_name(ErrorKind kind) { return spelling(kind).type; }
+unsigned http_status(ErrorKind kind) { return spelling(kind).http_status; }
+
+ApiError from_engine(const engine::EngineError& error) {
+    return ApiError(kind_of(error.code()), error.what(), error.field());
+}
+
+}  // namespace strata::daemon

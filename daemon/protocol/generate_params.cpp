@@ -1,0 +1,194 @@
+// daemon/protocol/generate_params.cpp — generation request fields → engine::GenerateRequest (see
+// generate_params.h).
+#include "protocol/generate_params.h"
+
+#include <cfloat>
+#include <cmath>
+#include <limits>
+#include <random>
+
+#include "protocol/errors.h"
+#include "sampling/params.h"
+
+namespace strata::daemon {
+namespace json = boost::json;
+namespace {
+
+// A double as float, saturating to ±infinity instead of overflowing (sampling::validate
+// then reports the field as out of range).
+float to_float(double value) {
+    if (value > FLT_MAX)
+        return std::numeric_limits<float>::infinity();
+    if (value < -FLT_MAX)
+        return -std::numeric_limits<float>::infinity();
+    return static_cast<float>(value);
+}
+
+void read_float(const Fields& fields, std::string_view key, float& target) {
+    if (const auto v = fields.number(key))
+        target = to_float(*v);
+}
+
+void read_int32(const Fields& fields, std::string_view key, int32_t& target) {
+    if (const auto v = fields.integer(key, INT32_MIN, INT32_MAX))
+        target = static_cast<int32_t>(*v);
+}
+
+// A bias: a number, or false / "-inf" / "-infinity" for a banned token.
+float bias_value(const json::value& value, const std::string& field) {
+    if (value.is_bool() && !value.get_bool())
+        return -std::numeric_limits<float>::infinity();
+    if (value.is_string()) {
+        const std::string_view text = value.get_string();
+        if (text == "-inf" || text == "-infinity" || text == "-Infinity")
+            return -std::numeric_limits<float>::infinity();
+        throw invalid_params(field, field + " must be a number, false or \"-inf\"");
+    }
+    return to_float(number_value(value, field));
+}
+
+int32_t token_key(std::string_view key, const std::string& field) {
+    int64_t id = 0;
+    if (key.empty() || key.size() > 10)
+        throw invalid_params(field, field + ": the key must be a token id");
+    for (const char c : key) {
+        if (c < '0' || c > '9')
+            throw invalid_params(field, field + ": the key must be a token id");
+        id = id * 10 + (c - '0');
+    }
+    if (id > INT32_MAX)
+        throw invalid_params(field, field + ": token id " + std::string(key) + " is out of range");
+    return static_cast<int32_t>(id);
+}
+
+std::vector<sampling::LogitBias> read_logit_bias(const json::value& value, const std::string& field) {
+    std::vector<sampling::LogitBias> biases;
+    if (value.is_object()) {
+        for (const auto& member : value.get_object()) {
+            const std::string entry = field + "." + std::string(member.key());
+            biases.push_back({token_key(member.key(), entry), bias_value(member.value(), entry)});
+        }
+        return biases;
+    }
+    const json::array& pairs = array_value(value, field, sampling::kMaxLogitBiasEntries);
+    for (size_t i = 0; i < pairs.size(); ++i) {
+        const std::string entry = field + "[" + std::to_string(i) + "]";
+        const json::array& pair = array_value(pairs[i], entry, 2);
+        if (pair.size() != 2)
+            throw invalid_params(entry, entry + " must be a [token id, bias] pair");
+        biases.push_back({static_cast<int32_t>(integer_value(pair[0], entry + "[0]", 0, INT32_MAX)),
+                          bias_value(pair[1], entry + "[1]")});
+    }
+    return biases;
+}
+
+sampling::SamplingParams read_sampling(const Fields& fields) {
+    sampling::SamplingParams params;
+    read_float(fields, "temperature", params.temperature);
+    read_int32(fields, "top_k", params.top_k);
+    read_float(fields, "top_p", params.top_p);
+    read_float(fields, "min_p", params.min_p);
+    read_float(fields, "typical_p", params.typical_p);
+    read_float(fields, "repeat_penalty", params.repeat_penalty);
+    read_float(fields, "frequency_penalty", params.frequency_penalty);
+    read_float(fields, "presence_penalty", params.presence_penalty);
+    read_int32(fields, "penalty_last_n", params.penalty_last_n);
+    read_int32(fields, "min_keep", params.min_keep);
+    if (const auto seed = fields.unsigned64("seed"))
+        params.seed = *seed;
+    else
+        params.seed = (static_cast<uint64_t>(std::random_device{}()) << 32) | std::random_device{}();
+    if (const json::value* bias = fields.find("logit_bias"))
+        params.logit_bias = read_logit_bias(*bias, fields.name("logit_bias"));
+    return params;
+}
+
+std::vector<std::string> read_stop(const json::value& value, const std::string& field) {
+    if (value.is_string())
+        return {std::string(value.get_string())};
+    std::vector<std::string> stops;
+    const json::array& items = array_value(value, field, SIZE_MAX);
+    for (size_t i = 0; i < items.size(); ++i)
+        stops.emplace_back(string_value(items[i], field + "[" + std::to_string(i) + "]", SIZE_MAX));
+    return stops;
+}
+
+// OpenAI content parts: [{"type":"text","text":"..."}] joined.
+std::string content_parts(const json::array& parts, const std::string& field) {
+    std::string text;
+    for (size_t i = 0; i < parts.size(); ++i) {
+        const std::string part_field = field + "[" + std::to_string(i) + "]";
+        const Fields part(object_value(parts[i], part_field), part_field);
+        if (part.string("type", 16).value_or("") != "text")
+            throw invalid_params(part_field + ".type", part_field + ".type must be \"text\" (only text is supported)");
+        text += part.string("text", SIZE_MAX).value_or("");
+    }
+    return text;
+}
+
+// The engine checks the role; OpenAI's "developer" is the system role.
+std::string role_of(const Fields& message, bool openai) {
+    const auto role = message.string("role", SIZE_MAX);
+    if (!role)
+        throw invalid_params(message.name("role"), message.name("role") + " is missing");
+    return openai && *role == "developer" ? "system" : *role;
+}
+
+}  // namespace
+
+std::string session_name(const json::value& value, const std::string& field) {
+    return std::string(string_value(value, field, SIZE_MAX));
+}
+
+std::vector<engine::Message> read_messages(const json::value& value, const std::string& field, bool openai) {
+    const json::array& items = array_value(value, field, SIZE_MAX);
+    if (items.empty())
+        throw invalid_params(field, field + " must not be empty");
+    std::vector<engine::Message> messages;
+    for (size_t i = 0; i < items.size(); ++i) {
+        const std::string item_field = field + "[" + std::to_string(i) + "]";
+        const Fields message(object_value(items[i], item_field), item_field);
+        const std::string role = role_of(message, openai);
+        const json::value* content = message.find("content");
+        if (content == nullptr)
+            throw invalid_params(message.name("content"), message.name("content") + " is missing");
+        if (openai && content->is_array())
+            messages.push_back({role, content_parts(content->get_array(), message.name("content"))});
+        else
+            messages.push_back({role, std::string(string_value(*content, message.name("content"), SIZE_MAX))});
+    }
+    return messages;
+}
+
+void read_common_fields(const Fields& fields, const RequestContext& context, std::string_view max_tokens_key,
+                        engine::GenerateRequest& request) {
+    request.uid = context.uid;
+    if (const json::value* session = fields.find("session"))
+        request.session = session_name(*session, fields.name("session"));
+    request.max_tokens = static_cast<int32_t>(
+        fields.integer(max_tokens_key, INT32_MIN, INT32_MAX).value_or(context.limits.default_max_tokens));
+    request.sampling = read_sampling(fields);
+    if (const json::value* stop = fields.find("stop"))
+        request.stop = read_stop(*stop, fields.name("stop"));
+    request.chat_template = fields.string("chat_template", SIZE_MAX).value_or("");
+    request.ignore_eos = fields.boolean("ignore_eos").value_or(false);
+}
+
+GenerateCall parse_generate(const json::object& params, const RequestContext& context) {
+    const Fields fields(params);
+    fields.allow_only({"session", "prompt", "messages", "stream", "max_tokens", "temperature", "top_k", "top_p",
+                       "min_p", "typical_p", "repeat_penalty", "frequency_penalty", "presence_penalty",
+                       "penalty_last_n", "min_keep", "seed", "logit_bias", "stop", "chat_template", "ignore_eos"});
+    GenerateCall call;
+    const json::value* messages = fields.find("messages");
+    call.request.prompt = fields.string("prompt", SIZE_MAX);
+    if (call.request.prompt.has_value() == (messages != nullptr))
+        throw invalid_params("prompt", "exactly one of prompt and messages must be given");
+    if (messages != nullptr)
+        call.request.messages = read_messages(*messages, "messages", /*openai=*/false);
+    call.stream = fields.boolean("stream").value_or(true);
+    read_common_fields(fields, context, "max_tokens", call.request);
+    return call;
+}
+
+}  // namespace strata::daemon

@@ -1,0 +1,99 @@
+// daemon/protocol/views.cpp — engine values as protocol JSON (see views.h).
+#include "protocol/views.h"
+
+#include <cmath>
+
+namespace strata::daemon {
+namespace json = boost::json;
+
+double finite(double value) { return std::isfinite(value) ? value : 0.0; }
+
+json::object usage_json(const engine::Usage& usage) {
+    return {{"prompt_tokens", usage.prompt_tokens},
+            {"completion_tokens", usage.completion_tokens},
+            {"cached_tokens", usage.cached_tokens}};
+}
+
+json::object timings_json(const engine::Timings& t) {
+    return {{"queued_ms", finite(t.queued_ms)},   {"prompt_ms", finite(t.prompt_ms)},
+            {"generate_ms", finite(t.generate_ms)}, {"prompt_tps", finite(t.prompt_tps)},
+            {"generate_tps", finite(t.generate_tps)}};
+}
+
+json::object result_json(const engine::Result& result, const std::string& session, uint64_t seed) {
+    json::object out{{"text", result.text},
+                     {"finish_reason", result.finish_reason},
+                     {"seed", seed},
+                     {"usage", usage_json(result.usage)},
+                     {"timings", timings_json(result.timings)}};
+    out["session"] = session.empty() ? json::value(nullptr) : json::value(session);
+    return out;
+}
+
+json::object session_json(const engine::SessionInfo& info, bool detailed) {
+    json::object out{{"name", info.name},         {"uid", info.uid},         {"tokens", info.tokens},
+                     {"messages", info.messages}, {"cached", info.cached},   {"busy", info.busy},
+                     {"created", info.created},   {"last_used", info.last_used}};
+    if (detailed) {
+        json::array conversation;
+        for (const engine::Message& m : info.conversation)
+            conversation.push_back(json::object{{"role", m.role}, {"content", m.content}});
+        out["conversation"] = std::move(conversation);
+        out["text"] = info.text;
+    }
+    return out;
+}
+
+json::object model_info_json(const engine::ModelInfo& info) {
+    json::object types;
+    for (const auto& [type, count] : info.tensor_types)
+        types[type] = count;
+    return {{"name", info.name},
+            {"arch", info.arch},
+            {"path", info.path},
+            {"n_vocab", info.n_vocab},
+            {"n_ctx_train", info.n_ctx_train},
+            {"context", info.context},
+            {"n_embd", info.n_embd},
+            {"n_layer", info.n_layer},
+            {"n_head", info.n_head},
+            {"n_head_kv", info.n_head_kv},
+            {"n_ff", info.n_ff},
+            {"n_params", info.n_params},
+            {"file_bytes", info.file_bytes},
+            {"tensor_types", std::move(types)},
+            {"chat_template", info.chat_template}};
+}
+
+json::object status_json(const engine::Status& s, size_t connections) {
+    return {{"model", s.model},
+            {"weights_mode", s.weights_mode},
+            {"memory_plan", s.memory_plan},
+            {"threads", s.threads},
+            {"uptime_s", s.uptime_s},
+            {"sessions", s.sessions},
+            {"requests_running", s.requests_running},
+            {"requests_queued", s.requests_queued},
+            {"requests_total", s.requests_total},
+            {"requests_failed", s.requests_failed},
+            {"prompt_tokens_total", s.prompt_tokens_total},
+            {"completion_tokens_total", s.completion_tokens_total},
+            {"cached_tokens_total", s.cached_tokens_total},
+            {"generate_tps_recent", finite(s.generate_tps_recent)},
+            {"prompt_tps_recent", finite(s.prompt_tps_recent)},
+            {"kv_bytes", s.kv_bytes},
+            {"rss_bytes", s.rss_bytes},
+            {"forward_passes", s.forward_passes},
+            {"batch_tokens", s.batch_tokens},
+            {"memory_budget_bytes", s.budget_bytes},
+            {"memory_budget_source", s.budget_source},
+            {"streamed_bytes_per_pass", s.streamed_bytes_per_pass},
+            {"weights_bytes_read", s.weights_bytes_read},
+            {"read_bytes_per_s", finite(s.read_bytes_per_s)},
+            {"read_stall_s", finite(s.read_stall_s)},
+            {"read_retries", s.read_retries},
+            {"pass_bound_per_s", finite(s.pass_bound)},
+            {"connections", connections}};
+}
+
+}  // namespace strata::daemon

@@ -1,0 +1,25 @@
+// daemon/protocol/views.h — the engine's values (results, sessions, model, status) as the JSON
+// objects of strata-protocol(7). Owns: field names and number formatting of those objects
+// (non-finite numbers become 0 so that the output is always valid JSON).
+// Must not touch: envelopes (jsonrpc.h), OpenAI shapes (openai.h).
+#pragma once
+
+#include <boost/json/object.hpp>
+#include <string>
+
+#include "engine/engine.h"
+
+namespace strata::daemon {
+
+boost::json::object usage_json(const engine::Usage& usage);
+boost::json::object timings_json(const engine::Timings& timings);
+// The native generate result; `session` "" is reported as null (anonymous).
+boost::json::object result_json(const engine::Result& result, const std::string& session, uint64_t seed);
+// A session.list entry; with `detailed`, session.info's conversation and text too.
+boost::json::object session_json(const engine::SessionInfo& info, bool detailed);
+boost::json::object model_info_json(const engine::ModelInfo& info);
+boost::json::object status_json(const engine::Status& status, size_t connections);
+
+double finite(double value);
+
+}  // namespace strata::daemon

@@ -1,0 +1,241 @@
+// daemon/rpc/rpc_connection.cpp — a native-protocol connection (see rpc_connection.h).
+#include "rpc/rpc_connection.h"
+
+#include <algorithm>
+#include <boost/json/serialize.hpp>
+
+#include "host/log.h"
+#include "protocol/fields.h"
+#include "protocol/generate_params.h"
+#include "protocol/views.h"
+#include "rpc/methods.h"
+
+namespace strata::daemon {
+namespace json = boost::json;
+namespace {
+
+bool blank(std::string_view line) {
+    return std::all_of(line.begin(), line.end(), [](char c) { return c == ' ' || c == '\t' || c == '\r'; });
+}
+
+}  // namespace
+
+RpcConnection::RpcConnection(Server& server, Socket socket, Peer peer, Server::Slot slot, std::string received)
+    : ClientConnection(server, std::move(socket), peer, std::move(slot), "native"), pending_(std::move(received)) {}
+
+void RpcConnection::start(bool input_ended) {
+    join_registry();
+    input_ended_ = input_ended;
+    feed(std::exchange(pending_, {}));
+}
+
+void RpcConnection::refuse(const ApiError& error) {
+    send(error_line(nullptr, error), false);
+    closing_ = true;
+    close_if_done();
+}
+
+bool RpcConnection::output_backed_up() const {
+    return output_.unsent() > server_.settings().server.max_output_buffer / 2;
+}
+
+// A client that sends requests faster than it reads the answers waits for them: input is
+// taken again once the output has drained.
+void RpcConnection::feed(std::string_view bytes) {
+    if (!consume(bytes) || (!closed_ && !input_ended_ && output_backed_up())) {
+        output_.when_idle([self = self(this)] {
+            if (!self->closed_)
+                self->feed(std::exchange(self->held_, {}));
+        });
+        return;
+    }
+    if (closed_)
+        return;
+    if (input_ended_)
+        end_of_input();
+    else
+        read();
+}
+
+void RpcConnection::read() {
+    socket_.async_read_some(asio::buffer(read_buffer_), [self = self(this)](boost::system::error_code ec, size_t count) {
+        self->on_read(ec, count);
+    });
+}
+
+void RpcConnection::on_read(boost::system::error_code ec, size_t count) {
+    if (closed_)
+        return;
+    if (ec == asio::error::eof) {
+        end_of_input();
+        return;
+    }
+    if (ec) {
+        client_gone("reading failed: " + ec.message());
+        return;
+    }
+    feed({read_buffer_.data(), count});
+}
+
+bool RpcConnection::consume(std::string_view bytes) {
+    const uint64_t limit = server_.settings().server.max_request_bytes;
+    while (!bytes.empty() && !closed_) {
+        if (output_backed_up()) {
+            held_.assign(bytes);
+            return false;
+        }
+        const size_t newline = bytes.find('\n');
+        const std::string_view part = bytes.substr(0, newline);
+        bytes = newline == std::string_view::npos ? std::string_view{} : bytes.substr(newline + 1);
+        if (skipping_line_) {
+            skipping_line_ = newline == std::string_view::npos;
+            continue;
+        }
+        if (line_.size() + part.size() > limit) {
+            ++server_.counters().rpc_requests_total;
+            send(error_line(nullptr, ApiError(ErrorKind::InvalidRequest, "the request line is longer than " +
+                                                                             std::to_string(limit) + " bytes")),
+                 false);
+            line_.clear();
+            skipping_line_ = newline == std::string_view::npos;
+            continue;
+        }
+        line_.append(part);
+        if (newline == std::string_view::npos)
+            break;
+        handle_line(std::exchange(line_, {}));
+    }
+    return true;
+}
+
+void RpcConnection::handle_line(std::string_view line) {
+    if (blank(line))
+        return;
+    ++server_.counters().rpc_requests_total;
+    try {
+        RpcRequest request = parse_request(line, server_.settings().server.max_json_depth);
+        dispatch(request);
+    } catch (const BadRequest& bad) {
+        send(error_line(bad.id(), bad), false);
+    }
+}
+
+void RpcConnection::dispatch(RpcRequest& request) {
+    const json::value id = request.id.value_or(nullptr);
+    auto answer_error = [&](const ApiError& error) {
+        if (request.id)
+            send(error_line(id, error), false);
+    };
+    try {
+        if (request.method == "generate")
+            start_generate(request);
+        else if (request.method == "cancel")
+            cancel(request);
+        else if (json::value result = call_method(server_, request.method, request.params, peer_.uid); request.id)
+            send(result_line(id, std::move(result)), false);
+    } catch (const ApiError& error) {
+        answer_error(error);
+    } catch (const engine::EngineError& error) {
+        answer_error(from_engine(error));
+    } catch (const std::exception& error) {
+        log::error("internal error in ", request.method, " for ", peer_.describe(), ": ", error.what());
+        answer_error(ApiError(ErrorKind::Internal, std::string("internal error: ") + error.what()));
+    }
+}
+
+void RpcConnection::start_generate(RpcRequest& request) {
+    const uint32_t max_in_flight = server_.settings().server.max_requests_per_connection;
+    if (server_.stopping())
+        throw ApiError(ErrorKind::ShuttingDown, "the daemon is shutting down");
+    if (in_flight_.size() >= max_in_flight)
+        throw ApiError(ErrorKind::Busy, "too many requests in flight on this connection (at most " +
+                                            std::to_string(max_in_flight) + "); retry when one has finished");
+    if (request.id)
+        for (const auto& [key, other] : in_flight_)
+            if (other.id && *other.id == *request.id)
+                throw ApiError(ErrorKind::InvalidRequest,
+                               "id " + json::serialize(*request.id) + " is already used by a request in flight");
+    GenerateCall call = parse_generate(request.params, server_.request_context(peer_.uid));
+    const uint64_t key = next_key_++;
+    InFlight entry{request.id, call.stream, 0, call.request.session, call.request.sampling.seed};
+    entry.handle = server_.engine().submit(std::move(call.request), make_posting_sink(server_.io(), weak_from_this(), key));
+    in_flight_.emplace(key, std::move(entry));
+}
+
+void RpcConnection::cancel(const RpcRequest& request) {
+    const Fields fields(request.params);
+    fields.allow_only({"id"});
+    const json::value* target = request.params.if_contains("id");
+    if (target == nullptr)
+        throw invalid_params("id", "id (of the request to cancel) is missing");
+    bool found = false;
+    for (const auto& [key, entry] : in_flight_) {
+        if (entry.id && *entry.id == *target) {
+            server_.engine().cancel(entry.handle);
+            found = true;
+        }
+    }
+    if (request.id)
+        send(result_line(*request.id, json::object{{"cancelled", found}}), false);
+}
+
+void RpcConnection::on_text(uint64_t key, std::string text) {
+    const auto it = in_flight_.find(key);
+    if (it == in_flight_.end() || !it->second.stream || !it->second.id)
+        return;
+    send(notification_line("token", json::object{{"id", *it->second.id}, {"text", std::move(text)}}), true);
+}
+
+void RpcConnection::on_done(uint64_t key, engine::Result result) {
+    finish(key, [&](const json::value& id) {
+        const InFlight& entry = in_flight_.at(key);
+        return result_line(id, result_json(result, entry.session, entry.seed));
+    });
+}
+
+void RpcConnection::on_error(uint64_t key, ApiError error) {
+    finish(key, [&](const json::value& id) { return error_line(id, error); });
+}
+
+void RpcConnection::finish(uint64_t key, const std::function<std::string(const json::value&)>& answer) {
+    const auto it = in_flight_.find(key);
+    if (it == in_flight_.end())
+        return;
+    if (it->second.id)
+        send(answer(*it->second.id), true);
+    in_flight_.erase(key);
+    close_if_done();
+}
+
+void RpcConnection::end_of_input() {
+    input_ended_ = true;
+    if (peer_gone(socket_)) {
+        client_gone("the client closed the connection");
+        return;
+    }
+    // Only the client's writing side is shut (`echo request | socat ...`): answer what was
+    // asked, then close. A last line without '\n' still counts.
+    if (!skipping_line_ && !line_.empty())
+        handle_line(std::exchange(line_, {}));
+    closing_ = true;
+    if (!in_flight_.empty())
+        watch_for_hangup(socket_, self(this), [this] { client_gone("the client hung up"); });
+    close_if_done();
+}
+
+void RpcConnection::cancel_requests() {
+    for (const auto& [key, entry] : in_flight_)
+        server_.engine().cancel(entry.handle);
+}
+
+void RpcConnection::close_when_idle() {
+    closing_ = true;
+    close_if_done();
+}
+
+void RpcConnection::close_if_done() {
+    if (closing_ && in_flight_.empty())
+        close_after_output();
+}
+
+}  // namespace strata::daemon

@@ -1,0 +1,71 @@
+// daemon/transport/client_connection.cpp — the life both protocols' connections share (see
+// client_connection.h).
+#include "transport/client_connection.h"
+
+#include "host/log.h"
+
+namespace strata::daemon {
+
+ClientConnection::ClientConnection(Server& server, Socket socket, Peer peer, Server::Slot slot, const char* protocol)
+    : server_(server),
+      socket_(std::move(socket)),
+      peer_(peer),
+      output_(
+          socket_, [this] { return shared_from_this(); },
+          [this](boost::system::error_code ec) { client_gone("writing failed: " + ec.message()); }),
+      slot_(std::move(slot)),
+      protocol_(protocol) {}
+
+ClientConnection::~ClientConnection() { server_.remove(registration_); }
+
+void ClientConnection::join_registry() {
+    registration_ = server_.add(weak_from_this());
+    log::debug(protocol_, " connection from ", peer_.describe());
+}
+
+void ClientConnection::send(std::string bytes, bool from_engine) {
+    if (closed_)
+        return;
+    if (!output_.push(std::move(bytes), from_engine ? server_.settings().server.max_output_buffer : UINT64_MAX))
+        drop_slow_reader();
+}
+
+void ClientConnection::drop_slow_reader() {
+    ++server_.counters().slow_readers_dropped;
+    log::warning("dropping the ", protocol_, " connection of ", peer_.describe(), ": it does not read its output (",
+                 output_.unsent(), " bytes unsent, server.max_output_buffer ",
+                 server_.settings().server.max_output_buffer, "); cancelling its ", requests_in_flight(),
+                 " request(s)");
+    cancel_requests();
+    forget_requests();
+    close();
+}
+
+void ClientConnection::client_gone(const std::string& why) {
+    if (closed_)
+        return;
+    if (const size_t count = requests_in_flight(); count > 0) {
+        log::info(protocol_, " client ", peer_.describe(), " went away (", why, "); cancelling its ", count,
+                  " request(s)");
+        server_.counters().disconnect_cancels += count;
+        cancel_requests();
+        forget_requests();
+    }
+    close();
+}
+
+void ClientConnection::close_after_output() {
+    if (!closed_)
+        output_.when_idle([self = shared_from_this()] { self->close(); });
+}
+
+void ClientConnection::close() {
+    if (closed_)
+        return;
+    closed_ = true;
+    boost::system::error_code ignored;
+    socket_.shutdown(Socket::shutdown_both, ignored);
+    socket_.close(ignored);
+}
+
+}  // namespace strata::daemon

@@ -1,0 +1,44 @@
+// daemon/transport/peer.cpp — peer credentials and hang-up detection (see peer.h).
+#include "transport/peer.h"
+
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <boost/system/system_error.hpp>
+#include <cerrno>
+
+namespace strata::daemon {
+
+std::string Peer::describe() const { return "uid " + std::to_string(uid) + " pid " + std::to_string(pid); }
+
+Peer peer_of(Socket& socket) {
+    ucred credentials{};
+    socklen_t size = sizeof credentials;
+    if (getsockopt(socket.native_handle(), SOL_SOCKET, SO_PEERCRED, &credentials, &size) != 0)
+        throw boost::system::system_error(errno, boost::system::system_category(), "SO_PEERCRED");
+    return {credentials.uid, credentials.pid};
+}
+
+bool peer_gone(Socket& socket) {
+    if (!socket.is_open())
+        return true;
+    pollfd entry{socket.native_handle(), POLLOUT, 0};
+    if (poll(&entry, 1, 0) < 0)
+        return false;
+    return (entry.revents & (POLLHUP | POLLERR)) != 0;
+}
+
+void watch_for_hangup(Socket& socket, std::shared_ptr<void> owner, std::function<void()> on_gone) {
+    // A wait for the error condition completes on EPOLLHUP/EPOLLERR (and on EPOLLPRI, which
+    // Unix sockets never raise); poll() confirms before reporting.
+    socket.async_wait(Socket::wait_error, [&socket, owner, on_gone = std::move(on_gone)](boost::system::error_code ec) {
+        if (ec || !socket.is_open())
+            return;
+        if (peer_gone(socket))
+            on_gone();
+        else
+            watch_for_hangup(socket, owner, on_gone);
+    });
+}
+
+}  // namespace strata::daemon
