@@ -1,5 +1,6 @@
-// client/strata-gguf/cmd_info.cpp — `strata-gguf info FILE`: metadata, tensor table,
-// sizes, parameter count and a histogram of tensor types; with --budget, the memory plan
+// client/strata-gguf/cmd_info.cpp — `strata-gguf info FILE`: the architecture and what
+// its layers use (or why strata cannot run it), metadata, tensor table, sizes, parameter
+// count and a histogram of tensor types; with --budget, the memory plan
 // the daemon would make (the same planner and reserves) and the tokens/s bound it implies
 // at the file's measured read speed.
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include "commands.h"
 #include "engine/memory.h"
 #include "gguf/gguf.h"
+#include "model/hparams.h"
 #include "weights/streamed.h"
 
 namespace strata::tool {
@@ -101,6 +103,20 @@ void show_plan(const std::string& path, const Args& args) {
                     speed / 1e6, setup.plan.pass_bound(speed));
 }
 
+// "architecture: gemma2 (neox rope, sliding window 4096 on 21/42 layers, ...)".
+void show_arch(const gguf::File& f) {
+    const auto name = f.get_string("general.architecture").value_or("(none)");
+    try {
+        const auto hp = model::HParams::from_gguf(f);
+        std::printf("architecture: %s (%s)\n", hp.arch.c_str(), hp.features().c_str());
+    } catch (const std::exception& e) {
+        std::string why = e.what();  // may quote the file's strings: no control bytes to the terminal
+        for (char& c : why)
+            if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+        std::printf("architecture: %s, not runnable: %s\n", quoted(name).c_str(), why.c_str());
+    }
+}
+
 }  // namespace
 
 int cmd_info(const Argv& argv) {
@@ -109,6 +125,7 @@ int cmd_info(const Argv& argv) {
     auto f = gguf::File::open(path);
     std::printf("file: %s\nGGUF version %u, %s, alignment %u, data at byte %" PRIu64 "\n", path.c_str(), f->version(),
                 human_bytes(f->file_size()).c_str(), f->alignment(), f->data_offset());
+    show_arch(*f);
 
     std::printf("\nmetadata (%zu keys):\n", f->metadata().size());
     for (const auto& [key, value] : f->metadata()) std::printf("  %-44s %s\n", key.c_str(), render(value).c_str());

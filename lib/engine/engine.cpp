@@ -296,7 +296,7 @@ ModelInfo Engine::model_info() const {
     const auto& hp = m.model->hparams();
     ModelInfo mi;
     mi.name = hp.name;
-    mi.arch = std::string(hp.arch.name);
+    mi.arch = hp.arch;
     mi.path = m.config.model_path;
     mi.n_vocab = hp.n_vocab;
     mi.n_ctx_train = hp.n_ctx_train;

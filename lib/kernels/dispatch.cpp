@@ -181,6 +181,7 @@ void gemm(DType w, int64_t k, const void* W, size_t ldw, int64_t r0, int64_t r1,
 
 void rms_norm(const float* x, const float* w, float* y, int64_t n, float eps) { table().rms_norm(x, w, y, n, eps); }
 void silu_mul(float* g, const float* u, int64_t n) { table().silu_mul(g, u, n); }
+void gelu_mul(float* g, const float* u, int64_t n) { table().gelu_mul(g, u, n); }
 void add(float* y, const float* x, int64_t n) { table().add(y, x, n); }
 void f32_to_f16(const float* x, uint16_t* y, int64_t n) { table().f32_to_f16(x, y, n); }
 void f16_to_f32(const uint16_t* x, float* y, int64_t n) { table().f16_to_f32(x, y, n); }

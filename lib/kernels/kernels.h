@@ -51,6 +51,9 @@ void gemm(DType w, int64_t k, const void* W, size_t ldw, int64_t r0, int64_t r1,
 void rms_norm(const float* x, const float* w, float* y, int64_t n, float eps);
 // g[i] = silu(g[i]) * u[i]
 void silu_mul(float* g, const float* u, int64_t n);
+// g[i] = gelu(g[i]) * u[i], GELU's tanh form through GGML's F16 table (the input rounded
+// to F16, the table value F16), as ggml_vec_geglu_f32 — bit for bit.
+void gelu_mul(float* g, const float* u, int64_t n);
 // y[i] += x[i]
 void add(float* y, const float* x, int64_t n);
 // F16 <-> F32 rows.

@@ -4,6 +4,7 @@
 // Must not touch: SIMD, threads.
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 #include "kernels/table.h"
 #include "tensor/fp16.h"
@@ -44,6 +45,27 @@ void silu_mul(float* g, const float* u, int64_t n) {
     for (int64_t i = 0; i < n; ++i) g[i] = g[i] / (1.0f + std::exp(-g[i])) * u[i];
 }
 
+// GGML's table: gelu of every F16 value, rounded to F16.
+const std::vector<uint16_t>& gelu_table() {
+    static const std::vector<uint16_t> table = [] {
+        std::vector<uint16_t> t(1 << 16);
+        for (size_t i = 0; i < t.size(); ++i) {
+            const float x = fp16_to_fp32(static_cast<uint16_t>(i));
+            t[i] = fp32_to_fp16(0.5f * x * (1.0f + std::tanh(0.79788456080286535587989211986876f * x * (1.0f + 0.044715f * x * x))));
+        }
+        return t;
+    }();
+    return table;
+}
+
+void gelu_mul(float* g, const float* u, int64_t n) {
+    const auto& table = gelu_table();
+    for (int64_t i = 0; i < n; ++i) {
+        const float x = g[i];
+        g[i] = x <= -10.0f ? 0.0f : x >= 10.0f ? x * u[i] : fp16_to_fp32(table[fp32_to_fp16(x)]) * u[i];
+    }
+}
+
 void add(float* y, const float* x, int64_t n) {
     for (int64_t i = 0; i < n; ++i) y[i] += x[i];
 }
@@ -70,6 +92,7 @@ void install_scalar(Table& t) {
     t.convert[slot(DType::Q8_K)] = quantize_row_q8_k;
     t.rms_norm = rms_norm;
     t.silu_mul = silu_mul;
+    t.gelu_mul = gelu_mul;
     t.add = add;
     t.f32_to_f16 = f32_to_f16;
     t.f16_to_f32 = f16_to_f32;

@@ -28,6 +28,7 @@ struct Table {
     ConvertFn convert[kTypeSlots] = {};  // by activation type
     void (*rms_norm)(const float* x, const float* w, float* y, int64_t n, float eps) = nullptr;
     void (*silu_mul)(float* g, const float* u, int64_t n) = nullptr;
+    void (*gelu_mul)(float* g, const float* u, int64_t n) = nullptr;
     void (*add)(float* y, const float* x, int64_t n) = nullptr;
     void (*f32_to_f16)(const float* x, uint16_t* y, int64_t n) = nullptr;
     void (*f16_to_f32)(const uint16_t* x, float* y, int64_t n) = nullptr;

@@ -1,4 +1,4 @@
-// model/arch.cpp — the rows of the architecture table.
+// model/arch.cpp — the list of builders.
 #include "model/arch.h"
 
 #include <array>
@@ -6,20 +6,20 @@
 namespace strata::model {
 namespace {
 
-constexpr std::array kArchs = {
-    // Llama 1/2/3, Mistral, TinyLlama and llama2.c conversions all say "llama".
-    ArchInfo{"llama", RopeStyle::Normal, false},
-    ArchInfo{"qwen2", RopeStyle::Neox, true},
-};
+const std::array<const Builder*, 7> kBuilders = {&kLlama, &kQwen2, &kQwen3, &kGemma2, &kGemma3, &kPhi3, &kGranite};
 
 }  // namespace
 
-std::optional<ArchInfo> find_arch(std::string_view name) {
-    for (const auto& a : kArchs)
-        if (a.name == name) return a;
-    return std::nullopt;
+const Builder* find_builder(std::string_view name) {
+    for (const auto* b : kBuilders)
+        if (b->name == name) return b;
+    return nullptr;
 }
 
-std::span<const ArchInfo> known_archs() { return kArchs; }
+std::string arch_names() {
+    std::string s;
+    for (const auto* b : kBuilders) s += (s.empty() ? "" : ", ") + std::string(b->name);
+    return s;
+}
 
 }  // namespace strata::model

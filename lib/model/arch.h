@@ -1,28 +1,37 @@
-// model/arch.h — the architecture table: one row per `general.architecture` saying
-// how that family's layers differ (RoPE style, biases, ...). Adding a family is
-// adding a row (and, if it needs a new kind of layer, a step in forward.cpp).
-// Must not touch: tensor data, kernels.
+// model/arch.h — the architecture registry: one Builder per family, each defined in its
+// own file under lib/model/archs/. A builder reads its family's hyperparameters, lists the
+// tensors of a layer, and composes a layer from the shared blocks (model/blocks.h).
+// Adding a family is adding a builder file and its line in arch.cpp; nothing outside
+// lib/model/ knows architecture names. Must not touch: tensor data, kernels.
 #pragma once
 
-#include <optional>
 #include <span>
+#include <string>
 #include <string_view>
+
+#include "model/blocks.h"
+#include "model/hparams.h"
 
 namespace strata::model {
 
-enum class RopeStyle {
-    Normal,  // rotate adjacent pairs (2i, 2i+1) — llama (the converter permuted Q/K for it)
-    Neox,    // rotate (i, i + n_rot/2) — qwen2
+struct Builder {
+    std::string_view name;                                  // general.architecture
+    void (*hparams)(const Keys& keys, HParams& hp);         // the family's keys and options
+    std::span<const TensorNeed> tensors;                    // the tensors of every layer
+    void (*layer)(Blocks& b, const LayerWeights& w, int l);  // one transformer block
 };
 
-struct ArchInfo {
-    std::string_view name;        // general.architecture
-    RopeStyle rope;
-    bool qkv_bias;                // attn_q/k/v.bias present in every layer
-};
+// The builder for `name`, or null for an architecture strata cannot run.
+const Builder* find_builder(std::string_view name);
+// "llama, qwen2, ..." for messages and documentation.
+std::string arch_names();
 
-// The row for `name`, or nullopt for an architecture strata cannot run.
-std::optional<ArchInfo> find_arch(std::string_view name);
-std::span<const ArchInfo> known_archs();
+// Gemma's shared options (archs/gemma2.cpp): embeddings x sqrt(n_embd), GELU(tanh) FFN, q
+// scaled before the dot by 1/sqrt(n_embd/n_head) on the 27B (n_layer == layers_27b, as
+// llama.cpp tells it apart), by 1/sqrt(head_dim) otherwise.
+void gemma_scales(HParams& hp, int32_t layers_27b);
+
+// The builders (one per file in archs/).
+extern const Builder kLlama, kQwen2, kQwen3, kGemma2, kGemma3, kPhi3, kGranite;
 
 }  // namespace strata::model

@@ -1,46 +1,103 @@
-// model/hparams.cpp — reading and bounding the hyperparameters.
+// model/hparams.cpp — reading and bounding the shared hyperparameters, then handing the
+// family's own keys to its builder.
 #include "model/hparams.h"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <stdexcept>
 
+#include "model/arch.h"
+
 namespace strata::model {
+
+// Keys -----------------------------------------------------------------------------------
+
+int32_t Keys::required(std::string_view key, int64_t min, int64_t max) const {
+    auto v = f_.get_int(full(key), min, max);
+    if (!v) throw std::runtime_error("model metadata: missing " + full(key));
+    return static_cast<int32_t>(*v);
+}
+
+int32_t Keys::optional(std::string_view key, int64_t def, int64_t min, int64_t max) const {
+    return static_cast<int32_t>(f_.get_int(full(key), min, max).value_or(def));
+}
+
+float Keys::real(std::string_view key, double def, double min, double max) const {
+    return static_cast<float>(f_.get_float(full(key), min, max).value_or(def));
+}
+
+float Keys::required_real(std::string_view key, double min, double max) const {
+    auto v = f_.get_float(full(key), min, max);
+    if (!v) throw std::runtime_error("model metadata: missing " + full(key));
+    return static_cast<float>(*v);
+}
+
+bool Keys::has(std::string_view key) const { return f_.find(full(key)) != nullptr; }
+
+std::string Keys::text(std::string_view key, std::string_view def) const {
+    return std::string(f_.get_string(full(key)).value_or(def));
+}
+
+// HParams --------------------------------------------------------------------------------
+
 namespace {
 
-// Range-checked reads of "<arch>.<key>" (gguf::File names the key in its errors).
-class Reader {
-public:
-    Reader(const gguf::File& f, std::string_view arch) : f_(f), prefix_(std::string(arch) + ".") {}
-
-    int32_t required(std::string_view key, int64_t min, int64_t max) const {
-        auto v = f_.get_int(prefix_ + std::string(key), min, max);
-        if (!v) throw std::runtime_error("model metadata: missing " + prefix_ + std::string(key));
-        return static_cast<int32_t>(*v);
-    }
-    int32_t optional(std::string_view key, int64_t def, int64_t min, int64_t max) const {
-        return static_cast<int32_t>(f_.get_int(prefix_ + std::string(key), min, max).value_or(def));
-    }
-    float real(std::string_view key, double def, double min, double max) const {
-        return static_cast<float>(f_.get_float(prefix_ + std::string(key), min, max).value_or(def));
-    }
-
-private:
-    const gguf::File& f_;
-    std::string prefix_;
-};
+// rope.scaling.{type,factor,original_context_length} as llama.cpp reads them for every
+// family: linear and YaRN divide positions by the factor; YaRN also blends in the
+// unscaled angles of the high-frequency pairs and scales cos/sin (ext_factor 1).
+void read_rope_scaling(const Keys& k, HParams& h) {
+    const std::string type = k.text("rope.scaling.type", "");
+    float factor = k.real("rope.scaling.factor", 0.0, 0.0, 1e6);
+    if (factor == 0.0f) factor = k.real("rope.scale_linear", 0.0, 0.0, 1e6);
+    h.rope.n_ctx_orig = k.optional("rope.scaling.original_context_length", h.n_ctx_train, 1, 1 << 24);
+    if (type == "yarn") h.rope.ext_factor = 1.0f;
+    else if (!type.empty() && type != "none" && type != "linear" && type != "longrope")
+        throw std::runtime_error("model metadata: " + h.arch + ".rope.scaling.type \"" + type + "\" is not supported (none, linear, yarn)");
+    if (type != "none" && factor != 0.0f) h.rope.freq_scale = 1.0f / factor;
+}
 
 }  // namespace
+
+bool HParams::any_swa() const { return n_swa > 0 && std::find(swa.begin(), swa.end(), true) != swa.end(); }
+
+void HParams::set_swa_pattern(int32_t n) {
+    for (int l = 0; l < n_layer; ++l) swa[l] = n == 0 || l % n < n - 1;
+}
+
+std::string HParams::features() const {
+    std::vector<std::string> f;
+    f.push_back(rope_style == RopeStyle::Neox ? "neox rope" : "normal rope");
+    if (rope.freq_scale != 1.0f) f.push_back(rope.ext_factor != 0 ? "yarn rope scaling" : "linear rope scaling");
+    if (longrope) f.push_back("longrope factors");
+    if (rope.attn_factor != 1.0f) f.push_back("rope attn_factor");
+    if (any_swa()) {
+        const auto n = std::count(swa.begin(), swa.end(), true);
+        f.push_back("sliding window " + std::to_string(n_swa) + " on " + std::to_string(n) + "/" + std::to_string(n_layer) + " layers");
+    }
+    if (rope_swa.base != rope.base) f.push_back("local rope base");
+    if (qk_norm != QkNorm::None) f.push_back(qk_norm == QkNorm::PerHead ? "per-head q/k norm" : "q/k norm");
+    if (attn_softcap > 0) f.push_back("attention soft-cap");
+    if (final_softcap > 0) f.push_back("final soft-cap");
+    f.push_back(ffn_act == FfnAct::Silu ? "SiLU-gated ffn" : "GELU(tanh)-gated ffn");
+    if (fused_gate_up) f.push_back("fused gate/up");
+    if (embd_scale != 1.0f) f.push_back("embedding scale");
+    if (residual_scale != 1.0f) f.push_back("residual scale");
+    if (logit_scale != 1.0f) f.push_back("logit scale");
+    std::string s;
+    for (const auto& x : f) s += (s.empty() ? "" : ", ") + x;
+    return s;
+}
 
 HParams HParams::from_gguf(const gguf::File& f) {
     auto arch_name = f.get_string("general.architecture");
     if (!arch_name) throw std::runtime_error("model metadata: missing general.architecture");
-    auto arch = find_arch(*arch_name);
-    if (!arch) throw std::runtime_error("model architecture \"" + std::string(*arch_name) + "\" is not supported (strata runs llama, qwen2)");
+    const Builder* builder = find_builder(*arch_name);
+    if (!builder) throw std::runtime_error("model architecture \"" + std::string(*arch_name) + "\" is not supported (strata runs " + arch_names() + ")");
 
-    HParams h{.arch = *arch};
+    HParams h{.arch = std::string(*arch_name), .builder = builder};
     h.name = std::string(f.get_string("general.name").value_or(std::filesystem::path(f.path()).filename().string()));
-    Reader r(f, arch->name);
+    Keys r(f, h.arch);
     h.n_embd = r.required("embedding_length", 1, 1 << 16);
     h.n_layer = r.required("block_count", 1, 512);
     h.n_ff = r.required("feed_forward_length", 1, 1 << 18);
@@ -49,7 +106,7 @@ HParams HParams::from_gguf(const gguf::File& f) {
     if (h.n_head % h.n_head_kv)
         throw std::runtime_error("model metadata: attention.head_count " + std::to_string(h.n_head) +
                                  " is not a multiple of attention.head_count_kv " + std::to_string(h.n_head_kv));
-    if (h.n_embd % h.n_head && !f.find(std::string(arch->name) + ".attention.key_length"))
+    if (h.n_embd % h.n_head && !r.has("attention.key_length"))
         throw std::runtime_error("model metadata: embedding_length is not a multiple of attention.head_count");
     h.head_dim = r.optional("attention.key_length", h.n_embd / h.n_head, 2, 1024);
     if (r.optional("attention.value_length", h.head_dim, 1, 1024) != h.head_dim)
@@ -59,7 +116,12 @@ HParams HParams::from_gguf(const gguf::File& f) {
     if (h.n_rot % 2) throw std::runtime_error("model metadata: rope.dimension_count is odd");
     h.n_ctx_train = r.optional("context_length", 2048, 1, 1 << 24);
     h.rms_eps = r.real("attention.layer_norm_rms_epsilon", 1e-5, 0, 1);
-    h.rope_freq_base = r.real("rope.freq_base", 10000.0, 1, 1e12);
+    h.rope.base = r.real("rope.freq_base", 10000.0, 1, 1e12);
+    read_rope_scaling(r, h);
+    h.swa.assign(h.n_layer, false);
+    h.kq_scale = 1.0f / std::sqrt(static_cast<float>(h.head_dim));
+    h.rope_swa = h.rope;
+    builder->hparams(r, h);
     return h;
 }
 

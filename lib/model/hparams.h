@@ -1,18 +1,44 @@
-// model/hparams.h — a model's hyperparameters, read from GGUF metadata and checked
-// for sanity (each out-of-range value is an error naming its key).
+// model/hparams.h — a model's hyperparameters: the keys every family shares (shapes,
+// RoPE base and scaling), read here, and the options an architecture builder sets from its
+// own keys (lib/model/archs/); each out-of-range or missing value is an error naming its key.
 // Must not touch: tensor data.
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "gguf/gguf.h"
-#include "model/arch.h"
 
 namespace strata::model {
 
+struct Builder;
+
+enum class RopeStyle {
+    Normal,  // rotate adjacent pairs (2i, 2i+1) — llama (the converter permuted Q/K for it)
+    Neox,    // rotate (i, i + n_rot/2) — qwen2 and most later families
+};
+
+// Per-head RMSNorm of q and k (qwen3, gemma3), or over the whole projection (olmo2).
+enum class QkNorm { None, PerHead, Whole };
+
+// The gated feed-forward's activation: act(gate) * up.
+enum class FfnAct { Silu, GeluTanh };
+
+// How one kind of layer rotates q and k (ggml_rope_ext's parameters).
+struct Rope {
+    float base = 10000.0f;
+    float freq_scale = 1.0f;   // 1 / rope.scaling.factor (linear and YaRN)
+    float ext_factor = 0.0f;   // 1 with YaRN: blend interpolated and extrapolated angles
+    float attn_factor = 1.0f;  // multiplies cos and sin
+    float beta_fast = 32.0f, beta_slow = 1.0f;
+    int32_t n_ctx_orig = 0;    // rope.scaling.original_context_length (YaRN ramp, LongRoPE choice)
+};
+
 struct HParams {
-    ArchInfo arch;
+    std::string arch;                 // general.architecture
+    const Builder* builder = nullptr;
     std::string name;       // general.name, or the file name
     int32_t n_vocab = 0;
     int32_t n_ctx_train = 0;
@@ -24,13 +50,55 @@ struct HParams {
     int32_t head_dim = 0;   // attention.key_length (= value_length), default n_embd / n_head
     int32_t n_rot = 0;      // rope.dimension_count, default head_dim
     float rms_eps = 1e-5f;
-    float rope_freq_base = 10000.0f;
+
+    // Set by the family's builder (defaults: llama).
+    RopeStyle rope_style = RopeStyle::Normal;
+    Rope rope;                        // global layers
+    Rope rope_swa;                    // sliding-window layers (default: = rope)
+    bool longrope = false;            // rope_factors_long/short, chosen by the sequence's context
+    int32_t n_swa = 0;                // sliding window (positions attended), 0 = none
+    std::vector<bool> swa;            // per layer: uses the sliding window
+    QkNorm qk_norm = QkNorm::None;
+    FfnAct ffn_act = FfnAct::Silu;
+    bool fused_gate_up = false;       // ffn_up holds [gate; up] (2 n_ff rows)
+    float kq_scale = 0;               // attention score scale (default 1/sqrt(head_dim))
+    bool scale_q = false;             // kq_scale multiplies q before the F16 dot (not the scores)
+    float attn_softcap = 0;           // scores -> cap tanh(scores / cap), 0 = off
+    float final_softcap = 0;          // the same on the logits
+    float embd_scale = 1.0f;          // multiplies the embeddings
+    float residual_scale = 1.0f;      // multiplies each block's output before the residual add
+    float logit_scale = 1.0f;         // multiplies the logits
 
     int32_t q_dim() const { return n_head * head_dim; }
     int32_t kv_dim() const { return n_head_kv * head_dim; }
+    bool is_swa(int l) const { return n_swa > 0 && swa[l]; }
+    bool any_swa() const;
+    // Layers il with il % n < n - 1 use the window (llama.cpp's set_swa_pattern).
+    void set_swa_pattern(int32_t n);
+    // A comma-separated list of what this model uses beyond a plain llama layer, for `info`.
+    std::string features() const;
 
-    // Throws std::runtime_error naming the key for a missing or out-of-range value.
+    // Throws std::runtime_error naming the key for a missing or out-of-range value, or the
+    // architecture when no builder knows it.
     static HParams from_gguf(const gguf::File& f);
+};
+
+// Range-checked reads of "<arch>.<key>" for builders (gguf::File names the key in its errors).
+class Keys {
+public:
+    Keys(const gguf::File& f, std::string_view arch) : f_(f), prefix_(std::string(arch) + ".") {}
+
+    int32_t required(std::string_view key, int64_t min, int64_t max) const;
+    int32_t optional(std::string_view key, int64_t def, int64_t min, int64_t max) const;
+    float real(std::string_view key, double def, double min, double max) const;
+    float required_real(std::string_view key, double min, double max) const;
+    bool has(std::string_view key) const;
+    std::string text(std::string_view key, std::string_view def) const;
+
+private:
+    std::string full(std::string_view key) const { return prefix_ + std::string(key); }
+    const gguf::File& f_;
+    std::string prefix_;
 };
 
 }  // namespace strata::model

@@ -8,16 +8,41 @@
 #include <thread>
 
 #include "kernels/kernels.h"
+#include "model/arch.h"
 #include "model/model_impl.h"
 #include "tensor/quantize.h"
 
 namespace strata::model {
 namespace {
 
+// Tensor names as llama.cpp's converters write them, by Slot.
 constexpr std::array<const char*, kSlots> kSlotNames = {
-    "attn_norm.weight", "attn_q.weight", "attn_k.weight", "attn_v.weight", "attn_output.weight", "attn_q.bias",
-    "attn_k.bias",      "attn_v.bias",   "ffn_norm.weight", "ffn_gate.weight", "ffn_up.weight",   "ffn_down.weight",
+    "attn_norm.weight",  "attn_q.weight",      "attn_k.weight",      "attn_v.weight",
+    "attn_qkv.weight",   "attn_output.weight", "attn_q.bias",        "attn_k.bias",
+    "attn_v.bias",       "attn_q_norm.weight", "attn_k_norm.weight", "post_attention_norm.weight",
+    "ffn_norm.weight",   "ffn_gate.weight",    "ffn_up.weight",      "ffn_down.weight",
+    "post_ffw_norm.weight",
 };
+
+// The shape {ne0, ne1} of a slot's tensor (ne1 = 0: a vector).
+std::pair<int64_t, int64_t> slot_shape(Slot s, const HParams& hp) {
+    const int64_t E = hp.n_embd, Q = hp.q_dim(), KV = hp.kv_dim(), F = hp.n_ff, hd = hp.head_dim;
+    const bool per_head = hp.qk_norm == QkNorm::PerHead;
+    switch (s) {
+        case Wq: return {E, Q};
+        case Wk: case Wv: return {E, KV};
+        case Wqkv: return {E, Q + 2 * KV};
+        case Wo: return {Q, E};
+        case Bq: return {Q, 0};
+        case Bk: case Bv: return {KV, 0};
+        case QNorm: return {per_head ? hd : Q, 0};
+        case KNorm: return {per_head ? hd : KV, 0};
+        case Gate: return {E, F};
+        case Up: return {E, hp.fused_gate_up ? 2 * F : F};
+        case Down: return {F, E};
+        default: return {E, 0};  // the norms
+    }
+}
 
 std::string shape_of(const gguf::TensorInfo& t) {
     std::string s = "[";
@@ -67,7 +92,9 @@ int physical_cores() {
 
 uint64_t working_memory_bytes(const HParams& hp, int32_t batch_tokens, int32_t context, int32_t logit_rows, int threads) {
     const uint64_t T = static_cast<uint64_t>(batch_tokens);
-    const uint64_t floats = T * (2ull * hp.n_embd + 2ull * hp.q_dim() + 2ull * hp.kv_dim() + 2ull * hp.n_ff + hp.n_rot);
+    const uint64_t ffn = (hp.fused_gate_up ? 3ull : 2ull) * hp.n_ff;
+    const uint64_t qkv = 2ull * hp.q_dim() + 2ull * hp.kv_dim() + hp.q_dim() + 2ull * hp.kv_dim();  // q, att, k, v, fused qkv
+    const uint64_t floats = T * (2ull * hp.n_embd + qkv + ffn + (hp.any_swa() ? 2ull : 1ull) * hp.n_rot);
     const uint64_t converted = T * 2ull * std::max(hp.n_embd, hp.n_ff);  // at most 2 bytes per value (F16)
     const uint64_t attention = uint64_t(threads) * 6ull * static_cast<uint64_t>(context);
     return 4 * floats + converted + attention + 4ull * static_cast<uint64_t>(logit_rows) * hp.n_vocab;
@@ -94,31 +121,34 @@ void Model::Impl::bind_tensors() {
         throw std::runtime_error("tensor token_embd.weight: type " + std::string(dtype_name(embd->type)) + " is not supported");
     hp.n_vocab = static_cast<int32_t>(embd->ne[1]);
     layout.embeddings = embd;
-    if (const auto* rf = find("rope_freqs.weight")) {
+    auto rope_factors = [&](const char* name) {
+        const auto* rf = find(name);
+        if (!rf) return -1;
         expect_shape(*rf, hp.n_rot / 2, 0);
         expect_f32(*rf);
-        g_rope_freqs = add_global(rf);
+        return add_global(rf);
+    };
+    g_rope_freqs = rope_factors("rope_freqs.weight");
+    if (hp.longrope) {
+        g_rope_long = rope_factors("rope_factors_long.weight");
+        g_rope_short = rope_factors("rope_factors_short.weight");
     }
 
-    const int64_t E = hp.n_embd, Q = hp.q_dim(), KV = hp.kv_dim(), F = hp.n_ff;
-    const std::array<std::pair<int64_t, int64_t>, kSlots> shapes = {{
-        {E, 0}, {E, Q}, {E, KV}, {E, KV}, {Q, E}, {Q, 0}, {KV, 0}, {KV, 0}, {E, 0}, {E, F}, {E, F}, {F, E},
-    }};
     for (int l = 0; l < hp.n_layer; ++l) {
         std::array<int, kSlots> idx;
+        idx.fill(-1);
         std::array<const gguf::TensorInfo*, kSlots> info{};
         std::vector<const gguf::TensorInfo*> tensors;
-        for (int s = 0; s < kSlots; ++s) {
-            const std::string name = "blk." + std::to_string(l) + "." + kSlotNames[s];
-            const bool is_bias = s == Bq || s == Bk || s == Bv;
-            const auto* t = is_bias && !hp.arch.qkv_bias ? nullptr : require(name);
-            idx[s] = -1;
+        for (const TensorNeed& need : hp.builder->tensors) {
+            const std::string name = "blk." + std::to_string(l) + "." + kSlotNames[need.slot];
+            const auto* t = need.required ? require(name) : find(name);
             if (!t) continue;
-            expect_shape(*t, shapes[s].first, shapes[s].second);
-            if (shapes[s].second) expect_matrix_type(*t);
+            const auto [ne0, ne1] = slot_shape(need.slot, hp);
+            expect_shape(*t, ne0, ne1);
+            if (ne1) expect_matrix_type(*t);
             else expect_f32(*t);
-            idx[s] = static_cast<int>(tensors.size());
-            info[s] = t;
+            idx[need.slot] = static_cast<int>(tensors.size());
+            info[need.slot] = t;
             tensors.push_back(t);
         }
         layout.layers.push_back(std::move(tensors));
@@ -141,9 +171,13 @@ LayerWeights Model::Impl::layer_weights(int l, std::span<const uint8_t* const> p
     auto vec = [&](int s) { return idx[s] < 0 ? nullptr : reinterpret_cast<const float*>(ptrs[idx[s]]); };
     auto mat = [&](int s) {
         const auto* t = info[s];
+        if (!t) return Matrix{};
         return Matrix{t->type, t->ne[0], t->ne[1], static_cast<size_t>(dtype_bytes(t->type, t->ne[0])), ptrs[idx[s]]};
     };
-    return {vec(AttnNorm), mat(Wq), mat(Wk), mat(Wv), mat(Wo), vec(Bq), vec(Bk), vec(Bv), vec(FfnNorm), mat(Gate), mat(Up), mat(Down)};
+    return {.attn_norm = vec(AttnNorm), .wq = mat(Wq), .wk = mat(Wk), .wv = mat(Wv), .wqkv = mat(Wqkv), .wo = mat(Wo),
+            .bq = vec(Bq), .bk = vec(Bk), .bv = vec(Bv), .q_norm = vec(QNorm), .k_norm = vec(KNorm),
+            .post_attn_norm = vec(PostAttnNorm), .ffn_norm = vec(FfnNorm), .gate = mat(Gate), .up = mat(Up),
+            .down = mat(Down), .post_ffn_norm = vec(PostFfnNorm)};
 }
 
 Model::Model(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}

@@ -1,5 +1,6 @@
 // model/model_impl.h — internal: the state behind Model (tensor bindings, working
-// memory, threads) shared by model.cpp (loading) and forward.cpp (the pass).
+// memory, threads) shared by model.cpp (loading), forward.cpp (the pass), blocks.cpp
+// (the blocks) and rope.cpp (rotary tables).
 #pragma once
 
 #include <array>
@@ -7,31 +8,26 @@
 #include <vector>
 
 #include "kernels/threadpool.h"
+#include "model/blocks.h"
 #include "model/model.h"
 #include "tensor/dtype.h"
 
 namespace strata::model {
 
-// A weight matrix of `rows` rows of k elements (ggml ne = [k, rows]).
-struct Matrix {
-    DType type = DType::F32;
-    int64_t k = 0;
-    int64_t rows = 0;
-    size_t row_bytes = 0;
-    const uint8_t* data = nullptr;
-};
+// Work (in elements) below which an elementwise step runs on the calling thread alone.
+constexpr int64_t kSerialWork = 1 << 15;
 
-// The tensors of one transformer block, in layout order.
-enum Slot : int { AttnNorm, Wq, Wk, Wv, Wo, Bq, Bk, Bv, FfnNorm, Gate, Up, Down, kSlots };
-
-// What one layer's forward step reads, resolved to pointers for the current pass.
-struct LayerWeights {
-    const float* attn_norm;
-    Matrix wq, wk, wv, wo;
-    const float *bq, *bk, *bv;  // null without biases
-    const float* ffn_norm;
-    Matrix gate, up, down;
-};
+// body(t) for every row t < T, spread over the pool when the work is large enough.
+template <class F>
+void for_rows(kernels::ThreadPool& pool, int32_t T, int64_t row_work, F&& body) {
+    if (T == 1 || int64_t(T) * row_work < kSerialWork) {
+        for (int32_t t = 0; t < T; ++t) body(t);
+        return;
+    }
+    pool.parallel_for(T, 1, [&](int64_t b, int64_t e, int) {
+        for (int64_t t = b; t < e; ++t) body(static_cast<int32_t>(t));
+    });
+}
 
 // Activations converted to the dot-product format of a weight type, cached so that
 // matrices sharing an input (Q/K/V, gate/up) convert it once.
@@ -54,8 +50,8 @@ private:
 // pass comes (so steady-state steps allocate nothing).
 struct Workspace {
     int32_t tokens = 0;
-    std::vector<float> x, h, q, k, v, att, gate, up;
-    std::vector<float> rope_cos, rope_sin;            // [token][n_rot/2]
+    std::vector<float> x, h, q, k, v, att, qkv, gate, up;
+    std::array<std::vector<float>, 2> rope_cos, rope_sin;  // [global, sliding-window][token][n_rot/2]
     std::vector<uint8_t> embd_rows;                   // [token] raw embedding rows
     std::vector<int32_t> ids;                         // the pass's token ids
     std::vector<std::vector<float>> scores;            // per thread, [context]
@@ -79,6 +75,7 @@ struct Model::Impl {
     std::vector<std::array<int, kSlots>> slot_index;  // per layer: index into layout.layers[l], -1 absent
     std::vector<std::array<const gguf::TensorInfo*, kSlots>> slot_info;
     int g_rope_freqs = -1;  // index into layout.globals, or -1
+    int g_rope_long = -1, g_rope_short = -1;  // LongRoPE factors (with hp.longrope)
     // The head is the last layout layer: [0] the final norm, [1] the output matrix.
     std::unique_ptr<weights::WeightSource> weights;
     kernels::ThreadPool pool;
@@ -95,14 +92,21 @@ struct Model::Impl {
     // forward.cpp
     void run_pass(std::span<const TokenSlot> tokens, float* logits);
     void embed(std::span<const TokenSlot> tokens);
-    void rope_table(std::span<const TokenSlot> tokens);
-    void attention_block(const LayerWeights& w, int l, std::span<const TokenSlot> tokens);
-    void attend(int l, std::span<const TokenSlot> tokens);
-    void ffn_block(const LayerWeights& w, int32_t T);
     void output(std::span<const TokenSlot> tokens, float* logits);
     void matmul(const Matrix& w, const float* x, int32_t T, float* y, size_t ldy);
-    void rms_norm_rows(const float* x, const float* weight, float* y, int32_t T);
-    void apply_rope(float* x, int32_t T, int n_heads);
+    void rms_norm_rows(const float* x, const float* weight, float* y, int32_t T, int64_t n);
+    void scale_rows(float* x, size_t n, float s);
+    void soft_cap(float* x, size_t n, float cap);
+
+    // blocks.cpp
+    void attention_block(const LayerWeights& w, int l, const float* in, float* out, std::span<const TokenSlot> tokens);
+    void project_qkv(const LayerWeights& w, const float* in, int32_t T);
+    void attend(int l, std::span<const TokenSlot> tokens);
+    void ffn_block(const LayerWeights& w, const float* in, float* out, int32_t T);
+
+    // rope.cpp
+    void rope_tables(std::span<const TokenSlot> tokens);
+    void apply_rope(float* x, int32_t T, int n_heads, int table);
 };
 
 }  // namespace strata::model

@@ -23,10 +23,9 @@ std::vector<float> read_f32(const std::filesystem::path& p) {
     return v;
 }
 
-}  // namespace
-
-std::vector<GoldenCase> golden_cases() {
-    const auto dir = data_dir() / "golden";
+// The cases of <tests/data>/<sub>/manifest.json.
+std::vector<GoldenCase> cases_in(const std::string& sub) {
+    const auto dir = data_dir() / sub;
     std::ifstream in(dir / "manifest.json");
     if (!in) throw std::runtime_error("cannot read " + (dir / "manifest.json").string());
     const auto doc = boost::json::parse(std::string(std::istreambuf_iterator<char>(in), {}));
@@ -46,6 +45,11 @@ std::vector<GoldenCase> golden_cases() {
     }
     return cases;
 }
+
+}  // namespace
+
+std::vector<GoldenCase> golden_cases() { return cases_in("golden"); }
+std::vector<GoldenCase> arch_cases() { return cases_in("archs"); }
 
 Comparison compare_logits(const std::vector<float>& a, const std::vector<float>& g, int32_t n_vocab, double tol_rms_rel) {
     if (a.size() != g.size()) throw std::invalid_argument("compare_logits: sizes differ");

@@ -23,7 +23,8 @@ struct GoldenCase {
     double tol_max_rel = 0, tol_rms_rel = 0;
 };
 
-std::vector<GoldenCase> golden_cases();  // from tests/data/golden
+std::vector<GoldenCase> golden_cases();  // from tests/data/golden (llama, qwen2)
+std::vector<GoldenCase> arch_cases();    // from tests/data/archs (one small model per further family)
 
 struct Comparison {
     double max_rel = 0;      // max|a - g| / max|g|

@@ -1,6 +1,7 @@
 // tests/unit/model_parity_test.cpp — the forward pass against llama.cpp: every golden
-// case (9 models x 3 token sequences) within the per-type tolerances, on every kernel
-// variant the CPU has; batching, decode-by-decode and multi-sequence batches agree;
+// case (9 models x 3 token sequences) and every architecture case (tests/data/archs: 7 families, 8 models x
+// F16/quantized x 2 sequences) within the per-type tolerances, on every kernel variant the CPU has;
+// batching, decode-by-decode and multi-sequence batches agree;
 // stories260K reproduces its known greedy continuation.
 #include <cmath>
 #include <fstream>
@@ -77,8 +78,36 @@ BOOST_AUTO_TEST_CASE(decode_steps_and_small_passes_match_one_batch) {
     }
 }
 
+// One small model per further family (qwen3, gemma2, gemma3, phi3, llama with linear and
+// YaRN RoPE scaling, granite), F16 and a quantized mix, 7 tokens (inside the sliding windows
+// and LongRoPE's original context) and 64 (past them).
+BOOST_AUTO_TEST_CASE(architectures_match_llama_cpp_on_every_kernel_variant) {
+    IsaGuard guard;
+    const auto cases = test::arch_cases();
+    BOOST_REQUIRE_EQUAL(cases.size(), 32u);
+    for (auto isa : supported_isas()) {
+        kernels::set_isa(isa);
+        for (const auto& c : cases) {
+            auto m = load(c.model);
+            BOOST_REQUIRE_EQUAL(m->hparams().n_vocab, c.n_vocab);
+            check_case(c, test::logits_in_chunks(*m, c.tokens, c.tokens.size()), std::string(kernels::isa_name(isa)));
+        }
+    }
+}
+
+BOOST_AUTO_TEST_CASE(architectures_decode_steps_and_small_passes_match_one_batch) {
+    for (const auto& c : test::arch_cases()) {
+        if (c.tokens.size() < 64) continue;
+        auto m = load(c.model, 2, 5);
+        check_case(c, test::logits_in_chunks(*m, c.tokens, 1), "token-by-token");
+        check_case(c, test::logits_in_chunks(*m, c.tokens, 13), "chunks of 13");
+    }
+}
+
 BOOST_AUTO_TEST_CASE(sequences_in_one_batch_do_not_interfere) {
-    for (const auto& c : test::golden_cases()) {
+    auto cases = test::golden_cases();
+    for (auto& c : test::arch_cases()) cases.push_back(std::move(c));
+    for (const auto& c : cases) {
         if (c.tokens.size() < 64) continue;
         auto m = load(c.model);
         const std::vector<float> alone = test::logits_in_chunks(*m, c.tokens, c.tokens.size());

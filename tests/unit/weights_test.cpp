@@ -165,7 +165,9 @@ BOOST_AUTO_TEST_CASE(planner_decisions) {
 }
 
 BOOST_AUTO_TEST_CASE(streamed_logits_are_bit_identical_to_resident) {
-    for (const auto& c : test::golden_cases()) {
+    auto cases = test::golden_cases();
+    for (auto& c : test::arch_cases()) cases.push_back(std::move(c));
+    for (const auto& c : cases) {
         if (c.tokens.size() < 64) continue;
         auto resident = load(c.model);
         auto streamed = load(c.model, streaming());

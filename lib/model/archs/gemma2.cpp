@@ -1,0 +1,37 @@
+// model/archs/gemma2.cpp — Gemma 2: embeddings x sqrt(n_embd), norms before and after
+// attention and FFN, NEOX RoPE, q scaled before the dot (1/sqrt(n_embd/n_head) for the
+// 46-layer 27B, 1/sqrt(head_dim) otherwise, as llama.cpp), attention scores and logits
+// soft-capped, a sliding window on even layers, GELU(tanh)-gated FFN, tied embeddings.
+// The converter already added Gemma's +1 to every norm weight.
+#include <cmath>
+
+#include "model/arch.h"
+
+namespace strata::model {
+namespace {
+
+constexpr TensorNeed kTensors[] = {{AttnNorm}, {Wq}, {Wk}, {Wv}, {Wo}, {PostAttnNorm},
+                                   {FfnNorm},  {Gate}, {Up}, {Down}, {PostFfnNorm}};
+
+void hparams(const Keys& k, HParams& hp) {
+    hp.rope_style = RopeStyle::Neox;
+    hp.n_swa = k.required("attention.sliding_window", 1, 1 << 24);
+    hp.set_swa_pattern(2);
+    hp.attn_softcap = k.real("attn_logit_softcapping", 50.0, 1e-3, 1e6);
+    hp.final_softcap = k.real("final_logit_softcapping", 30.0, 1e-3, 1e6);
+    gemma_scales(hp, 46);
+}
+
+}  // namespace
+
+void gemma_scales(HParams& hp, int32_t layers_27b) {
+    hp.embd_scale = std::sqrt(static_cast<float>(hp.n_embd));
+    hp.ffn_act = FfnAct::GeluTanh;
+    hp.scale_q = true;
+    const int32_t d = hp.n_layer == layers_27b ? hp.n_embd / hp.n_head : hp.head_dim;
+    hp.kq_scale = 1.0f / std::sqrt(static_cast<float>(d));
+}
+
+const Builder kGemma2{"gemma2", hparams, kTensors, sandwich_norm_layer};
+
+}  // namespace strata::model

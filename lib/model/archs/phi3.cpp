@@ -1,0 +1,27 @@
+// model/archs/phi3.cpp — Phi-3 / 3.5 / 4-mini: fused attn_qkv and fused gate/up (ffn_up
+// holds both), NEOX RoPE (possibly partial), q scaled by 1/sqrt(head_dim) before the dot,
+// LongRoPE: rope_factors_long when the sequence's context (its cache capacity, padded to
+// 256 as llama.cpp pads n_ctx) exceeds rope.scaling.original_context_length, else
+// rope_factors_short, and
+// rope.scaling.attn_factor on cos/sin. llama.cpp ignores phi3.attention.sliding_window; so
+// does this builder.
+#include "model/arch.h"
+
+namespace strata::model {
+namespace {
+
+constexpr TensorNeed kTensors[] = {{AttnNorm}, {Wqkv}, {Wo}, {FfnNorm}, {Up}, {Down}};
+
+void hparams(const Keys& k, HParams& hp) {
+    hp.rope_style = RopeStyle::Neox;
+    hp.fused_gate_up = true;
+    hp.scale_q = true;
+    hp.longrope = true;
+    hp.rope.attn_factor = hp.rope_swa.attn_factor = k.real("rope.scaling.attn_factor", 1.0, 1e-3, 1e3);
+}
+
+}  // namespace
+
+const Builder kPhi3{"phi3", hparams, kTensors, pre_norm_layer};
+
+}  // namespace strata::model

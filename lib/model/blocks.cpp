@@ -1,0 +1,174 @@
+// model/blocks.cpp — the blocks builders compose: norm, attention (q/k/v projection fused
+// or not, biases, q/k norms, RoPE, F16 KV cache, grouped-query causal attention with
+// optional soft-capping and sliding window), the gated feed-forward and the residual add;
+// and the two layer shapes families share.
+// Must not touch: architecture names, weight I/O.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "kernels/kernels.h"
+#include "model/model_impl.h"
+#include "tensor/fp16.h"
+
+namespace strata::model {
+
+// Blocks ---------------------------------------------------------------------------------
+
+float* Blocks::stream() { return m_.ws.x.data(); }
+float* Blocks::scratch() { return m_.ws.h.data(); }
+
+void Blocks::norm(const float* in, const float* weight, float* out) {
+    m_.rms_norm_rows(in, weight, out, static_cast<int32_t>(tokens_.size()), m_.hp.n_embd);
+}
+
+void Blocks::attention(const LayerWeights& w, int l, const float* in, float* out) { m_.attention_block(w, l, in, out, tokens_); }
+
+void Blocks::ffn(const LayerWeights& w, const float* in, float* out) {
+    m_.ffn_block(w, in, out, static_cast<int32_t>(tokens_.size()));
+}
+
+void Blocks::residual(float* y) {
+    const int E = m_.hp.n_embd;
+    float* x = m_.ws.x.data();
+    for_rows(m_.pool, static_cast<int32_t>(tokens_.size()), E, [&](int32_t t) {
+        m_.scale_rows(y + size_t(t) * E, E, m_.hp.residual_scale);
+        kernels::add(x + size_t(t) * E, y + size_t(t) * E, E);
+    });
+    m_.acts.invalidate();
+}
+
+void pre_norm_layer(Blocks& b, const LayerWeights& w, int l) {
+    b.norm(b.stream(), w.attn_norm, b.scratch());
+    b.attention(w, l, b.scratch(), b.scratch());
+    b.residual(b.scratch());
+    b.norm(b.stream(), w.ffn_norm, b.scratch());
+    b.ffn(w, b.scratch(), b.scratch());
+    b.residual(b.scratch());
+}
+
+void sandwich_norm_layer(Blocks& b, const LayerWeights& w, int l) {
+    b.norm(b.stream(), w.attn_norm, b.scratch());
+    b.attention(w, l, b.scratch(), b.scratch());
+    b.norm(b.scratch(), w.post_attn_norm, b.scratch());
+    b.residual(b.scratch());
+    b.norm(b.stream(), w.ffn_norm, b.scratch());
+    b.ffn(w, b.scratch(), b.scratch());
+    b.norm(b.scratch(), w.post_ffn_norm, b.scratch());
+    b.residual(b.scratch());
+}
+
+// Attention ------------------------------------------------------------------------------
+
+// q, k, v of every token: three matrices, or one fused attn_qkv split as [q | k | v].
+void Model::Impl::project_qkv(const LayerWeights& w, const float* in, int32_t T) {
+    const int Q = hp.q_dim(), KV = hp.kv_dim();
+    if (w.wqkv.data) {
+        const size_t row = size_t(Q) + 2 * KV;
+        if (ws.qkv.size() < row * T) ws.qkv.resize(row * T);
+        matmul(w.wqkv, in, T, ws.qkv.data(), row);
+        for (int32_t t = 0; t < T; ++t) {
+            const float* r = ws.qkv.data() + t * row;
+            std::memcpy(ws.q.data() + size_t(t) * Q, r, Q * sizeof(float));
+            std::memcpy(ws.k.data() + size_t(t) * KV, r + Q, KV * sizeof(float));
+            std::memcpy(ws.v.data() + size_t(t) * KV, r + Q + KV, KV * sizeof(float));
+        }
+    } else {
+        matmul(w.wq, in, T, ws.q.data(), Q);
+        matmul(w.wk, in, T, ws.k.data(), KV);
+        matmul(w.wv, in, T, ws.v.data(), KV);
+    }
+    for (int32_t t = 0; t < T; ++t) {
+        if (w.bq) kernels::add(ws.q.data() + size_t(t) * Q, w.bq, Q);
+        if (w.bk) kernels::add(ws.k.data() + size_t(t) * KV, w.bk, KV);
+        if (w.bv) kernels::add(ws.v.data() + size_t(t) * KV, w.bv, KV);
+    }
+}
+
+void Model::Impl::attention_block(const LayerWeights& w, int l, const float* in, float* out, std::span<const TokenSlot> tokens) {
+    const int32_t T = static_cast<int32_t>(tokens.size());
+    const int Q = hp.q_dim(), KV = hp.kv_dim(), E = hp.n_embd;
+    acts.invalidate();
+    project_qkv(w, in, T);
+    if (hp.qk_norm == QkNorm::PerHead) {
+        rms_norm_rows(ws.q.data(), w.q_norm, ws.q.data(), T * hp.n_head, hp.head_dim);
+        rms_norm_rows(ws.k.data(), w.k_norm, ws.k.data(), T * hp.n_head_kv, hp.head_dim);
+    } else if (hp.qk_norm == QkNorm::Whole) {
+        rms_norm_rows(ws.q.data(), w.q_norm, ws.q.data(), T, Q);
+        rms_norm_rows(ws.k.data(), w.k_norm, ws.k.data(), T, KV);
+    }
+    const int table = hp.is_swa(l) ? 1 : 0;
+    apply_rope(ws.q.data(), T, hp.n_head, table);
+    apply_rope(ws.k.data(), T, hp.n_head_kv, table);
+    if (hp.scale_q) scale_rows(ws.q.data(), size_t(T) * Q, hp.kq_scale);
+    for (int32_t t = 0; t < T; ++t) {
+        kernels::f32_to_f16(ws.k.data() + size_t(t) * KV, tokens[t].cache->k(l, tokens[t].pos), KV);
+        kernels::f32_to_f16(ws.v.data() + size_t(t) * KV, tokens[t].cache->v(l, tokens[t].pos), KV);
+    }
+    attend(l, tokens);
+    matmul(w.wo, ws.att.data(), T, out, E);
+}
+
+// Grouped-query causal attention of every (token, head) against its sequence's cache; on
+// a sliding-window layer only the last n_swa positions (the token's own included).
+void Model::Impl::attend(int l, std::span<const TokenSlot> tokens) {
+    const int hd = hp.head_dim, n_head = hp.n_head, group = hp.n_head / hp.n_head_kv, Q = hp.q_dim();
+    const float scale = hp.scale_q ? 1.0f : hp.kq_scale;
+    const float cap = hp.attn_softcap, inv_cap = cap > 0 ? 1.0f / cap : 0.0f;
+    const int32_t window = hp.is_swa(l) ? hp.n_swa : 0;
+    pool.parallel_for(int64_t(tokens.size()) * n_head, 1, [&](int64_t b, int64_t e, int thread) {
+        uint16_t* q16 = ws.q16[thread].data();
+        float* sc = ws.scores[thread].data();
+        uint16_t* p16 = ws.p16[thread].data();
+        for (int64_t task = b; task < e; ++task) {
+            const TokenSlot& tok = tokens[task / n_head];
+            const int h = static_cast<int>(task % n_head);
+            const int kv_off = (h / group) * hd;
+            const int32_t n = tok.pos + 1, j0 = window ? std::max(0, n - window) : 0;
+            kernels::f32_to_f16(ws.q.data() + (task / n_head) * Q + h * hd, q16, hd);
+            float max = -INFINITY;
+            for (int32_t j = j0; j < n; ++j) {
+                float s = kernels::dot_f16(q16, tok.cache->k(l, j) + kv_off, hd) * scale;
+                if (cap > 0) s = std::tanh(s * inv_cap) * cap;
+                sc[j] = s;
+                max = std::max(max, s);
+            }
+            double sum = 0;
+            for (int32_t j = j0; j < n; ++j) {
+                sc[j] = std::exp(sc[j] - max);
+                sum += sc[j];
+            }
+            const float inv = static_cast<float>(1.0 / sum);
+            for (int32_t j = j0; j < n; ++j) p16[j] = fp32_to_fp16(sc[j] * inv);
+            float* out = ws.att.data() + (task / n_head) * Q + h * hd;
+            std::fill(out, out + hd, 0.0f);
+            for (int32_t j = j0; j < n; ++j) kernels::axpy_f16(out, fp16_to_fp32(p16[j]), tok.cache->v(l, j) + kv_off, hd);
+        }
+    });
+    acts.invalidate();
+}
+
+// Feed-forward ---------------------------------------------------------------------------
+
+// down(act(gate) * up); a fused ffn_up gives [gate | up] per row.
+void Model::Impl::ffn_block(const LayerWeights& w, const float* in, float* out, int32_t T) {
+    const int E = hp.n_embd, F = hp.n_ff;
+    acts.invalidate();
+    const auto act_mul = hp.ffn_act == FfnAct::Silu ? kernels::silu_mul : kernels::gelu_mul;
+    if (hp.fused_gate_up) {
+        matmul(w.up, in, T, ws.up.data(), 2 * size_t(F));
+        for_rows(pool, T, F, [&](int32_t t) {
+            const float* r = ws.up.data() + size_t(t) * 2 * F;
+            std::memcpy(ws.gate.data() + size_t(t) * F, r, F * sizeof(float));
+            act_mul(ws.gate.data() + size_t(t) * F, r + F, F);
+        });
+    } else {
+        matmul(w.gate, in, T, ws.gate.data(), F);
+        matmul(w.up, in, T, ws.up.data(), F);
+        for_rows(pool, T, F, [&](int32_t t) { act_mul(ws.gate.data() + size_t(t) * F, ws.up.data() + size_t(t) * F, F); });
+    }
+    acts.invalidate();
+    matmul(w.down, ws.gate.data(), T, out, E);
+}
+
+}  // namespace strata::model

@@ -1,0 +1,80 @@
+// model/blocks.h — the shared building blocks an architecture builder composes a layer
+// from (lib/model/archs/): RMS norm, attention (fused or separate q/k/v, biases, q/k norms,
+// RoPE variants, soft-capping, sliding window), gated feed-forward (SiLU or GELU-tanh,
+// fused gate/up) and the residual add; the per-layer tensors they read. Which options a
+// block applies comes from HParams, which the family's builder filled.
+// Must not touch: file parsing, weight I/O (weights/), architecture names.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "model/model.h"
+#include "tensor/dtype.h"
+
+namespace strata::model {
+
+// A weight matrix of `rows` rows of k elements (ggml ne = [k, rows]).
+struct Matrix {
+    DType type = DType::F32;
+    int64_t k = 0;
+    int64_t rows = 0;
+    size_t row_bytes = 0;
+    const uint8_t* data = nullptr;
+};
+
+// The tensors a transformer block may have ("blk.N.<name>"; names in model.cpp).
+enum Slot : int {
+    AttnNorm, Wq, Wk, Wv, Wqkv, Wo, Bq, Bk, Bv, QNorm, KNorm, PostAttnNorm,
+    FfnNorm, Gate, Up, Down, PostFfnNorm, kSlots
+};
+
+// One tensor of a family's layer: required, or used when the file has it.
+struct TensorNeed {
+    Slot slot;
+    bool required = true;
+};
+
+// What one layer's blocks read, resolved to pointers for the current pass (absent: null).
+struct LayerWeights {
+    const float* attn_norm = nullptr;
+    Matrix wq, wk, wv, wqkv, wo;
+    const float *bq = nullptr, *bk = nullptr, *bv = nullptr;
+    const float *q_norm = nullptr, *k_norm = nullptr;
+    const float* post_attn_norm = nullptr;
+    const float* ffn_norm = nullptr;
+    Matrix gate, up, down;
+    const float* post_ffn_norm = nullptr;
+};
+
+struct TokenSlot;
+
+// The blocks over the current pass's tokens. Buffers are [T][n_embd] floats.
+class Blocks {
+public:
+    Blocks(Model::Impl& m, std::span<const TokenSlot> tokens) : m_(m), tokens_(tokens) {}
+
+    float* stream();   // the residual stream x
+    float* scratch();  // a scratch row set h
+    // out = rmsnorm(in) * weight (in == out allowed).
+    void norm(const float* in, const float* weight, float* out);
+    // Self-attention of layer l on `in`, appending k/v to each token's cache; out may be in.
+    void attention(const LayerWeights& w, int l, const float* in, float* out);
+    // Gated feed-forward on `in`; out may be in.
+    void ffn(const LayerWeights& w, const float* in, float* out);
+    // x += residual_scale * y (y is scaled in place).
+    void residual(float* y);
+
+private:
+    Model::Impl& m_;
+    std::span<const TokenSlot> tokens_;
+};
+
+// The layer shapes families share.
+// x += attn(norm(x)); x += ffn(norm(x))  — llama, qwen2/3, phi3, granite.
+void pre_norm_layer(Blocks& b, const LayerWeights& w, int l);
+// x += post_norm(attn(norm(x))); x += post_norm(ffn(norm(x)))  — gemma2, gemma3.
+void sandwich_norm_layer(Blocks& b, const LayerWeights& w, int l);
+
+}  // namespace strata::model

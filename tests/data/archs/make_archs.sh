@@ -1,0 +1,53 @@
+#!/bin/sh
+# make_archs.sh - regenerate tests/data/archs/{models,logits,*.tokens.txt}: one tiny random-weight model per
+# architecture family (synth_arch.py from the llama.cpp peer harness), an F16 file and a quantized one
+# (peer-quantize q4_k_m: 64-wide rows make llama.cpp fall back from K-quants to Q5_0/Q8_0, see README.md),
+# and llama.cpp's logits for a short and a long token sequence (one llama_decode batch, 1 thread, flash
+# attention off, F16 KV cache). Deterministic. Needs PEER (default ../../../../shared/tools/peer) and numpy.
+set -eu
+cd "$(dirname "$0")"
+PEER=${PEER:-../../../../shared/tools/peer}
+BIN=${BIN:-$HOME/.cache/strata-peer/bin}
+PY=${PY:-/usr/bin/python3}
+export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-$HOME/.cache/strata-peer/lib}
+
+# ---- token sequences (vocab 320): 7 tokens (shorter than the windows and LongRoPE's original context), 64 longer
+echo 1 17 200 33 91 145 7 > seven.tokens.txt
+$PY -c "import numpy as np; r=np.random.default_rng(20261125); print(' '.join(map(str,[1]+list(r.integers(3,320,63)))))" > long.tokens.txt
+
+# ---- models: n_embd 64, 2 heads of 32 (1 kv head), n_ff 128, vocab 320, weights N(0, 0.05)
+S="--n-embd 64 --n-head 2 --n-head-kv 1 --n-ff 128 --vocab-size 320 --std 0.05 --ctx 4096"
+mkdir -p models logits
+synth() { name=$1; shift; $PY $PEER/synth_arch.py $S --dtype f16 --name archs-$name "$@" -o models/$name-f16.gguf > /dev/null; }
+synth qwen3 --arch qwen3 --n-layer 2 --seed 11
+synth gemma2 --arch gemma2 --n-layer 2 --window 8 --seed 12
+synth gemma3 --arch gemma3 --n-layer 6 --window 8 --rope-base 1000000 --rope-scale 8 --seed 13
+synth phi3 --arch phi3 --n-layer 2 --n-rot 16 --longrope 32 --seed 14          # context (padded to 256) > 32: long factors
+synth phi3-short --arch phi3 --n-layer 2 --n-rot 16 --longrope 2048 --seed 18  # 256 <= 2048: short factors
+synth llama-linear --arch llama --n-layer 2 --rope-scale 4 --rope-scaling linear --seed 15
+synth llama-yarn --arch llama --n-layer 2 --rope-scale 4 --rope-scaling yarn --rope-orig-ctx 32 --seed 16
+synth granite --arch granite --n-layer 2 --seed 17
+for m in qwen3 gemma2 gemma3 phi3 phi3-short llama-linear llama-yarn granite; do
+  $BIN/peer-quantize models/$m-f16.gguf models/$m-q4_k_m.gguf q4_k_m --threads 1 > /dev/null 2>&1
+  for t in f16 q4_k_m; do
+    for s in seven long; do
+      $BIN/peer-logits models/$m-$t.gguf $s.tokens.txt logits/$m-$t.$s.logits.f32 --threads 1 --fa off > /dev/null 2>&1
+    done
+  done
+done
+# ---- manifest.json: the cases, as tests/data/golden/manifest.json (tolerances from ../golden/README.md: F16,
+# and the 8-bit-activation types the quantized mix falls back to)
+$PY - <<'PY'
+import json
+tol = {"F16": (5e-3, 4e-3), "Q4_K_M": (8e-2, 6e-2)}
+cases = []
+for m in ["qwen3", "gemma2", "gemma3", "phi3", "phi3-short", "llama-linear", "llama-yarn", "granite"]:
+    for t, w in (("f16", "F16"), ("q4_k_m", "Q4_K_M")):
+        for s in ("seven", "long"):
+            toks = [int(x) for x in open(s + ".tokens.txt").read().split()]
+            cases.append({"name": "%s-%s.%s" % (m, t, s), "weights": w, "model": "models/%s-%s.gguf" % (m, t), "tokens": toks,
+                          "n_vocab": 320, "logits": "logits/%s-%s.%s.logits.f32" % (m, t, s),
+                          "tolerance": {"max_abs_rel": tol[w][0], "rms_rel": tol[w][1]}})
+json.dump({"cases": cases}, open("manifest.json", "w"), indent=1)
+PY
+echo done
