@@ -6,7 +6,7 @@
 namespace strata::model {
 namespace {
 
-const std::array<const Builder*, 7> kBuilders = {&kLlama, &kQwen2, &kQwen3, &kGemma2, &kGemma3, &kPhi3, &kGranite};
+const std::array<const Builder*, 8> kBuilders = {&kLlama, &kQwen2, &kQwen3, &kGemma2, &kGemma3, &kPhi3, &kGranite, &kOlmo2};
 
 }  // namespace
 

@@ -76,6 +76,13 @@ std::string HParams::features() const {
         f.push_back("sliding window " + std::to_string(n_swa) + " on " + std::to_string(n) + "/" + std::to_string(n_layer) + " layers");
     }
     if (rope_swa.base != rope.base) f.push_back("local rope base");
+    auto need = [&](Slot s) {
+        const auto& t = builder->tensors;
+        const auto it = std::find_if(t.begin(), t.end(), [&](const TensorNeed& n) { return n.slot == s; });
+        return it == t.end() ? nullptr : &*it;
+    };
+    if (need(Wqkv)) f.push_back("fused qkv");
+    if (need(Bq) && need(Bq)->required) f.push_back("q/k/v biases");
     if (qk_norm != QkNorm::None) f.push_back(qk_norm == QkNorm::PerHead ? "per-head q/k norm" : "q/k norm");
     if (attn_softcap > 0) f.push_back("attention soft-cap");
     if (final_softcap > 0) f.push_back("final soft-cap");

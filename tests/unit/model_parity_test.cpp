@@ -1,5 +1,5 @@
 // tests/unit/model_parity_test.cpp — the forward pass against llama.cpp: every golden
-// case (9 models x 3 token sequences) and every architecture case (tests/data/archs: 7 families, 8 models x
+// case (9 models x 3 token sequences) and every architecture case (tests/data/archs: 8 families, 9 models x
 // F16/quantized x 2 sequences) within the per-type tolerances, on every kernel variant the CPU has;
 // batching, decode-by-decode and multi-sequence batches agree;
 // stories260K reproduces its known greedy continuation.
@@ -79,12 +79,12 @@ BOOST_AUTO_TEST_CASE(decode_steps_and_small_passes_match_one_batch) {
 }
 
 // One small model per further family (qwen3, gemma2, gemma3, phi3, llama with linear and
-// YaRN RoPE scaling, granite), F16 and a quantized mix, 7 tokens (inside the sliding windows
+// YaRN RoPE scaling, granite, olmo2), F16 and a quantized mix, 7 tokens (inside the sliding windows
 // and LongRoPE's original context) and 64 (past them).
 BOOST_AUTO_TEST_CASE(architectures_match_llama_cpp_on_every_kernel_variant) {
     IsaGuard guard;
     const auto cases = test::arch_cases();
-    BOOST_REQUIRE_EQUAL(cases.size(), 32u);
+    BOOST_REQUIRE_EQUAL(cases.size(), 36u);
     for (auto isa : supported_isas()) {
         kernels::set_isa(isa);
         for (const auto& c : cases) {

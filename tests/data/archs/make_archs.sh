@@ -27,7 +27,8 @@ synth phi3-short --arch phi3 --n-layer 2 --n-rot 16 --longrope 2048 --seed 18  #
 synth llama-linear --arch llama --n-layer 2 --rope-scale 4 --rope-scaling linear --seed 15
 synth llama-yarn --arch llama --n-layer 2 --rope-scale 4 --rope-scaling yarn --rope-orig-ctx 32 --seed 16
 synth granite --arch granite --n-layer 2 --seed 17
-for m in qwen3 gemma2 gemma3 phi3 phi3-short llama-linear llama-yarn granite; do
+synth olmo2 --arch olmo2 --n-layer 2 --seed 19
+for m in qwen3 gemma2 gemma3 phi3 phi3-short llama-linear llama-yarn granite olmo2; do
   $BIN/peer-quantize models/$m-f16.gguf models/$m-q4_k_m.gguf q4_k_m --threads 1 > /dev/null 2>&1
   for t in f16 q4_k_m; do
     for s in seven long; do
@@ -41,7 +42,7 @@ $PY - <<'PY'
 import json
 tol = {"F16": (5e-3, 4e-3), "Q4_K_M": (8e-2, 6e-2)}
 cases = []
-for m in ["qwen3", "gemma2", "gemma3", "phi3", "phi3-short", "llama-linear", "llama-yarn", "granite"]:
+for m in ["qwen3", "gemma2", "gemma3", "phi3", "phi3-short", "llama-linear", "llama-yarn", "granite", "olmo2"]:
     for t, w in (("f16", "F16"), ("q4_k_m", "Q4_K_M")):
         for s in ("seven", "long"):
             toks = [int(x) for x in open(s + ".tokens.txt").read().split()]
