@@ -474,6 +474,27 @@ BOOST_AUTO_TEST_CASE(vector_ops_match_scalar) {
     }
 }
 
+// GELU(tanh) as GGML's geglu: 0 below -10, x above 10, else the F16-rounded gelu of the
+// F16-rounded input, times u.
+BOOST_AUTO_TEST_CASE(gelu_mul_follows_ggml_table) {
+    const std::vector<float> x = {-12.0f, -10.0f, -3.3f, -0.5f, 0.0f, 0.1234f, 1.0f, 2.71828f, 9.99f, 10.0f, 15.0f};
+    std::vector<float> g = x, u(x.size(), 2.0f);
+    k::gelu_mul(g.data(), u.data(), static_cast<int64_t>(g.size()));
+    for (size_t i = 0; i < x.size(); ++i) {
+        float want;
+        if (x[i] <= -10.0f) want = 0.0f;
+        else if (x[i] >= 10.0f) want = x[i] * 2.0f;
+        else {
+            const float h = strata::fp16_to_fp32(strata::fp32_to_fp16(x[i]));
+            const float gelu = 0.5f * h * (1.0f + std::tanh(0.7978845608f * h * (1.0f + 0.044715f * h * h)));
+            want = strata::fp16_to_fp32(strata::fp32_to_fp16(gelu)) * 2.0f;
+        }
+        BOOST_TEST(g[i] == want, "gelu_mul(" << x[i] << ") = " << g[i] << ", want " << want);
+    }
+    // Near 0 the rounding is invisible; at 1 it is gelu(1) = 0.8412 to F16 precision.
+    BOOST_TEST(std::abs(g[6] / 2.0f - 0.841192f) < 1e-3f);
+}
+
 BOOST_AUTO_TEST_CASE(thread_pool_parallel_for_covers_each_index_once) {
     for (int threads : {1, 2, 3}) {
         k::ThreadPool pool(threads);

@@ -1,6 +1,6 @@
 // tests/unit/model_load_test.cpp — the model loader on files that are valid GGUF but not
 // valid models: missing or absurd hyperparameters, unknown architectures, missing
-// tensors, wrong shapes and types. Each gives an error naming what is wrong.
+// tensors (a family's own keys and tensors too), wrong shapes and types. Each gives an error naming what is wrong.
 #include <functional>
 
 #include "gguf/writer.h"
@@ -67,6 +67,24 @@ std::string load_error(TinyModel m) {
 
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
+// The error loading tests/data/archs/models/<name> rewritten without metadata key
+// `drop_key` or tensor `drop_tensor` ("" when it loads).
+std::string arch_load_error(const std::string& name, const std::string& drop_key, const std::string& drop_tensor) {
+    auto src = gguf::File::open((test::data_dir() / "archs/models" / name).string());
+    gguf::Writer w(src->alignment());
+    for (const auto& [key, value] : src->metadata())
+        if (key != drop_key && key != "general.alignment") w.set_value(key, value);
+    for (const auto& t : src->tensors())
+        if (t.name != drop_tensor) w.add_tensor(t.name, t.type, std::vector<int64_t>(t.ne, t.ne + t.n_dims), src->bytes().data() + t.file_offset);
+    const auto bytes = w.bytes();
+    try {
+        model::Model::load(gguf::File::parse(bytes), {.n_threads = 1});
+    } catch (const std::exception& e) {
+        return e.what();
+    }
+    return "";
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(model_load)
@@ -116,6 +134,22 @@ BOOST_AUTO_TEST_CASE(tensor_problems_are_named) {
     TinyModel embd;
     embd.reshape = "token_embd.weight";
     BOOST_TEST(contains(load_error(embd), "token_embd.weight"));
+}
+
+BOOST_AUTO_TEST_CASE(family_keys_and_tensors_are_required_by_name) {
+    BOOST_TEST(arch_load_error("gemma2-f16.gguf", "", "") == "");
+    BOOST_TEST(contains(arch_load_error("gemma2-f16.gguf", "gemma2.attention.sliding_window", ""), "missing gemma2.attention.sliding_window"));
+    BOOST_TEST(contains(arch_load_error("gemma2-f16.gguf", "", "blk.1.post_ffw_norm.weight"), "lacks tensor blk.1.post_ffw_norm.weight"));
+    BOOST_TEST(contains(arch_load_error("qwen3-f16.gguf", "", "blk.0.attn_k_norm.weight"), "lacks tensor blk.0.attn_k_norm.weight"));
+    BOOST_TEST(contains(arch_load_error("phi3-f16.gguf", "", "blk.0.attn_qkv.weight"), "lacks tensor blk.0.attn_qkv.weight"));
+    BOOST_TEST(contains(arch_load_error("granite-f16.gguf", "granite.logit_scale", ""), "missing granite.logit_scale"));
+    BOOST_TEST(contains(arch_load_error("olmo2-f16.gguf", "", "blk.0.attn_q_norm.weight"), "lacks tensor blk.0.attn_q_norm.weight"));
+}
+
+BOOST_AUTO_TEST_CASE(unknown_rope_scaling_is_named) {
+    TinyModel m;
+    m.edit = [](gguf::Writer& w) { w.set_string("llama.rope.scaling.type", "dynamic"); };
+    BOOST_TEST(contains(load_error(m), "llama.rope.scaling.type \"dynamic\" is not supported"));
 }
 
 BOOST_AUTO_TEST_SUITE_END()
