@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """tests/integration/gguf_tool_test.py — strata-gguf as users run it: info on every golden
-model, greedy generation reproducing stories260K's known story (text and ids), logits
+model and on every architecture (naming it and its features, or why it cannot run), greedy generation reproducing stories260K's known story (text and ids), logits
 within llama.cpp's tolerance, and clear errors (exit 1) for damaged files, usage errors
 (exit 2) for bad arguments."""
 import array
@@ -32,6 +32,23 @@ class GgufToolTest(unittest.TestCase):
             out = r.stdout.decode()
             self.assertIn("general.architecture", out)
             self.assertIn("parameters:", out)
+
+    def test_info_names_the_architecture_and_its_features(self):
+        expected = {"qwen3": "per-head q/k norm", "gemma2": "attention soft-cap", "gemma3": "local rope base",
+                    "phi3": "longrope factors", "llama-yarn": "yarn rope scaling", "llama-linear": "linear rope scaling",
+                    "granite": "residual scale", "olmo2": "q/k norm"}
+        for name, feature in expected.items():
+            r = tool("info", os.path.join(DATA, "archs", "models", name + "-f16.gguf"), "--no-tensors")
+            self.assertEqual(r.returncode, 0, name + r.stderr.decode())
+            line = [l for l in r.stdout.decode().splitlines() if l.startswith("architecture: ")][0]
+            self.assertTrue(line.startswith("architecture: " + name.split("-")[0] + " ("), line)
+            self.assertIn(feature, line)
+        with tempfile.TemporaryDirectory() as tmp:
+            src = open(os.path.join(DATA, "archs", "models", "qwen3-f16.gguf"), "rb").read()
+            bad = os.path.join(tmp, "mamba.gguf")
+            open(bad, "wb").write(src.replace(b"qwen3", b"mamba"))  # the architecture and its key prefix
+            out = tool("info", bad, "--no-tensors").stdout.decode()
+            self.assertIn('architecture: "mamba", not runnable: model architecture "mamba" is not supported', out)
 
     def test_generate_text_reproduces_the_known_story(self):
         expected = open(os.path.join(DATA, "stories260K", "expected-greedy-200steps.txt"), "rb").read()
