@@ -129,6 +129,19 @@ BOOST_AUTO_TEST_SUITE_END()
 
 BOOST_AUTO_TEST_SUITE(same_as_llama_cpp)
 
+// Every architecture's F16 file quantized to Q4_K_M gives llama.cpp's file byte for byte
+// (its fused qkv, q/k norms and post norms classified as llama-quantize does).
+BOOST_AUTO_TEST_CASE(architectures_quantize_like_llama_quantize) {
+    for (const char* m : {"qwen3", "gemma2", "gemma3", "phi3", "llama-yarn", "granite", "olmo2"}) {
+        const auto dir = test::data_dir() / "archs" / "models";
+        TempFile out(std::string(m) + "-q4_k_m.gguf");
+        model::QuantizeOptions opt;
+        opt.threads = 2;
+        model::quantize_model((dir / (std::string(m) + "-f16.gguf")).string(), out.str(), file_type("q4_k_m"), opt);
+        BOOST_TEST((slurp(out.str()) == slurp((dir / (std::string(m) + "-q4_k_m.gguf")).string())), m << ": differs from llama.cpp's Q4_K_M");
+    }
+}
+
 // mix.gguf: 8 blocks, GQA 4, rows of 160 and 100 in two ffn_down tensors (fallbacks).
 BOOST_AUTO_TEST_CASE(mixes_on_fixture_model) {
     for (const char* type : {"q4_k_m", "q5_k_m", "q3_k_m", "q4_k_s", "q2_k", "q8_0", "q4_0"})
