@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "connection.h"
+#include "engine/state_dir.h"
 #include "host/log.h"
 #include "host/sd_glue.h"
 
@@ -92,6 +93,11 @@ bool Daemon::load() {
     sd::notify("STATUS=Loading " + settings_.engine.model_path);
     try {
         engine_ = std::make_unique<engine::Engine>(settings_.engine);
+    } catch (const engine::StateDirError& error) {
+        log::error("cannot start: ", error.what());
+        sd::notify(std::string("STATUS=Cannot start: ") + error.what());
+        listener_.stop();
+        return false;
     } catch (const std::exception& error) {
         log::error("cannot load the model ", settings_.engine.model_path, ": ", error.what());
         sd::notify(std::string("STATUS=Cannot load the model: ") + error.what());

@@ -181,6 +181,17 @@ std::vector<KeySpec> make_keys() {
 
         string_key("server.socket", false, [](auto& s) -> auto& { return s.server.socket; }),
         integer_key("server.max_connections", true, 1, 65536, [](auto& s) -> auto& { return s.server.max_connections; }),
+        integer_key("server.max_connections_per_user", true, 1, 65536,
+                    [](auto& s) -> auto& { return s.server.max_connections_per_user; }),
+        key(
+            "server.idle_timeout", true, [](auto& s) -> auto& { return s.server.idle_timeout_ms; },
+            [](std::string_view v) {
+                const uint32_t ms = parse_duration_ms(v, 3'600'000);
+                if (ms < 100)
+                    throw BadValue("out of range, expected at least 100ms");
+                return ms;
+            },
+            format_duration),
         size_key("server.max_request_bytes", true, 1024, 256ull << 20, false,
                  [](auto& s) -> auto& { return s.server.max_request_bytes; }),
         integer_key("server.max_json_depth", true, 2, 1000, [](auto& s) -> auto& { return s.server.max_json_depth; }),

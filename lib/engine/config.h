@@ -19,7 +19,7 @@ struct Limits {
     int32_t max_sessions = 256;          // named sessions in total
     int32_t max_sessions_per_user = 32;
     int32_t max_queued = 64;             // requests queued or running, all users together
-    int32_t max_running_per_user = 8;
+    int32_t max_running_per_user = 8;    // more of one user wait in the queue
 };
 
 // Where the engine reports problems: syslog priority (3 error, 4 warning, 6 info) and text.

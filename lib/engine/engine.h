@@ -163,7 +163,10 @@ public:
     std::vector<int32_t> tokenize(std::string_view text, bool add_special, bool parse_special) const;
     std::string detokenize(const std::vector<int32_t>& ids) const;  // InvalidParams for ids out of range
 
-    // Sessions visible to uid (all for root). Throw EngineError (SessionNotFound, Forbidden, Busy).
+    // Session names are per user: `name` of `uid` is another session than `name` of another
+    // uid (a generate request's session is its uid's). list_sessions: the sessions of uid
+    // (everyone's for root). The others address the session `name` of `uid` (the caller
+    // decides whose it may address). Throw EngineError (SessionNotFound, Busy).
     std::vector<SessionInfo> list_sessions(uint32_t uid) const;
     SessionInfo session_info(const std::string& name, uint32_t uid) const;
     void reset_session(const std::string& name, uint32_t uid);   // forget history, keep the session

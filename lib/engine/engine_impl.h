@@ -25,6 +25,7 @@
 namespace strata::engine {
 
 using Clock = std::chrono::steady_clock;
+using SessionKey = std::pair<uint32_t, std::string>;  // owner uid, name
 
 // A request accepted by submit(), waiting for the engine thread.
 struct Pending {
@@ -81,8 +82,8 @@ struct Engine::Impl {
     Limits limits;
     std::deque<Pending> queue;
     std::set<uint64_t> cancels;
-    std::map<std::string, std::unique_ptr<Session>, std::less<>> sessions;
-    std::map<uint32_t, int32_t> per_user;    // queued + running requests per uid
+    std::map<SessionKey, std::unique_ptr<Session>> sessions;  // one namespace per uid
+    std::map<uint32_t, int32_t> running_per_user;  // requests taken off the queue, per uid
     int32_t running = 0;
     uint64_t next_handle = 1;
     bool stopping = false;
@@ -101,12 +102,13 @@ struct Engine::Impl {
     // engine.cpp
     void log(int priority, const std::string& message) const;
     Session* reserve_session(const GenerateRequest& r);  // under mu
-    Session& owned_session(const std::string& name, uint32_t uid) const;  // under mu; throws
+    Session& find_session(const std::string& name, uint32_t uid) const;  // under mu; throws
     std::string session_text(const Session& s) const;
     uint64_t kv_bytes() const;  // under mu
 
     // scheduler.cpp (engine thread)
     void loop();
+    std::deque<Pending> take_admissible(const std::set<uint64_t>& cancelled, bool expired);  // under mu
     void admit(Pending p);
     void prepare(Active& a);
     std::vector<int32_t> render(Active& a) const;
