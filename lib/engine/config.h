@@ -3,6 +3,7 @@
 // this from strata.conf and the command line; the engine never reads files for it.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -34,10 +35,18 @@ struct MemoryConfig {
     weights::StreamOptions stream;       // streamer tuning (and its test fault hook)
 };
 
+// The per-session context for a model trained with `n_ctx_train` tokens: `configured`
+// (0: the model's, at most 4096), never more than the model's nor less than 16. The
+// engine warns when a configured value had to be lowered.
+inline int32_t session_context(int32_t configured, int32_t n_ctx_train) {
+    const int32_t wanted = configured > 0 ? configured : std::min<int32_t>(n_ctx_train, 4096);
+    return std::clamp(wanted, 16, std::max(16, n_ctx_train));
+}
+
 struct Config {
     std::string model_path;
     int threads = 0;                     // compute threads; 0 = physical cores
-    int32_t context = 4096;              // per-session context (clamped to the model's)
+    int32_t context = 0;                 // per-session context; 0 = the model's, at most 4096 (session_context)
     int32_t batch_tokens = 0;            // tokens per forward pass (prompt chunks + decodes);
                                          // 0 = 512 resident, 2048 streamed (fewer passes per prompt)
     std::string chat_template;           // family name; "" = detect from the model

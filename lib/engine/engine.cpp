@@ -81,7 +81,10 @@ Engine::Impl::Impl(Config c) : config(std::move(c)), store("", 0) {
     file = gguf::File::open(config.model_path);
     store = SessionStore(config.state_dir, model_id(*file));  // before loading: a held state dir fails fast
     const auto hp = model::HParams::from_gguf(*file);
-    context = std::clamp(config.context, 16, hp.n_ctx_train);
+    context = session_context(config.context, hp.n_ctx_train);
+    if (config.context > hp.n_ctx_train)
+        log(4, "engine.context " + std::to_string(config.context) + " is more than the model was trained for (" +
+                   std::to_string(hp.n_ctx_train) + " tokens); sessions get " + std::to_string(context));
     const int threads = config.threads > 0 ? config.threads : model::physical_cores();
     memory = std::make_unique<MemoryPlanner>(config, hp, context, threads);
     model::Options mo;
@@ -204,7 +207,7 @@ std::string Engine::Impl::session_text(const Session& s) const { return s.chat ?
 std::vector<SessionInfo> Engine::list_sessions(uint32_t uid) const {
     std::lock_guard lk(impl_->mu);
     std::vector<SessionInfo> out;
-    for (const auto& [name, s] : impl_->sessions)
+    for (const auto& [key, s] : impl_->sessions)
         if (s->uid == uid || uid == 0) out.push_back(s->info(false, {}));
     return out;
 }
@@ -240,7 +243,7 @@ void Engine::delete_session(const std::string& name, uint32_t uid) {
 
 uint64_t Engine::Impl::kv_bytes() const {
     uint64_t total = 0;
-    for (const auto& [name, s] : sessions)
+    for (const auto& [key, s] : sessions)
         if (s->cache) total += s->cache->bytes();
     return total;
 }
@@ -330,12 +333,12 @@ void Engine::shutdown(int grace_ms) {
     }
     if (m.thread.joinable()) m.thread.join();
     std::lock_guard lk(m.mu);
-    for (const auto& [name, s] : m.sessions) {
+    for (const auto& [key, s] : m.sessions) {
         try {
             m.store.save(*s);
             m.store.save_cache(*s);
         } catch (const std::exception& e) {
-            m.log(3, "cannot save session " + name + ": " + e.what());
+            m.log(3, "cannot save session " + s->name + " of uid " + std::to_string(s->uid) + ": " + e.what());
         }
     }
 }

@@ -163,7 +163,7 @@ void Engine::Impl::evict_caches(uint64_t need) {
     uint64_t used = kv_bytes();
     while (used + need > kv_budget) {
         Session* victim = nullptr;
-        for (auto& [name, s] : sessions)
+        for (auto& [key, s] : sessions)
             if (s->cache && !s->busy && (!victim || s->last_used < victim->last_used)) victim = s.get();
         if (!victim) return;
         used -= victim->cache->bytes();

@@ -126,13 +126,22 @@ std::string replace_invalid(std::string_view s) {
     return out;
 }
 
-bool is_valid(std::string_view s) {
+std::optional<size_t> first_invalid(std::string_view s) {
     for (size_t pos = 0; pos < s.size();) {
         size_t len = valid_length(s, pos);
-        if (!len) return false;
+        if (!len) return pos;
         pos += len;
     }
-    return true;
+    return std::nullopt;
+}
+
+bool is_valid(std::string_view s) { return !first_invalid(s); }
+
+std::string from_latin1(std::string_view s) {
+    std::string out;
+    out.reserve(s.size());
+    for (const char c : s) append(out, static_cast<uint8_t>(c));
+    return out;
 }
 
 uint32_t byte_to_code_point(uint8_t b) { return byte_map().to_cp[b]; }

@@ -37,6 +37,10 @@ size_t incomplete_tail(std::string_view s);
 std::string replace_invalid(std::string_view s);
 
 bool is_valid(std::string_view s);
+// The offset of the first byte that starts no valid sequence, or nullopt when s is valid.
+std::optional<size_t> first_invalid(std::string_view s);
+// Latin-1 (ISO-8859-1) text as UTF-8: each byte is the code point of its value.
+std::string from_latin1(std::string_view s);
 
 // GPT-2 byte-level BPE: every byte is written as one printable code point in the
 // vocabulary ("Ġ" for a space). byte_to_code_point(b) gives that code point; the inverse
