@@ -316,6 +316,18 @@ ModelInfo Engine::model_info() const {
     return mi;
 }
 
+Clock::duration Engine::stalled_for() const {
+    const Impl& m = *impl_;
+    const uint64_t progress = m.beats.load(std::memory_order_relaxed) + m.model->layers_done();
+    std::lock_guard lk(m.watch_mu);
+    const auto now = Clock::now();
+    if (m.idle || progress != m.seen_progress) {
+        m.seen_progress = progress;
+        m.seen_at = now;
+    }
+    return now - m.seen_at;
+}
+
 void Engine::update_limits(const Limits& limits) {
     std::lock_guard lk(impl_->mu);
     impl_->limits = limits;

@@ -8,6 +8,7 @@
 // Must not touch: sockets, JSON, systemd (daemon/).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -176,6 +177,10 @@ public:
     ModelInfo model_info() const;
 
     // Live-reloadable settings (SIGHUP): limits and defaults; model and threads need a restart.
+    // How long the engine has had work without making progress (finishing a layer of a
+    // forward pass, or a step): zero while it waits for work. For the systemd watchdog.
+    std::chrono::steady_clock::duration stalled_for() const;
+
     void update_limits(const Limits& limits);
 
     // Stops accepting work, lets running requests finish for up to `grace_ms` and cancels

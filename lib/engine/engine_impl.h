@@ -3,6 +3,7 @@
 // preparing requests, batching, sampling, finishing).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -91,6 +92,13 @@ struct Engine::Impl {
     uint64_t requests_total = 0, requests_failed = 0, prompt_tokens_total = 0, completion_tokens_total = 0,
              cached_tokens_total = 0, forward_passes = 0;
     std::deque<StepRecord> recent;           // the last seconds of steps, for recent tokens/s
+
+    // Progress, for the watchdog: loop iterations and whether the thread waits for work.
+    std::atomic<uint64_t> beats{0};
+    std::atomic<bool> idle{true};
+    mutable std::mutex watch_mu;           // stalled_for()'s memory of the last progress seen
+    mutable uint64_t seen_progress = 0;
+    mutable Clock::time_point seen_at = Clock::now();
 
     // The engine thread's own state.
     std::list<Active> actives;

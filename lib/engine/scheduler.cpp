@@ -30,9 +30,12 @@ size_t common_prefix(const std::vector<int32_t>& a, const std::vector<int32_t>& 
 void Engine::Impl::loop() {
     std::unique_lock lk(mu);
     for (;;) {
+        beats.fetch_add(1, std::memory_order_relaxed);
         if (actives.empty() && queue.empty()) {
             if (stopping) return;
+            idle = true;
             cv.wait(lk, [&] { return stopping || !queue.empty(); });
+            idle = false;
             continue;
         }
         std::set<uint64_t> cancelled;
