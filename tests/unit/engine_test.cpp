@@ -221,7 +221,9 @@ BOOST_AUTO_TEST_CASE(requests_over_the_per_user_limit_wait_their_turn) {
     c.limits.max_running_per_user = 1;
     Engine e(c);
     auto first = std::make_shared<Collect>(), second = std::make_shared<Collect>();
-    e.submit(greedy("Once upon a time", 60), first);
+    GenerateRequest long_one = greedy("Once upon a time", 400);
+    long_one.ignore_eos = true;
+    e.submit(long_one, first);
     e.submit(greedy("Once", 4), second);
     while (e.status().requests_running == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     BOOST_TEST(e.status().requests_running == 1);
