@@ -26,6 +26,14 @@ def connect(path):
     return s
 
 
+def hold(daemon, count):
+    """Connections that made one request and then sit idle (not closed by idle_timeout)."""
+    held = [daemon.client() for _ in range(count)]
+    for c in held:
+        c.call("status")
+    return held
+
+
 def read_until_closed(s, timeout):
     """Everything the daemon sends until it closes the connection (TimeoutError if it does not)."""
     s.settimeout(timeout)
@@ -50,9 +58,8 @@ class ConnectionLimitsTest(unittest.TestCase):
         assert cls.daemon.stop() == 0, cls.daemon.log()
 
     def test_one_users_idle_sockets_do_not_lock_out_another(self):
-        held = [connect(self.daemon.socket) for _ in range(4)]
+        held = hold(self.daemon, 4)
         try:
-            time.sleep(0.2)
             # A fifth of the same user is answered "busy" at once and closed...
             extra = connect(self.daemon.socket)
             reply = read_until_closed(extra, 5)
@@ -68,9 +75,8 @@ class ConnectionLimitsTest(unittest.TestCase):
                 s.close()
 
     def test_over_the_limit_nothing_is_held_open(self):
-        held = [connect(self.daemon.socket) for _ in range(4)]
+        held = hold(self.daemon, 4)
         try:
-            time.sleep(0.2)
             refused = [connect(self.daemon.socket) for _ in range(100)]
             for s in refused:
                 self.assertIn(b"busy", read_until_closed(s, 5))
