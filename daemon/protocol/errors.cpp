@@ -37,7 +37,6 @@ ErrorKind kind_of(engine::Errc code) {
     switch (code) {
     case engine::Errc::InvalidParams: return ErrorKind::InvalidParams;
     case engine::Errc::SessionNotFound: return ErrorKind::SessionNotFound;
-    case engine::Errc::Forbidden: return ErrorKind::Forbidden;
     case engine::Errc::Busy: return ErrorKind::Busy;
     case engine::Errc::ContextFull: return ErrorKind::ContextFull;
     case engine::Errc::ModelError: return ErrorKind::ModelError;

@@ -14,7 +14,6 @@ std::string_view errc_name(Errc code) {
     switch (code) {
         case Errc::InvalidParams: return "invalid_params";
         case Errc::SessionNotFound: return "session_not_found";
-        case Errc::Forbidden: return "forbidden";
         case Errc::Busy: return "busy";
         case Errc::ContextFull: return "context_full";
         case Errc::ModelError: return "model_error";

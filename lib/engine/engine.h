@@ -26,7 +26,6 @@ namespace strata::engine {
 enum class Errc {
     InvalidParams,    // a request field is wrong (field() names it)
     SessionNotFound,
-    Forbidden,        // the session belongs to another user
     Busy,             // queue or session limit reached, or the session is in use: retry later
     ContextFull,      // the prompt does not fit the session's context
     ModelError,       // the forward pass failed (e.g. a weight read error)
@@ -152,7 +151,7 @@ public:
     Engine& operator=(const Engine&) = delete;
 
     // Queues a generation. Limits and parameters are checked at once: a request that cannot
-    // run throws EngineError (InvalidParams, Busy, Forbidden, ContextFull, ShuttingDown) and
+    // run throws EngineError (InvalidParams, Busy, ContextFull, ShuttingDown) and
     // the sink is never called. Otherwise returns a handle for cancel(), and the sink gets
     // the output. Tokenizing and template rendering happen on the engine thread; errors found
     // there (e.g. a context overflow after tokenizing) reach sink->on_error.
