@@ -30,23 +30,42 @@ size_t common_prefix(const std::vector<int32_t>& a, const std::vector<int32_t>& 
 void Engine::Impl::loop() {
     std::unique_lock lk(mu);
     for (;;) {
+        beats.fetch_add(1, std::memory_order_relaxed);
         if (actives.empty() && queue.empty()) {
             if (stopping) return;
+            idle = true;
             cv.wait(lk, [&] { return stopping || !queue.empty(); });
+            idle = false;
             continue;
         }
-        std::deque<Pending> admitted;
-        admitted.swap(queue);
-        running += static_cast<int32_t>(admitted.size());
         std::set<uint64_t> cancelled;
         cancelled.swap(cancels);
         const bool expired = stopping && Clock::now() >= deadline;
+        std::deque<Pending> admitted = take_admissible(cancelled, expired);
         lk.unlock();
         for (auto& p : admitted) admit(std::move(p));
         cancel_marked(cancelled, expired);
         if (!actives.empty()) step();
         lk.lock();
     }
+}
+
+// The queued requests that may run now, in order: those of users under
+// limits.max_running_per_user (the others wait their turn), and cancelled ones (to end them).
+std::deque<Pending> Engine::Impl::take_admissible(const std::set<uint64_t>& cancelled, bool expired) {
+    std::deque<Pending> admitted, waiting;
+    for (Pending& p : queue) {
+        int32_t& mine = running_per_user[p.req.uid];
+        if (mine < limits.max_running_per_user || expired || cancelled.count(p.handle) != 0) {
+            ++mine;
+            admitted.push_back(std::move(p));
+        } else {
+            waiting.push_back(std::move(p));
+        }
+    }
+    queue.swap(waiting);
+    running += static_cast<int32_t>(admitted.size());
+    return admitted;
 }
 
 void Engine::Impl::admit(Pending p) {
@@ -147,7 +166,7 @@ void Engine::Impl::evict_caches(uint64_t need) {
     uint64_t used = kv_bytes();
     while (used + need > kv_budget) {
         Session* victim = nullptr;
-        for (auto& [name, s] : sessions)
+        for (auto& [key, s] : sessions)
             if (s->cache && !s->busy && (!victim || s->last_used < victim->last_used)) victim = s.get();
         if (!victim) return;
         used -= victim->cache->bytes();
@@ -313,7 +332,7 @@ void Engine::Impl::release(Active& a, bool keep_history) {
     std::lock_guard lk(mu);
     s.busy = false;
     running--;
-    if (--per_user[r.uid] == 0) per_user.erase(r.uid);
+    if (--running_per_user[r.uid] == 0) running_per_user.erase(r.uid);
 }
 
 }  // namespace strata::engine

@@ -130,6 +130,27 @@ def nothing_listening_exits_3(_):
     assert r.returncode == 3 and "$STRATA_SOCKET" in r.stderr, r.stderr
 
 
+def a_wrong_socket_names_where_the_daemon_listens(d):
+    missing = os.path.join(tempfile.mkdtemp(prefix="strata-it-"), "typo.sock")
+    run_dir = os.path.dirname(d.socket)  # the daemon's socket is strata.sock there
+    r = strata("--socket", missing, "status", env={"XDG_RUNTIME_DIR": run_dir})
+    assert r.returncode == 3, r
+    assert f"A daemon listens at {d.socket} ($XDG_RUNTIME_DIR)" in r.stderr, r.stderr
+
+
+def latin1_input_is_named_and_converted_on_request(d):
+    def run(*args):
+        return subprocess.run([STRATA, "--socket", d.socket, "--raw", "-n", "2", "--temperature", "0", *args],
+                              input=b"Once upon a caf\xe9 time", capture_output=True, timeout=120)
+    r = run()
+    assert r.returncode == 1, (r.returncode, r.stderr)
+    assert b"standard input is not valid UTF-8: byte 0xE9 at offset 15" in r.stderr, r.stderr
+    assert b"--encoding latin1" in r.stderr, r.stderr
+    for encoding in ("latin1", "replace"):
+        r = run("--encoding", encoding)
+        assert r.returncode == 0, (encoding, r.returncode, r.stderr)
+
+
 def socket_found_through_the_environment(d):
     r = strata("status", env={"STRATA_SOCKET": d.socket})
     assert r.returncode == 0, r.stderr
@@ -177,6 +198,22 @@ def ctrl_c_cancels_and_exits_130(d):
     assert result["usage"]["completion_tokens"] < 1000, result["usage"]
 
 
+def a_reply_the_daemon_cuts_off_exits_5(_):
+    """The daemon stops (no grace) while a reply streams: the result says "cancelled"
+    though the user did nothing."""
+    d = Daemon("--set", "server.shutdown_grace=0")
+    proc = subprocess.Popen([STRATA, "--socket", d.socket, "--json", "--temperature", "1", "-n", "1000",
+                             "Once upon a time"], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    first = proc.stdout.readline()
+    assert '"token"' in first, first
+    assert d.stop() == 0
+    rest, err = proc.communicate(timeout=30)
+    assert proc.returncode == 5, (proc.returncode, err)
+    assert "cut the reply off" in err, err
+    assert result_of(json_lines(first + rest))["finish_reason"] == "cancelled"
+
+
 def main():
     need_binaries()
     checks = Checks()
@@ -185,7 +222,9 @@ def main():
                   arguments_blank_line_then_stdin, sessions_continue_and_are_managed, verbose_prints_speeds,
                   status_and_model, chat_keeps_a_named_session, chat_without_a_name_leaves_no_session,
                   daemon_error_exits_1, usage_error_exits_2, nothing_listening_exits_3,
-                  socket_found_through_the_environment, broken_connection_exits_4, ctrl_c_cancels_and_exits_130):
+                  socket_found_through_the_environment, broken_connection_exits_4, ctrl_c_cancels_and_exits_130,
+                  a_reply_the_daemon_cuts_off_exits_5, a_wrong_socket_names_where_the_daemon_listens,
+                  latin1_input_is_named_and_converted_on_request):
         checks.run(check, daemon)
     checks.finish(daemon)
 
