@@ -1,7 +1,9 @@
 // client/strata-gguf/cmd_template.cpp — `strata-gguf template TEMPLATE.jinja|MODEL.gguf
 // --messages MESSAGES.json`: renders a chat template exactly as Hugging Face's
-// apply_chat_template would, for testing and debugging templates. Owns: reading the
-// messages file (JSON into chat::Value) and the model's template and special tokens.
+// apply_chat_template would, for testing and debugging templates; and `strata-gguf template
+// TEMPLATE.jinja --into MODEL.gguf --out OUT.gguf`: a copy of the model with that template.
+// Owns: reading the messages file (JSON into chat::Value) and the model's template and
+// special tokens.
 // Must not touch: the interpreter (lib/chat).
 #include <boost/json.hpp>
 #include <cstdio>
@@ -12,6 +14,7 @@
 #include "commands.h"
 #include "gguf/gguf.h"
 #include "import_common.h"
+#include "model_io.h"
 #include "tokenizer/tokenizer.h"
 
 namespace strata::tool {
@@ -81,10 +84,27 @@ chat::ChatInput read_messages(const std::string& path) {
     return in;
 }
 
+// The model at `into` copied to `out` with `jinja` as its chat template (which must parse).
+int write_template(const std::string& jinja, const std::string& into, const std::string& out) {
+    chat::Template parsed(jinja);
+    auto model = gguf::File::open(into);
+    gguf::Writer w(model->alignment());
+    copy_model(*model, w, [](std::string_view key) { return key != "tokenizer.chat_template"; });
+    w.set_string("tokenizer.chat_template", jinja);
+    w.write(out);
+    std::printf("%s: %s with a chat template of %zu bytes\n", out.c_str(), into.c_str(), jinja.size());
+    return 0;
+}
+
 }  // namespace
 
 int cmd_template(const Argv& argv) {
-    Args args(argv, {"messages", "bos-token", "eos-token", "date"}, {"add-generation-prompt"});
+    Args args(argv, {"messages", "bos-token", "eos-token", "date", "into", "out"}, {"add-generation-prompt"});
+    if (const auto into = args.get("into")) {
+        const auto out = args.get("out");
+        if (!out) throw UsageError("--into MODEL.gguf needs --out OUT.gguf");
+        return write_template(read_file(args.pos(0, "TEMPLATE")), *into, *out);
+    }
     const auto messages = args.get("messages");
     if (!messages) throw UsageError("--messages MESSAGES.json is required");
     const Source src = load_source(args.pos(0, "TEMPLATE"));
