@@ -17,6 +17,10 @@ using Kind = Value::Kind;
 
 [[noreturn]] void fail(const std::string& what) { throw TemplateError(what); }
 
+bool all_digits(const std::string& s) {
+    return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
 std::string object_name(const Value& v) { return "'" + v.type_name() + " object'"; }
 
 Value missing_attribute(const Value& obj, std::string_view name) {
@@ -145,7 +149,7 @@ std::string format(const std::string& fmt, CallArgs& a) {
             const std::string field = fmt.substr(i + 1, e - i - 1);
             std::optional<Value> v;
             if (field.empty()) v = a.get(auto_index++, "\x01");
-            else if (std::all_of(field.begin(), field.end(), ::isdigit)) v = a.get(std::stoul(field), "\x01");
+            else if (all_digits(field)) v = a.get(std::stoul(field), "\x01");
             else v = a.get(SIZE_MAX, field);
             if (!v) fail("format: no argument for field '{" + field + "}'");
             out += to_str(*v);
@@ -276,7 +280,7 @@ Value attr_path(const Value& v, const std::string& path) {
         if (dot == std::string::npos) dot = path.size();
         const std::string part = path.substr(start, dot - start);
         if (cur.is_undefined()) fail_undefined(cur);
-        const bool numeric = !part.empty() && std::all_of(part.begin(), part.end(), ::isdigit);
+        const bool numeric = all_digits(part);
         cur = numeric ? get_item(cur, Value(static_cast<int64_t>(std::stoll(part)))) : get_item(cur, Value(part));
         start = dot + 1;
     }

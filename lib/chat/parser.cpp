@@ -4,6 +4,7 @@
 #include "chat/parser.h"
 
 #include <charconv>
+#include <cstdlib>
 #include <initializer_list>
 
 namespace strata::chat {
@@ -393,7 +394,7 @@ private:
             case Token::Type::Float: {
                 next();
                 auto e = node(Expr::Kind::Literal, t.line);
-                e->value = Value(std::stod(t.text));
+                e->value = Value(std::strtod(t.text.c_str(), nullptr));  // 1e999 is inf, as in Python
                 return e;
             }
             default: break;

@@ -264,10 +264,11 @@ private:
         auto frame = child(defined_in);
         if (a.positional.size() > s.params.size())
             fail("macro '" + name + "' takes not more than " + std::to_string(s.params.size()) + " argument(s)");
-        for (const auto& [k, v] : a.named) {
+        for (const auto& kv : a.named) {
+            const std::string& k = kv.first;
             const bool known = k == "caller" || std::any_of(s.params.begin(), s.params.end(), [&](const MacroParam& p) { return p.name == k; });
             if (!known) fail("macro '" + name + "' takes no keyword argument '" + k + "'");
-            frame->vars[k] = v;
+            frame->vars[k] = kv.second;
         }
         for (size_t i = 0; i < s.params.size(); ++i) {
             const MacroParam& p = s.params[i];
@@ -435,7 +436,15 @@ std::string Template::render(const Dict& variables, const RenderLimits& limits) 
     for (const auto& [k, v] : variables.entries) globals->vars[k] = v;
     auto top = child(globals);
     std::string out;
-    Interp(limits, out).exec(*body_, top);
+    try {
+        Interp(limits, out).exec(*body_, top);
+    } catch (const TemplateError&) {
+        throw;
+    } catch (const std::bad_alloc&) {
+        throw;
+    } catch (const std::exception& e) {  // a library error inside a builtin: still the template's failure
+        throw TemplateError(e.what());
+    }
     return out;
 }
 

@@ -66,6 +66,11 @@ Value Value::function(std::string name, std::function<Value(CallArgs&)> fn) {
     return v;
 }
 
+const std::string& Value::undefined_name() const {
+    static const std::string none;
+    return s_ ? *s_ : none;
+}
+
 std::string Value::type_name() const {
     switch (kind_) {
         case Kind::Undefined: return "Undefined";

@@ -82,7 +82,7 @@ public:
     Dict& namespace_dict() const { return *dict_; }  // namespaces are the one mutable value
     const Callable& as_callable() const { return *fn_; }
     // The name an undefined value was looked up by (for error messages).
-    const std::string& undefined_name() const { return *s_; }
+    const std::string& undefined_name() const;
 
     // Python's type name: 'str', 'int', 'list', 'dict', ...
     std::string type_name() const;
@@ -92,7 +92,7 @@ private:
     bool b_ = false;
     int64_t i_ = 0;
     double d_ = 0;
-    std::shared_ptr<const std::string> s_ = std::make_shared<const std::string>();
+    std::shared_ptr<const std::string> s_;  // the string, or an undefined value's name
     std::shared_ptr<const List> list_;
     std::shared_ptr<Dict> dict_;
     std::shared_ptr<const Callable> fn_;
