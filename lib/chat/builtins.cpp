@@ -161,6 +161,33 @@ std::string format(const std::string& fmt, CallArgs& a) {
     return out;
 }
 
+// Python's `fmt % args` for the format filter: %s, %r, %d/%i and %%.
+std::string percent_format(const std::string& fmt, const CallArgs& a) {
+    std::string out;
+    size_t next = 0;
+    for (size_t i = 0; i < fmt.size(); ++i) {
+        if (fmt[i] != '%') {
+            out += fmt[i];
+            continue;
+        }
+        if (++i == fmt.size()) fail("incomplete format");
+        const char c = fmt[i];
+        if (c == '%') {
+            out += '%';
+            continue;
+        }
+        if (next >= a.positional.size()) fail("not enough arguments for format string");
+        const Value& v = a.positional[next++];
+        if (c == 's') out += to_str(v);
+        else if (c == 'r') out += repr(v);
+        else if ((c == 'd' || c == 'i') && v.is_number())
+            out += std::to_string(v.kind() == Kind::Float ? static_cast<int64_t>(std::trunc(v.as_float())) : v.as_int());
+        else fail(std::string("unsupported format character '") + c + "'");
+    }
+    if (next < a.positional.size()) fail("not all arguments converted during string formatting");
+    return out;
+}
+
 Value string_method(const Value& self, const std::string& name, CallArgs& a) {
     const std::string& s = self.as_string();
     if (name == "strip" || name == "lstrip" || name == "rstrip") {
@@ -544,6 +571,7 @@ const std::map<std::string_view, Filter>& filters() {
         {"first", [](const Value& v, CallArgs&) { return first_or_last(v, true); }},
         {"float", to_float},
         {"indent", [](const Value& v, CallArgs& a) { return Value(indent(to_str(v), a)); }},
+        {"format", [](const Value& v, CallArgs& a) { return Value(percent_format(to_str(v), a)); }},
         {"int", to_int},
         {"items", [](const Value& v, CallArgs&) -> Value {
              if (v.is_undefined()) return Value(List{});

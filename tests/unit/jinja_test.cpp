@@ -93,6 +93,7 @@ const Case kFeatures[] = {
      "None d d  a 2"},
     {"{{ '3' | int + 1 }} {{ 'x' | int }} {{ 2.7 | int }} {{ 1 | string ~ 2 }} {{ 'hello world' | title }} {{ 'ABC' | lower }}",
      "4 0 2 12 Hello World abc"},
+    {"{{ '%s=%d%%'|format('x', 42) }} {{ '%r'|format('q') }} {{ '{} {k}'.format(1, k='v') }}", "x=42% 'q' 1 v"},
 };
 
 // Golden renderings: every case of one tests/data/chat/golden file through apply_chat_template.
