@@ -104,9 +104,15 @@ Engine::Impl::Impl(Config c) : config(std::move(c)), store("", 0) {
         model_family = tokenizer::chat_family_from_name(config.chat_template);
     } else if (auto jinja = file->get_string("tokenizer.chat_template")) {
         try {
-            model_family = tokenizer::chat_family_for_template(*jinja);
-        } catch (const tokenizer::ChatTemplateError& e) {
-            model_template_problem = e.what();
+            model_template = std::make_unique<chat::Template>(*jinja);
+        } catch (const chat::TemplateError& e) {
+            model_template_problem = std::string("the model's chat template does not parse: ") + e.what();
+            try {
+                model_family = tokenizer::chat_family_for_template(*jinja);
+                log(4, model_template_problem + "; using the built-in " + std::string(tokenizer::chat_family_name(*model_family)) + " format");
+            } catch (const tokenizer::ChatTemplateError&) {
+                log(4, model_template_problem);
+            }
         }
     } else {
         model_template_problem = "the model has no chat template (tokenizer.chat_template); choose one with chat_template";
@@ -157,7 +163,7 @@ uint64_t Engine::submit(GenerateRequest request, std::shared_ptr<Sink> sink) {
             }
         } else if (m.model_family) {
             family = m.model_family;
-        } else {
+        } else if (!m.model_template) {
             throw EngineError(Errc::InvalidParams, "cannot render messages: " + m.model_template_problem, "chat_template");
         }
     }
@@ -311,6 +317,7 @@ ModelInfo Engine::model_info() const {
     }
     mi.tensor_types.assign(types.begin(), types.end());
     if (m.model_family) mi.chat_template = std::string(tokenizer::chat_family_name(*m.model_family));
+    else if (m.model_template) mi.chat_template = "jinja";
     mi.context = m.context;
     return mi;
 }

@@ -112,7 +112,7 @@ struct ModelInfo {
     int32_t n_vocab = 0, n_ctx_train = 0, n_embd = 0, n_layer = 0, n_head = 0, n_head_kv = 0, n_ff = 0;
     uint64_t n_params = 0, file_bytes = 0;
     std::vector<std::pair<std::string, int>> tensor_types;  // type name → tensor count
-    std::string chat_template;   // detected family name, or "" when the model has none / it is unknown
+    std::string chat_template;   // "jinja" (the model's own template), a built-in family name, or "" (none usable)
     int32_t context = 0;         // per-session context the engine uses
 };
 

@@ -20,6 +20,7 @@
 #include "model/model.h"
 #include "sampling/sampler.h"
 #include "sampling/stop.h"
+#include "chat/template.h"
 #include "tokenizer/chat_template.h"
 #include "tokenizer/tokenizer.h"
 
@@ -34,7 +35,7 @@ struct Pending {
     GenerateRequest req;
     std::shared_ptr<Sink> sink;
     Session* session = nullptr;             // reserved (busy) named session, or null: anonymous
-    std::optional<tokenizer::ChatFamily> family;  // chat requests: the template to render with
+    std::optional<tokenizer::ChatFamily> family;  // chat requests: a built-in family, or null: the model's own template
     Clock::time_point submitted;
 };
 
@@ -68,7 +69,8 @@ struct Engine::Impl {
     std::shared_ptr<const gguf::File> file;
     std::unique_ptr<model::Model> model;
     std::unique_ptr<tokenizer::Tokenizer> tokenizer;
-    std::optional<tokenizer::ChatFamily> model_family;  // detected from the GGUF (or configured)
+    std::unique_ptr<chat::Template> model_template;      // the GGUF's tokenizer.chat_template, parsed
+    std::optional<tokenizer::ChatFamily> model_family;  // configured, or the fallback when the template does not parse
     std::string model_template_problem;                 // why the model has no usable template
     SessionStore store;
     int32_t context = 0;
@@ -120,6 +122,7 @@ struct Engine::Impl {
     void admit(Pending p);
     void prepare(Active& a);
     std::vector<int32_t> render(Active& a) const;
+    std::string render_model_template(const std::vector<tokenizer::ChatMessage>& conv) const;
     void attach_cache(Active& a, const std::vector<int32_t>& full);
     void evict_caches(uint64_t need);
     void step();

@@ -6,6 +6,7 @@
 // stop conditions and streams text to the sinks.
 #include <algorithm>
 
+#include "chat/chat.h"
 #include "engine/engine_impl.h"
 
 namespace strata::engine {
@@ -99,6 +100,12 @@ std::vector<int32_t> Engine::Impl::render(Active& a) const {
     std::vector<tokenizer::ChatMessage> conv;
     for (const auto& m : s.conversation) conv.push_back({m.role, m.content});
     for (const auto& m : r.messages) conv.push_back({m.role, m.content});
+    if (!a.p.family) {
+        const std::string text = render_model_template(conv);
+        // The template writes BOS itself when it wants one (as llama.cpp, no second BOS).
+        const bool renders_bos = tokenizer->bos() >= 0 && text.starts_with(tokenizer->token_text(tokenizer->bos()));
+        return tokenizer->encode(text, !renders_bos, true);
+    }
     tokenizer::ChatTokens specials;
     if (tokenizer->bos() >= 0) specials.bos = std::string(tokenizer->token_text(tokenizer->bos()));
     if (tokenizer->eos() >= 0) specials.eos = std::string(tokenizer->token_text(tokenizer->eos()));
@@ -109,6 +116,30 @@ std::vector<int32_t> Engine::Impl::render(Active& a) const {
         throw EngineError(Errc::InvalidParams, e.what(), "messages");
     }
     return tokenizer->encode(text, !tokenizer::chat_family_renders_bos(*a.p.family), true);
+}
+
+// The conversation through the model's own Jinja template, as apply_chat_template renders it
+// (generation prompt on, today's date); a template error fails this request only.
+std::string Engine::Impl::render_model_template(const std::vector<tokenizer::ChatMessage>& conv) const {
+    chat::ChatInput in;
+    chat::List messages;
+    for (const auto& m : conv) {
+        chat::Dict d;
+        d.set("role", chat::Value(m.role));
+        d.set("content", chat::Value(m.content));
+        messages.emplace_back(std::move(d));
+    }
+    in.messages = chat::Value(std::move(messages));
+    if (tokenizer->bos() >= 0) in.bos_token = std::string(tokenizer->token_text(tokenizer->bos()));
+    if (tokenizer->eos() >= 0) in.eos_token = std::string(tokenizer->token_text(tokenizer->eos()));
+    in.date = chat::today();
+    try {
+        return chat::apply_chat_template(*model_template, in);
+    } catch (const chat::TemplateRaised& e) {
+        throw EngineError(Errc::InvalidParams, std::string("the model's chat template refused the conversation: ") + e.what(), "messages");
+    } catch (const chat::TemplateError& e) {
+        throw EngineError(Errc::InvalidParams, std::string("the model's chat template failed: ") + e.what(), "messages");
+    }
 }
 
 void Engine::Impl::prepare(Active& a) {

@@ -186,6 +186,16 @@ class HttpTest(DaemonTestCase):
         text = "".join(c["choices"][0]["delta"].get("content", "") for c in chunks[:-1])
         self.assertEqual(text, completion["choices"][0]["message"]["content"])
 
+    def test_chat_completion_with_the_models_own_template(self):
+        """A fresh install answers /v1/chat/completions: the bundled model's template formats it."""
+        request = {"model": "strata", "max_tokens": 8, "temperature": 0,
+                   "messages": [{"role": "user", "content": "Once upon a time"}]}
+        status, _, body = self.curl(BASE + "/v1/chat/completions", data=request)
+        self.assertEqual(status, 200, body)
+        completion = json.loads(body)
+        check_chat_completion(self, completion)
+        self.assertTrue(completion["choices"][0]["message"]["content"])
+
     def test_a_stream_rejected_before_its_first_token_gets_a_status(self):
         status, head, body = self.curl(BASE + "/v1/completions",
                                        data={"prompt": "word " * 3000, "max_tokens": 2, "stream": True})

@@ -14,6 +14,7 @@
 
 #include "engine/engine.h"
 #include "engine/state_dir.h"
+#include "gguf/writer.h"
 #include "test_util.h"
 
 using namespace strata;
@@ -111,6 +112,28 @@ struct TempDir {
     TempDir() { std::filesystem::create_directories(path); }
     ~TempDir() { std::filesystem::remove_all(path); }
 };
+
+// A copy of stories260K in `dir` whose chat template is `jinja`.
+std::string model_with_template(const TempDir& dir, const std::string& name, const std::string& jinja) {
+    auto src = gguf::File::open(model_path());
+    gguf::Writer w(src->alignment());
+    for (const auto& [key, value] : src->metadata())
+        if (key != "tokenizer.chat_template") w.set_value(key, value);
+    for (const auto& t : src->tensors()) w.add_tensor(t.name, t.type, std::vector<int64_t>(t.ne, t.ne + t.n_dims), t.data);
+    w.set_string("tokenizer.chat_template", jinja);
+    const std::string path = (dir.path / name).string();
+    w.write(path);
+    return path;
+}
+
+GenerateRequest chat_request(std::vector<Message> messages, int max_tokens) {
+    GenerateRequest r;
+    r.uid = 1000;
+    r.messages = std::move(messages);
+    r.max_tokens = max_tokens;
+    r.sampling.temperature = 0;
+    return r;
+}
 
 }  // namespace
 
@@ -268,8 +291,7 @@ BOOST_AUTO_TEST_CASE(chat_messages_use_the_chosen_template) {
     r.messages = {{"user", "Tell me a story"}};
     r.max_tokens = 8;
     r.sampling.temperature = 0;
-    // stories260K has no chat template: messages need an explicit family.
-    BOOST_TEST((submit_error(e, r) == Errc::InvalidParams));
+    // A built-in family chosen by name overrides the model's own template.
     r.chat_template = "plain";
     auto first = run(e, r);
     BOOST_TEST(!first->error_.has_value());
@@ -401,4 +423,48 @@ BOOST_AUTO_TEST_CASE(the_state_directory_is_locked_and_written_durably) {
     BOOST_TEST(!std::filesystem::exists(path + "/f.tmp"));
     held = StateDir();  // released: another may take it
     BOOST_CHECK_NO_THROW(StateDir{path});
+}
+
+BOOST_AUTO_TEST_CASE(the_models_own_template_renders_chats) {
+    Engine e(config());
+    BOOST_TEST(e.model_info().chat_template == "jinja");
+    // The bundled template writes BOS, then each turn as a line: the same tokens as that raw prompt.
+    auto chat = run(e, chat_request({{"system", "Tell a story."}, {"user", "Once upon a time"}}, 12));
+    BOOST_REQUIRE(!chat->error_.has_value());
+    auto raw = run(e, greedy("Tell a story.\nOnce upon a time\n", 12));
+    BOOST_TEST(chat->result_.usage.prompt_tokens == raw->result_.usage.prompt_tokens);
+    BOOST_TEST(chat->result_.text == raw->result_.text);
+}
+
+BOOST_AUTO_TEST_CASE(a_failing_template_fails_only_that_request) {
+    TempDir dir;
+    {
+        Config c = config();
+        c.model_path = model_with_template(dir, "raising.gguf", "{{ raise_exception('Roles must alternate user/assistant') }}");
+        Engine e(c);
+        auto out = run(e, chat_request({{"user", "Hi"}}, 4));
+        BOOST_TEST((out->error_ == Errc::InvalidParams));
+        BOOST_TEST(out->message_.find("Roles must alternate user/assistant") != std::string::npos, out->message_);
+        BOOST_TEST(!run(e, greedy("Once", 4))->error_.has_value());
+    }
+    {
+        Config c = config();
+        c.model_path = model_with_template(dir, "looping.gguf",
+                                           "{% for i in range(1000000) %}{% for j in range(1000000) %}{% endfor %}{% endfor %}");
+        Engine e(c);
+        auto out = run(e, chat_request({{"user", "Hi"}}, 4));
+        BOOST_TEST((out->error_ == Errc::InvalidParams));
+        BOOST_TEST(out->message_.find("steps") != std::string::npos, out->message_);
+        BOOST_TEST(!run(e, greedy("Once", 4))->error_.has_value());
+    }
+    {
+        Config c = config();
+        c.model_path = model_with_template(dir, "broken.gguf", "{% if messages %}unclosed");
+        Engine e(c);
+        BOOST_TEST(e.model_info().chat_template == "");
+        BOOST_TEST((submit_error(e, chat_request({{"user", "Hi"}}, 4)) == Errc::InvalidParams));
+        auto plain = chat_request({{"user", "Hi"}}, 4);
+        plain.chat_template = "plain";
+        BOOST_TEST(!run(e, plain)->error_.has_value());
+    }
 }
