@@ -90,6 +90,7 @@ void Model::Impl::run_pass(std::span<const TokenSlot> tokens, float* logits) {
         const LayerWeights w = layer_weights(l, weights->acquire(l));
         hp.builder->layer(blocks, w, l);
         weights->release(l);
+        layers_done.fetch_add(1, std::memory_order_relaxed);
     }
     output(tokens, logits);
 }

@@ -45,11 +45,13 @@ void check_plan(const std::vector<TensorPlan>& plan, bool allow_requantize) {
 
 // Drops source pages that have been converted, from this process and from the page cache:
 // a model read once does not need to stay in memory (resident size stays about one chunk).
+// The pages holding the metadata are a private copy (gguf.h) and are never dropped.
 void release_source(const gguf::File& f, const uint8_t* data, uint64_t size) {
     const auto page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
     const auto offset = static_cast<uint64_t>(data - f.bytes().data());
-    const uint64_t begin = offset / page * page;
+    const uint64_t begin = std::max(offset / page * page, (f.data_offset() + page - 1) / page * page);
     const uint64_t end = offset + size;
+    if (end <= begin) return;
     ::madvise(const_cast<uint8_t*>(f.bytes().data()) + begin, end - begin, MADV_DONTNEED);
     if (f.fd() >= 0) ::posix_fadvise(f.fd(), static_cast<off_t>(begin), static_cast<off_t>(end - begin), POSIX_FADV_DONTNEED);
 }
