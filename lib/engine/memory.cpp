@@ -52,11 +52,10 @@ model::WeightFactory MemoryPlanner::factory(bool plan_only) {
         setup_.batch_tokens = batch;
         const uint64_t others = plan.total() - plan.reserve.kv;
         setup_.kv_budget = std::max(plan.reserve.kv, setup_.budget.bytes > others ? setup_.budget.bytes - others : 0);
-        if (plan_only || plan.mode == weights::Mode::Resident)
-            return weights::make_resident(std::move(file), std::move(layout), config_.memory.lock && !plan_only);
+        if (plan_only || file->fd() < 0) return weights::make_mapped(std::move(file), std::move(layout));
         weights::StreamOptions opt = config_.memory.stream;
         opt.lock = config_.memory.lock;
-        return weights::make_streamed(std::move(file), std::move(layout), plan, opt);
+        return weights::load_weights(std::move(file), std::move(layout), plan, opt);
     };
 }
 

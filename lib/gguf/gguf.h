@@ -103,6 +103,9 @@ public:
     uint64_t size() const { return size_; }
     int fd() const { return fd_; }
     const std::string& path() const { return path_; }
+    // Replaces the first `length` bytes of the mapping by a private copy at the same
+    // address, so that views into them (metadata) stay valid if the file is truncated.
+    void make_private(uint64_t length);
 
 private:
     std::string path_;
@@ -113,7 +116,8 @@ private:
 
 class File {
 public:
-    // Maps and validates the file; throws GgufError (format problems) or
+    // Maps and validates the file, then keeps its metadata (everything before the data
+    // section) in private memory; throws GgufError (format problems) or
     // std::system_error (the file cannot be opened or mapped).
     static std::shared_ptr<const File> open(const std::string& path);
     // Validates an in-memory image (used by tests and the fuzzer). The bytes must outlive the File.

@@ -151,6 +151,19 @@ Mapping::Mapping(const std::string& path) : path_(path) {
     data_ = static_cast<const uint8_t*>(p);
 }
 
+void Mapping::make_private(uint64_t length) {
+    if (!data_ || length == 0) return;
+    const auto page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+    auto round_up = [page](uint64_t n) { return (n + page - 1) / page * page; };
+    length = std::min(round_up(length), round_up(size_));
+    std::vector<uint8_t> copy(data_, data_ + std::min(length, size_));
+    void* at = const_cast<uint8_t*>(data_);
+    if (::mmap(at, length, PROT_READ | PROT_WRITE, MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) == MAP_FAILED)
+        throw std::system_error(errno, std::generic_category(), "cannot copy the metadata of " + path_ + " into memory");
+    std::memcpy(at, copy.data(), copy.size());
+    ::mprotect(at, length, PROT_READ);
+}
+
 Mapping::~Mapping() {
     if (data_) ::munmap(const_cast<uint8_t*>(data_), size_);
     if (fd_ >= 0) ::close(fd_);
@@ -465,6 +478,7 @@ std::shared_ptr<const File> File::open(const std::string& path) {
     f->name_ = path;
     f->mapping_ = std::move(map);
     Parser(*f).run();
+    f->mapping_->make_private(f->data_offset_);
     return f;
 }
 

@@ -156,7 +156,7 @@ std::unique_ptr<Model> Model::load(std::shared_ptr<const gguf::File> file, Optio
     impl->file = file;
     impl->hp = HParams::from_gguf(*file);
     impl->bind_tensors();
-    impl->weights = options.weights ? options.weights(file, impl->layout) : weights::make_resident(file, impl->layout);
+    impl->weights = options.weights ? options.weights(file, impl->layout) : weights::make_mapped(file, impl->layout);
     return std::unique_ptr<Model>(new Model(std::move(impl)));
 }
 

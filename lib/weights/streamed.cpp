@@ -1,4 +1,6 @@
-// weights/streamed.cpp — the streamed weight source.
+// weights/streamed.cpp — the weight source of a memory plan: the layers the plan keeps in
+// memory are read once into anonymous memory of the process's own (with the embedding
+// table, when every layer is kept: the resident plan); the others are streamed.
 //
 // The streamed layers form a cycle s_0 .. s_{m-1} that every pass walks in order. Read
 // number q (q = 0, 1, 2, ... over all passes) brings layer s_{q mod m} into ring buffer
@@ -10,7 +12,7 @@
 #include "weights/streamed.h"
 
 #include <fcntl.h>
-#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -21,33 +23,13 @@
 #include <system_error>
 #include <utility>
 
+#include "weights/buffer.h"
 #include "weights/reader.h"
 
 namespace strata::weights {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// Page-aligned anonymous memory (aligned for O_DIRECT).
-class Buffer {
-public:
-    explicit Buffer(uint64_t bytes) : bytes_(std::max<uint64_t>(bytes, 1)) {
-        void* p = ::mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (p == MAP_FAILED) throw std::system_error(errno, std::generic_category(), "cannot allocate " + std::to_string(bytes_ >> 20) + " MiB for weights");
-        data_ = static_cast<uint8_t*>(p);
-    }
-    ~Buffer() {
-        if (data_) ::munmap(data_, bytes_);
-    }
-    Buffer(Buffer&& o) noexcept : data_(std::exchange(o.data_, nullptr)), bytes_(o.bytes_) {}
-    Buffer(const Buffer&) = delete;
-    uint8_t* data() const { return data_; }
-    uint64_t size() const { return bytes_; }
-
-private:
-    uint8_t* data_ = nullptr;
-    uint64_t bytes_;
-};
 
 class Streamed final : public WeightSource {
 public:
@@ -60,6 +42,7 @@ public:
         for (size_t l = 0; l < layout_.layers.size(); ++l)
             if (plan.resident[l]) keep_resident(static_cast<int>(l), opt.lock);
             else streamed_.push_back(static_cast<int>(l));
+        if (streamed_.empty() && layout_.embeddings) copy_embeddings(opt.lock);
         reader_.arm_faults();
         if (!streamed_.empty()) {
             const int slots = std::max(2, plan.ring_slots);
@@ -70,6 +53,7 @@ public:
         }
         embd_fd_ = ::open(file_->path().c_str(), O_RDONLY | O_CLOEXEC);
         if (embd_fd_ < 0) throw std::system_error(errno, std::generic_category(), "cannot open " + file_->path());
+        loaded_ = identity();
     }
 
     ~Streamed() override {
@@ -79,10 +63,17 @@ public:
 
     const uint8_t* global(size_t i) const override { return globals_.at(i).data(); }
 
-    // Buffered reads of single rows, whose pages are dropped at once.
+    // From the copy when every layer is in memory; otherwise buffered reads of single
+    // rows, whose pages are dropped at once.
     void embedding_rows(std::span<const int32_t> ids, uint8_t* out) override {
         const auto* e = layout_.embeddings;
         const size_t row = e->nbytes / e->rows();
+        if (!embd_copy_.empty()) {
+            const uint8_t* table = embd_copy_.front().data() + embd_offset_;
+            for (size_t i = 0; i < ids.size(); ++i) std::memcpy(out + i * row, table + size_t(ids[i]) * row, row);
+            return;
+        }
+        check_unchanged();
         for (size_t i = 0; i < ids.size(); ++i) {
             const uint64_t at = e->file_offset + uint64_t(ids[i]) * row;
             for (size_t done = 0; done < row;) {
@@ -137,7 +128,7 @@ public:
 
     Stats stats() const override {
         const auto c = reader_.counters();
-        return {.mode = "streamed", .passes = passes_, .bytes_read = c.bytes, .read_busy_s = c.busy_s, .stall_s = stall_s_, .retries = c.retries};
+        return {.mode = streamed_.empty() ? "resident" : "streamed", .passes = passes_, .bytes_read = c.bytes, .read_busy_s = c.busy_s, .stall_s = stall_s_, .retries = c.retries};
     }
 
 private:
@@ -165,9 +156,39 @@ private:
         const uint64_t tag = ~uint64_t(0) - 1 - uint64_t(l);
         reader_.read(tag, ranges_[l].ranges, keep.back().data());
         if (std::string error = reader_.wait(tag); !error.empty()) throw std::runtime_error("loading layer " + layer_name(l) + ": " + error);
-        if (lock && ::mlock(keep.back().data(), keep.back().size()) != 0)
-            throw std::system_error(errno, std::generic_category(), "cannot mlock layer " + layer_name(l) + " (raise LimitMEMLOCK= or set memory.lock = false)");
+        if (lock) keep.back().lock(("layer " + layer_name(l)).c_str());
         for (size_t i = 0; i < layout_.layers[l].size(); ++i) ptrs_[l].push_back(keep.back().data() + ranges_[l].tensor_offset[i]);
+    }
+
+    // The embedding table, read once like a resident layer.
+    void copy_embeddings(bool lock) {
+        const LayerRanges r = layer_ranges({layout_.embeddings}, 4096);
+        embd_copy_.emplace_back(r.bytes);
+        const uint64_t tag = ~uint64_t(0);
+        reader_.read(tag, r.ranges, embd_copy_.back().data());
+        if (std::string error = reader_.wait(tag); !error.empty()) throw std::runtime_error("loading the token embeddings: " + error);
+        if (lock) embd_copy_.back().lock("the token embeddings");
+        embd_offset_ = r.tensor_offset[0];
+    }
+
+    struct Identity {
+        off_t size;
+        timespec mtime;
+    };
+    Identity identity() const {
+        struct stat st {};
+        if (::fstat(embd_fd_, &st) != 0) throw std::system_error(errno, std::generic_category(), "cannot stat " + file_->path());
+        return {st.st_size, st.st_mtim};
+    }
+
+    // Streamed bytes must come from the file that was loaded: a file truncated or
+    // rewritten in place since then fails the pass (its embedding step, the first read of
+    // every pass) instead of feeding the model garbage.
+    void check_unchanged() const {
+        const Identity now = identity();
+        if (now.size != loaded_.size || now.mtime.tv_sec != loaded_.mtime.tv_sec || now.mtime.tv_nsec != loaded_.mtime.tv_nsec)
+            throw std::runtime_error("the model file " + file_->path() + " was changed on disk since it was loaded (size " + std::to_string(loaded_.size) +
+                                     " -> " + std::to_string(now.size) + " bytes); restore it, or restart stratad to load the new file");
     }
 
     std::shared_ptr<const gguf::File> file_;
@@ -182,14 +203,17 @@ private:
     uint64_t next_use_ = 0, next_read_ = 0;
     bool failed_ = false;
     int embd_fd_ = -1;
+    Identity loaded_{};
+    std::vector<Buffer> embd_copy_;                       // the embedding table, when resident
+    uint64_t embd_offset_ = 0;                            // its first byte within the copy
     uint64_t passes_ = 0;
     double stall_s_ = 0;
 };
 
 }  // namespace
 
-std::unique_ptr<WeightSource> make_streamed(std::shared_ptr<const gguf::File> file, Layout layout, const Plan& plan, const StreamOptions& options) {
-    if (plan.resident.size() != layout.layers.size()) throw std::invalid_argument("make_streamed: the plan is for another layout");
+std::unique_ptr<WeightSource> load_weights(std::shared_ptr<const gguf::File> file, Layout layout, const Plan& plan, const StreamOptions& options) {
+    if (plan.resident.size() != layout.layers.size()) throw std::invalid_argument("load_weights: the plan is for another layout");
     return std::make_unique<Streamed>(std::move(file), std::move(layout), plan, options);
 }
 

@@ -1,4 +1,7 @@
-// weights/streamed.h — the streamed weight source: layers that do not fit the memory
+// weights/streamed.h — the weight source of a memory plan. Layers the plan keeps in memory
+// are read once, at load, into the process's own huge-page-advised memory (so the speed of
+// the forward pass does not depend on how the kernel holds the file's page cache, and a
+// model file truncated while the daemon runs cannot fault it); layers that do not fit the
 // budget are read from disk for every forward pass, ahead of the layer that needs them.
 // Owns: the io_uring reader (O_DIRECT where the file system allows it, otherwise buffered
 // reads whose pages are dropped with POSIX_FADV_DONTNEED), the ring of aligned layer
@@ -29,10 +32,11 @@ struct StreamOptions {
     bool fault_short = false;
 };
 
-// Reads the layers `plan` keeps in memory now, and streams the rest. Throws
-// std::runtime_error naming the file when it cannot be opened or read, or when io_uring
-// is unavailable.
-std::unique_ptr<WeightSource> make_streamed(std::shared_ptr<const gguf::File> file, Layout layout, const Plan& plan,
+// Reads the layers `plan` keeps in memory now (and the embedding table when it keeps them
+// all), and streams the rest; a pass that would stream from a file changed on disk since
+// the load fails with an error saying so. Throws std::runtime_error naming the file when
+// it cannot be opened or read, or when io_uring is unavailable.
+std::unique_ptr<WeightSource> load_weights(std::shared_ptr<const gguf::File> file, Layout layout, const Plan& plan,
                                             const StreamOptions& options = {});
 
 // Sequential read speed of `file` in bytes/s, reading up to `bytes` of its tensor data

@@ -1,8 +1,8 @@
 // weights/weights.h — where the forward pass gets weight bytes from.
 // Owns: the WeightSource interface (small global tensors always readable; a layer's
 // tensors readable between acquire(layer) and release(layer); embedding rows copied out
-// on request) and the layout that says which tensors belong to which layer. Resident
-// (mmap) and streamed (io_uring) sources implement it; the forward pass is written once
+// on request) and the layout that says which tensors belong to which layer. The mapped
+// source (pointers into the mmap) and the planned one (copies + io_uring) implement it; the forward pass is written once
 // against it and does not know which one runs. Must not touch: tensor math, model semantics.
 #pragma once
 
@@ -27,7 +27,7 @@ struct Layout {
 
 // What a source has done, for status and benchmarks.
 struct Stats {
-    std::string mode;                // "resident" or "streamed"
+    std::string mode;                // "mapped", "resident" (copied) or "streamed"
     uint64_t passes = 0;
     uint64_t bytes_read = 0;         // from disk by the streamer
     double read_busy_s = 0;          // wall time with at least one read in flight
@@ -54,8 +54,8 @@ public:
     virtual Stats stats() const = 0;
 };
 
-// The whole file stays mapped; acquire() returns pointers into the mapping. The data
-// is advised MADV_WILLNEED, and mlock'ed when `lock`.
-std::unique_ptr<WeightSource> make_resident(std::shared_ptr<const gguf::File> file, Layout layout, bool lock = false);
+// acquire() returns pointers into the file's mapping (or in-memory image); nothing is
+// copied or read ahead. The daemon's sources come from a memory plan (streamed.h).
+std::unique_ptr<WeightSource> make_mapped(std::shared_ptr<const gguf::File> file, Layout layout);
 
 }  // namespace strata::weights

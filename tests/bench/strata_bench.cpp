@@ -9,9 +9,12 @@
 //
 // usage: strata-bench MODEL [--threads N] [--pp 512] [--tg 128] [--reps 3] [--tg-prompt 16]
 //                           [--sessions N] [--budget SIZE] [--mode auto|resident|streamed]
-//                           [--peer auto|off] [--seed S]
-//        strata-bench MODEL --read-speed      (the file's sequential read speed, O_DIRECT)
+//                           [--peer auto|off] [--seed S] [--fresh-copy]
+//        strata-bench MODEL --read-speed
+// --fresh-copy benchmarks (both engines) a copy of MODEL written just before, beside it,
+// as an admin's copy or download is right before the daemon starts; the copy is removed.      (the file's sequential read speed, O_DIRECT)
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -20,6 +23,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <string>
@@ -42,6 +46,7 @@ struct Options {
     std::string budget, mode = "auto";
     bool peer = true;
     bool read_speed = false;  // only measure the file's read speed
+    bool fresh_copy = false;
     uint64_t seed = 42;
 };
 
@@ -49,6 +54,7 @@ struct Options {
     std::fprintf(stderr,
                  "strata-bench: %s\nusage: strata-bench MODEL [--threads N] [--pp 512] [--tg 128] [--reps 3] [--tg-prompt 16] [--sessions N]\n"
                  "                    [--budget SIZE] [--mode auto|resident|streamed] [--peer auto|off] [--seed S]\n"
+                 "                    [--fresh-copy]\n"
                  "       strata-bench MODEL --read-speed\n",
                  why.c_str());
     std::exit(2);
@@ -84,6 +90,7 @@ Options parse(int argc, char** argv) {
         else if (a == "--budget") o.budget = value();
         else if (a == "--mode") o.mode = value();
         else if (a == "--read-speed") o.read_speed = true;
+        else if (a == "--fresh-copy") o.fresh_copy = true;
         else if (a == "--peer") {
             const std::string v = value();
             if (v != "auto" && v != "off") usage("--peer must be auto or off");
@@ -294,11 +301,30 @@ double field(const std::string& json, const std::string& key) {
     return at == std::string::npos ? 0 : std::strtod(json.c_str() + at + key.size() + 3, nullptr);
 }
 
+// A copy of the model written now, beside it (same file system); removed when done.
+class FreshCopy {
+public:
+    explicit FreshCopy(const std::string& model) {
+        path_ = model + ".fresh-" + std::to_string(::getpid());
+        std::filesystem::copy_file(model, path_, std::filesystem::copy_options::overwrite_existing);
+    }
+    ~FreshCopy() {
+        std::error_code ignored;
+        std::filesystem::remove(path_, ignored);
+    }
+    const std::string& path() const { return path_; }
+
+private:
+    std::string path_;
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
-    const Options o = parse(argc, argv);
+    Options o = parse(argc, argv);
     try {
+        std::optional<FreshCopy> fresh;
+        if (o.fresh_copy) o.model = fresh.emplace(o.model).path();
         if (o.read_speed) {  // the streamer's own reader: io_uring, O_DIRECT, requests in parallel
             auto f = gguf::File::open(o.model);
             const uint64_t bytes = std::min<uint64_t>(f->file_size(), 8ull << 30);
@@ -322,6 +348,7 @@ int main(int argc, char** argv) {
             peer_last = std::move(j);
         }
         std::string line = "{" + strata.json(pp, tg);
+        if (o.fresh_copy) line += ",\"fresh_copy\":true";
         if (!peer_last.empty()) {
             char buf[256];
             const double ppr = median(peer_pp) > 0 ? median(pp) / median(peer_pp) : 0, tgr = median(peer_tg) > 0 ? median(tg) / median(peer_tg) : 0;
