@@ -43,6 +43,12 @@ int main(int argc, char** argv) {
         settings.engine.memory.stream.fault_count = std::atoi(faults);
         settings.engine.memory.stream.queue_depth = 1;
     }
+    // Test hook: the first 8 reads of streamed weights after the resident layers are in take
+    // this many ms each (a hung disk: the engine makes no progress meanwhile).
+    if (const char* stall = std::getenv("STRATA_TEST_READ_STALL_MS")) {
+        settings.engine.memory.stream.fault_count = 8;
+        settings.engine.memory.stream.fault_stall_ms = std::atoi(stall);
+    }
     if (options.check_config) {
         for (const std::string& line : daemon_ns::describe(settings))
             std::puts(line.c_str());

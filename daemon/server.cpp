@@ -31,16 +31,31 @@ RequestContext Server::request_context(uint32_t uid) const {
     return {uid, settings_.engine.limits};
 }
 
-Server::Slot::Slot(Server& server) : server_(&server) {
+std::string Server::refusal(uint32_t uid) const {
+    const ServerSettings& limits = settings_.server;
+    if (open_connections_ >= limits.max_connections)
+        return "server.max_connections (" + std::to_string(limits.max_connections) + ") are open";
+    const auto own = connections_of_.find(uid);
+    if (own != connections_of_.end() && own->second >= limits.max_connections_per_user)
+        return "uid " + std::to_string(uid) + " has server.max_connections_per_user (" +
+               std::to_string(limits.max_connections_per_user) + ") open";
+    return {};
+}
+
+Server::Slot::Slot(Server& server, uint32_t uid) : server_(&server), uid_(uid) {
     ++server_->open_connections_;
+    ++server_->connections_of_[uid];
     ++server_->counters_.connections_total;
 }
 
-Server::Slot::Slot(Slot&& other) noexcept : server_(std::exchange(other.server_, nullptr)) {}
+Server::Slot::Slot(Slot&& other) noexcept : server_(std::exchange(other.server_, nullptr)), uid_(other.uid_) {}
 
 Server::Slot::~Slot() {
-    if (server_ != nullptr)
-        --server_->open_connections_;
+    if (server_ == nullptr)
+        return;
+    --server_->open_connections_;
+    if (--server_->connections_of_[uid_] == 0)
+        server_->connections_of_.erase(uid_);
 }
 
 uint64_t Server::add(std::weak_ptr<Connection> connection) {

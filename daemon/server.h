@@ -28,7 +28,7 @@ public:
 
 struct Counters {
     uint64_t connections_total = 0;
-    uint64_t connections_refused = 0;   // over server.max_connections
+    uint64_t connections_refused = 0;   // over server.max_connections or max_connections_per_user
     uint64_t rpc_requests_total = 0;
     uint64_t http_requests_total = 0;
     uint64_t slow_readers_dropped = 0;  // output buffer overflowed
@@ -54,10 +54,10 @@ public:
 
     Counters& counters() { return counters_; }
 
-    // A connection's place in the count; released when destroyed.
+    // A connection's place in the counts (all, and its uid's); released when destroyed.
     class Slot {
     public:
-        explicit Slot(Server& server);
+        Slot(Server& server, uint32_t uid);
         Slot(Slot&& other) noexcept;
         Slot(const Slot&) = delete;
         Slot& operator=(const Slot&) = delete;
@@ -66,9 +66,11 @@ public:
 
     private:
         Server* server_;
+        uint32_t uid_;
     };
     size_t open_connections() const { return open_connections_; }
-    bool full() const { return open_connections_ > settings_.server.max_connections; }
+    // Why one more connection of `uid` is refused ("" when it is not): the limit reached.
+    std::string refusal(uint32_t uid) const;
 
     // Registered connections (after the protocol is known), for shutdown.
     uint64_t add(std::weak_ptr<Connection> connection);
@@ -85,6 +87,7 @@ private:
     bool stopping_ = false;
     Counters counters_;
     size_t open_connections_ = 0;
+    std::map<uint32_t, size_t> connections_of_;  // open connections per uid
     uint64_t next_id_ = 1;
     std::map<uint64_t, std::weak_ptr<Connection>> registry_;
 };

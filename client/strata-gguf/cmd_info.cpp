@@ -82,7 +82,7 @@ void show_plan(const std::string& path, const Args& args) {
     c.batch_tokens = static_cast<int32_t>(args.get_int("batch-tokens", 0, 0, 1 << 16));
     auto file = gguf::File::open(path);
     const auto hp = model::HParams::from_gguf(*file);
-    engine::MemoryPlanner planner(c, hp, std::clamp(c.context, 16, hp.n_ctx_train), 1);
+    engine::MemoryPlanner planner(c, hp, engine::session_context(c.context, hp.n_ctx_train), 1);
     model::Options mo;
     mo.n_threads = 1;
     mo.weights = planner.factory(true);

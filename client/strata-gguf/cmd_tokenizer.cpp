@@ -8,19 +8,11 @@
 #include "gguf/gguf.h"
 #include "gguf/writer.h"
 #include "import_tokenizer.h"
+#include "model_io.h"
 #include "tokenizer/tokenizer.h"
 
 namespace strata::tool {
 namespace {
-
-// Copies `model` without its tokenizer keys; returns its vocabulary size (embedding rows).
-int64_t copy_model(const gguf::File& model, gguf::Writer& w) {
-    for (const auto& [key, value] : model.metadata())
-        if (key.rfind("tokenizer.", 0) != 0) w.set_value(key, value);
-    for (const auto& t : model.tensors()) w.add_tensor(t.name, t.type, std::vector<int64_t>(t.ne, t.ne + t.n_dims), t.data);
-    const gguf::TensorInfo* embd = model.tensor("token_embd.weight");
-    return embd && embd->n_dims == 2 ? embd->ne[1] : 0;
-}
 
 void print_summary(const std::string& path) {
     auto file = gguf::File::open(path);
@@ -48,7 +40,7 @@ int cmd_tokenizer(const Argv& argv) {
     if (auto into = args.get("into")) model = gguf::File::open(*into);
     gguf::Writer w(model ? model->alignment() : gguf::kDefaultAlignment);
     if (model) {
-        int64_t rows = copy_model(*model, w);
+        int64_t rows = copy_model(*model, w, [](std::string_view key) { return key.rfind("tokenizer.", 0) != 0; });
         if (!options.vocab_size) options.vocab_size = rows;
     }
     TokenizerSpec spec = import_tokenizer(options);

@@ -18,5 +18,6 @@ int cmd_tokenize(const Argv& args);
 int cmd_detokenize(const Argv& args);
 int cmd_tokenizer(const Argv& args);
 int cmd_quantize(const Argv& args);
+int cmd_template(const Argv& args);
 
 }  // namespace strata::tool

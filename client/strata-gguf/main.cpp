@@ -26,6 +26,9 @@ constexpr Command kCommands[] = {
     {"detokenize", strata::tool::cmd_detokenize, "detokenize FILE IDS|- [--special]     token ids to text"},
     {"tokenizer", strata::tool::cmd_tokenizer,
      "tokenizer OUT --from PATH [FILE...] [--pre NAME] [--into MODEL] [--vocab-size N] [--name NAME]  import a tokenizer"},
+    {"template", strata::tool::cmd_template,
+     "template TEMPLATE.jinja|MODEL.gguf --messages MESSAGES.json [--add-generation-prompt] [--bos-token T] [--eos-token T] [--date \"26 Jul 2024\"]  render a chat template;\n"
+     "  template TEMPLATE.jinja --into MODEL.gguf --out OUT.gguf  a copy of the model with that chat template"},
     {"quantize", strata::tool::cmd_quantize, "quantize IN OUT TYPE [--threads N] [--allow-requantize]  to Q4_K_M, Q8_0, ... (llama.cpp's mixes)"},
 };
 

@@ -29,4 +29,12 @@ int32_t argmax(const float* v, int32_t n) {
     return best;
 }
 
+int64_t copy_model(const gguf::File& model, gguf::Writer& w, const std::function<bool(std::string_view)>& keep) {
+    for (const auto& [key, value] : model.metadata())
+        if (keep(key)) w.set_value(key, value);
+    for (const auto& t : model.tensors()) w.add_tensor(t.name, t.type, std::vector<int64_t>(t.ne, t.ne + t.n_dims), t.data);
+    const gguf::TensorInfo* embd = model.tensor("token_embd.weight");
+    return embd && embd->n_dims == 2 ? embd->ne[1] : 0;
+}
+
 }  // namespace strata::tool

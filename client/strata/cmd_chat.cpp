@@ -48,6 +48,7 @@ struct ChatState {
     bool chat = false;           // chat template (messages) or raw text
     bool first_turn = true;
     bool failed = false;         // some turn got an error from the daemon
+    bool cut_off = false;        // some reply was cancelled by the daemon
     bool interactive = false;    // standard input is a terminal: show the prompt
 };
 
@@ -63,6 +64,10 @@ void run_turn(RpcClient& client, const Options& options, ChatState& state, const
                                              });
         if (last != '\n') write_stdout("\n");
         if (outcome.cancelled && state.interactive) std::fputs("[reply stopped]\n", stderr);
+        if (outcome.cut_off) {
+            std::fputs("strata: the daemon cut the reply off (the daemon is stopping or a limit was reached)\n", stderr);
+            state.cut_off = true;
+        }
         if (options.verbose && !outcome.result.empty()) std::fputs(render_speed(outcome.result).c_str(), stderr);
     } catch (const DaemonError& e) {
         if (last != '\n') write_stdout("\n");
@@ -81,7 +86,8 @@ std::string banner(const boost::json::object& info, bool chat) {
 
 }  // namespace
 
-int run_chat(const Options& options) {
+int run_chat(const Options& given) {
+    const Options options = with_text(given);
     signals::install();
     RpcClient client = connect_for(options);
     const boost::json::object info = client.call("model.info");
@@ -100,7 +106,7 @@ int run_chat(const Options& options) {
     if (state.interactive) std::fputs(banner(info, state.chat).c_str(), stderr);
 
     LineReader input(STDIN_FILENO);
-    for (;;) {
+    for (size_t line_number = 1;; ++line_number) {
         if (state.interactive) std::fputs("> ", stderr);
         std::string line;
         const LineReader::Got got = input.next(line);
@@ -112,10 +118,11 @@ int run_chat(const Options& options) {
             continue;
         }
         if (line.empty()) continue;
-        run_turn(client, turn_options, state, line);
+        run_turn(client, turn_options, state,
+                 as_text(std::move(line), options.encoding, "line " + std::to_string(line_number) + " of standard input"));
     }
     if (state.interactive) std::fputs("\n", stderr);
-    return state.failed ? 1 : 0;
+    return state.failed ? 1 : state.cut_off ? kExitCutOff : 0;
 }
 
 }  // namespace strata::client

@@ -31,12 +31,17 @@ std::string read_all(int fd) {
 
 RpcClient connect_for(const Options& options) {
     auto exists = [](const std::string& path) { return ::access(path.c_str(), F_OK) == 0; };
-    return RpcClient::connect(socket_candidates(options.socket, socket_environment(), exists));
+    const SocketEnvironment env = socket_environment();
+    const bool pointed = options.socket || env.strata_socket;  // else the usual places are the candidates
+    return RpcClient::connect(socket_candidates(options.socket, env, exists),
+                              pointed ? socket_candidates(std::nullopt, {std::nullopt, env.xdg_runtime_dir}, exists)
+                                      : std::vector<SocketCandidate>{});
 }
 
-int run_generate(const Options& options) {
+int run_generate(const Options& given) {
+    const Options options = with_text(given);
     std::optional<std::string> piped;
-    if (!::isatty(STDIN_FILENO)) piped = read_all(STDIN_FILENO);
+    if (!::isatty(STDIN_FILENO)) piped = as_text(read_all(STDIN_FILENO), options.encoding, "standard input");
     const std::string prompt = assemble_prompt(options.words, piped);
 
     signals::install();
@@ -56,6 +61,11 @@ int run_generate(const Options& options) {
                                          });
     if (last != '\n') write_stdout("\n");
     if (options.verbose && !outcome.result.empty()) std::fputs(render_speed(outcome.result).c_str(), stderr);
+    if (outcome.cut_off) {
+        std::fputs("strata: the daemon cut the reply off (it was cancelled: the daemon is stopping or a limit was reached)\n",
+                   stderr);
+        return kExitCutOff;
+    }
     return outcome.cancelled ? 130 : 0;
 }
 

@@ -7,6 +7,9 @@
 
 namespace strata::client {
 
+// The daemon ended a reply early (its result says "cancelled" though the user did not stop it).
+inline constexpr int kExitCutOff = 5;
+
 // Connects through --socket, $STRATA_SOCKET, $XDG_RUNTIME_DIR/strata.sock, the system socket.
 RpcClient connect_for(const Options& options);
 

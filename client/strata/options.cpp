@@ -49,6 +49,13 @@ constexpr std::array kSpecs = {
     Spec{"socket", 0, true, [](Options& o, const std::string&, const std::string& v) { o.socket = v; }},
     Spec{"system", 0, true, [](Options& o, const std::string&, const std::string& v) { o.system = v; }},
     Spec{"raw", 0, false, [](Options& o, const std::string&, const std::string&) { o.raw = true; }},
+    Spec{"encoding", 0, true,
+         [](Options& o, const std::string& n, const std::string& v) {
+             if (v == "utf-8" || v == "utf8") o.encoding = Encoding::Utf8;
+             else if (v == "latin1" || v == "latin-1" || v == "iso-8859-1") o.encoding = Encoding::Latin1;
+             else if (v == "replace") o.encoding = Encoding::Replace;
+             else throw UsageError(n + " expects utf-8, latin1 or replace, got '" + v + "'");
+         }},
     Spec{"json", 0, false, [](Options& o, const std::string&, const std::string&) { o.json = true; }},
     Spec{"verbose", 'v', false, [](Options& o, const std::string&, const std::string&) { o.verbose = true; }},
     Spec{"help", 'h', false, [](Options& o, const std::string&, const std::string&) { o.command = Command::Help; }},
@@ -183,6 +190,8 @@ options:
   -s, --session NAME       continue (or start) the named session
       --system TEXT        add a system message
       --raw                send a raw prompt even if the model has a chat template
+      --encoding ENC       of the input: utf-8 (default; invalid bytes are an error),
+                           latin1, or replace (invalid bytes become U+FFFD)
   -n, --max-tokens N       stop after N tokens
       --temperature T      0 = greedy
       --top-k K, --top-p P, --min-p P, --repeat-penalty R, --seed S
@@ -194,7 +203,8 @@ options:
   -h, --help, --version
 
 exit status: 0 ok, 1 the daemon returned an error, 2 usage error, 3 no daemon answers,
-4 the connection broke mid-answer, 130 interrupted. See strata(1).
+4 the connection broke mid-answer, 5 the daemon cut the reply off, 130 interrupted.
+See strata(1).
 )";
 }
 

@@ -39,6 +39,13 @@ struct Sampling {
     bool any() const;
 };
 
+// How input bytes become the UTF-8 text the daemon needs (--encoding).
+enum class Encoding {
+    Utf8,     // utf-8: invalid bytes are an error naming their offset
+    Latin1,   // latin1: ISO-8859-1, every byte converted
+    Replace,  // replace: UTF-8, each invalid sequence becomes U+FFFD
+};
+
 struct Options {
     Command command = Command::Generate;
     std::vector<std::string> words;       // Generate: the prompt words
@@ -49,6 +56,7 @@ struct Options {
     bool raw = false;                     // --raw: never use the chat template
     bool json = false;                    // --json: print the protocol lines as received
     bool verbose = false;                 // -v: token rates on stderr
+    Encoding encoding = Encoding::Utf8;   // --encoding: of the prompt, standard input and --system
     Sampling sampling;
 };
 

@@ -2,6 +2,10 @@
 #include "prompt.h"
 
 #include <boost/json/array.hpp>
+#include <cstdio>
+#include <stdexcept>
+
+#include "tokenizer/utf8.h"
 
 namespace strata::client {
 
@@ -43,6 +47,26 @@ void add_sampling(json::object& params, const Sampling& s) {
 }
 
 }  // namespace
+
+std::string as_text(std::string bytes, Encoding encoding, const std::string& where) {
+    namespace utf8 = tokenizer::utf8;
+    if (encoding == Encoding::Latin1) return utf8::from_latin1(bytes);
+    const auto bad = utf8::first_invalid(bytes);
+    if (!bad) return bytes;
+    if (encoding == Encoding::Replace) return utf8::replace_invalid(bytes);
+    char byte[8];
+    std::snprintf(byte, sizeof byte, "0x%02X", static_cast<unsigned>(static_cast<unsigned char>(bytes[*bad])));
+    throw std::runtime_error(where + " is not valid UTF-8: byte " + byte + " at offset " + std::to_string(*bad) +
+                             "; if it is Latin-1 text use --encoding latin1, or --encoding replace to replace "
+                             "invalid bytes with U+FFFD");
+}
+
+Options with_text(Options options) {
+    for (size_t i = 0; i < options.words.size(); ++i)
+        options.words[i] = as_text(std::move(options.words[i]), options.encoding, "argument " + std::to_string(i + 1));
+    if (options.system) options.system = as_text(std::move(*options.system), options.encoding, "--system");
+    return options;
+}
 
 json::object generate_params(const Options& options, const std::string& text, bool chat, bool with_system) {
     json::object params;

@@ -17,6 +17,14 @@ namespace strata::client {
 // are empty.
 std::string assemble_prompt(const std::vector<std::string>& words, const std::optional<std::string>& piped);
 
+// `bytes` read from `where` ("standard input", "argument 2", ...) as UTF-8 text, by
+// options.encoding. Throws std::runtime_error naming where, the offset and the bad byte
+// (and --encoding) when the bytes are not UTF-8 and the encoding is utf-8.
+std::string as_text(std::string bytes, Encoding encoding, const std::string& where);
+
+// The options with the prompt words and --system as text (as_text); throws like it.
+Options with_text(Options options);
+
 // One turn's `generate` params. `chat`: the text goes as a user message (after the
 // --system message when `with_system`); otherwise as a raw prompt, after the --system text
 // and a blank line when `with_system`.

@@ -86,7 +86,8 @@ json::object result_of(const json::object& message) {
 
 }  // namespace
 
-RpcClient RpcClient::connect(const std::vector<SocketCandidate>& candidates) {
+RpcClient RpcClient::connect(const std::vector<SocketCandidate>& candidates,
+                             const std::vector<SocketCandidate>& elsewhere) {
     std::vector<ConnectAttempt> attempts;
     for (const SocketCandidate& c : candidates) {
         int error = 0;
@@ -94,7 +95,15 @@ RpcClient RpcClient::connect(const std::vector<SocketCandidate>& candidates) {
         if (fd >= 0) return RpcClient(fd);
         attempts.push_back({c, error});
     }
-    throw ConnectError(no_daemon_message(attempts));
+    std::vector<SocketCandidate> listening;
+    for (const SocketCandidate& c : elsewhere) {
+        int error = 0;
+        if (const int fd = connect_unix(c.path, error); fd >= 0) {
+            ::close(fd);
+            listening.push_back(c);
+        }
+    }
+    throw ConnectError(no_daemon_message(attempts, listening));
 }
 
 RpcClient::RpcClient(RpcClient&& other) noexcept
@@ -165,9 +174,13 @@ RpcClient::Outcome RpcClient::generate(json::object params, const std::function<
             if (p != nullptr && p->is_object() && has_id(p->get_object(), id) && !echo_)
                 on_text(string_at(p->get_object(), "text"));
         } else if (has_id(message, id) || (has_null_id(message) && message.contains("error"))) {
-            if (stopped_by == 0) return {result_of(message), false};
+            if (stopped_by == 0) {
+                json::object result = result_of(message);
+                const bool cut_off = string_at(result, "finish_reason") == "cancelled";
+                return {std::move(result), false, cut_off};
+            }
             if (stopped_by != SIGINT) throw Interrupted{stopped_by};
-            return {message.contains("error") ? json::object() : result_of(message), true};
+            return {message.contains("error") ? json::object() : result_of(message), true, false};
         }
     }
 }

@@ -40,8 +40,10 @@ struct Interrupted {
 class RpcClient {
 public:
     // Connects to the first candidate that accepts; throws ConnectError naming every
-    // candidate tried and why it failed.
-    static RpcClient connect(const std::vector<SocketCandidate>& candidates);
+    // candidate tried and why it failed, and which of `elsewhere` (not used, only probed
+    // then) a daemon answers at.
+    static RpcClient connect(const std::vector<SocketCandidate>& candidates,
+                             const std::vector<SocketCandidate>& elsewhere = {});
 
     RpcClient(RpcClient&& other) noexcept;
     RpcClient& operator=(RpcClient&&) = delete;
@@ -57,6 +59,7 @@ public:
     struct Outcome {
         boost::json::object result;
         bool cancelled = false;  // the user pressed Ctrl-C and the request was cancelled
+        bool cut_off = false;    // the daemon cancelled it (shutdown, a limit): the reply is incomplete (exit 5)
     };
     // Sends a generate request and passes each streamed piece of text to `on_text` (not
     // called while lines are echoed: they are the output) until the result arrives.

@@ -34,7 +34,8 @@ std::vector<SocketCandidate> socket_candidates(const std::optional<std::string>&
     return out;
 }
 
-std::string no_daemon_message(const std::vector<ConnectAttempt>& attempts) {
+std::string no_daemon_message(const std::vector<ConnectAttempt>& attempts,
+                              const std::vector<SocketCandidate>& listening) {
     std::string msg = "no stratad answers at ";
     msg += attempts.size() == 1 ? "this socket:\n" : "any of these sockets:\n";
     size_t denied = 0;
@@ -45,6 +46,11 @@ std::string no_daemon_message(const std::vector<ConnectAttempt>& attempts) {
     if (denied > 0)
         msg += "Permission denied: the system socket is for members of the 'strata' group\n"
                "(as root: usermod -aG strata $USER, then log in again).";
+    if (!listening.empty()) {
+        const SocketCandidate& there = listening.front();
+        return msg + "A daemon listens at " + there.path + " (" + there.origin + "): use --socket " + there.path +
+               ", or leave out --socket and $STRATA_SOCKET.";
+    }
     if (denied == attempts.size()) return msg;  // a daemon is there; starting one would not help
     if (denied > 0) msg += "\n";
     msg += "Start the system service with: systemctl start stratad.socket\n"

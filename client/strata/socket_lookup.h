@@ -35,7 +35,9 @@ struct ConnectAttempt {
 };
 
 // What strata says when every candidate failed: the paths tried and why, and how to start
-// or reach a daemon.
-std::string no_daemon_message(const std::vector<ConnectAttempt>& attempts);
+// or reach a daemon; or, when a daemon does answer at one of `listening` (the usual
+// places, tried when --socket or $STRATA_SOCKET pointed elsewhere), where it is.
+std::string no_daemon_message(const std::vector<ConnectAttempt>& attempts,
+                              const std::vector<SocketCandidate>& listening = {});
 
 }  // namespace strata::client

@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "connection.h"
+#include "engine/state_dir.h"
 #include "host/log.h"
 #include "host/sd_glue.h"
 
@@ -92,6 +93,11 @@ bool Daemon::load() {
     sd::notify("STATUS=Loading " + settings_.engine.model_path);
     try {
         engine_ = std::make_unique<engine::Engine>(settings_.engine);
+    } catch (const engine::StateDirError& error) {
+        log::error("cannot start: ", error.what());
+        sd::notify(std::string("STATUS=Cannot start: ") + error.what());
+        listener_.stop();
+        return false;
     } catch (const std::exception& error) {
         log::error("cannot load the model ", settings_.engine.model_path, ": ", error.what());
         sd::notify(std::string("STATUS=Cannot load the model: ") + error.what());
@@ -195,8 +201,22 @@ void Daemon::report_status() {
     });
 }
 
+// WATCHDOG=1 says the engine works: it is sent only while the engine waits for work or
+// makes progress. An engine stuck longer than WatchdogSec (twice the interval) is not
+// vouched for, and systemd restarts the daemon.
 void Daemon::feed_watchdog(std::chrono::microseconds interval) {
-    sd::notify("WATCHDOG=1");
+    const auto stalled = engine_->stalled_for();
+    if (stalled < 2 * interval) {
+        if (watchdog_withheld_)
+            log::notice("the engine makes progress again; feeding the watchdog");
+        watchdog_withheld_ = false;
+        sd::notify("WATCHDOG=1");
+    } else if (!watchdog_withheld_) {
+        watchdog_withheld_ = true;
+        log::error("the engine has made no progress for ",
+                   std::chrono::duration_cast<std::chrono::milliseconds>(stalled).count(),
+                   " ms; not feeding the systemd watchdog");
+    }
     watchdog_timer_.expires_after(interval);
     watchdog_timer_.async_wait([this, interval](boost::system::error_code ec) {
         if (!ec)

@@ -2,7 +2,8 @@
 // signal; SIGHUP reloads the configuration (live keys applied, others logged as needing a
 // restart); SIGTERM/SIGINT stop accepting, give in-flight requests server.shutdown_grace
 // to finish (a second signal cancels them at once), save sessions and exit 0. Reports
-// READY/STATUS/RELOADING/STOPPING/WATCHDOG to systemd. Owns: that sequence and its timers.
+// READY/STATUS/RELOADING/STOPPING/WATCHDOG to systemd (WATCHDOG only while the engine is
+// idle or making progress). Owns: that sequence and its timers.
 // Must not touch: protocols (connections), the key table (settings.h).
 #pragma once
 
@@ -54,6 +55,7 @@ private:
     std::thread stopper_;
     std::string last_status_;
     int exit_status_ = 0;
+    bool watchdog_withheld_ = false;  // the engine stalled: WATCHDOG=1 not sent
 };
 
 }  // namespace strata::daemon

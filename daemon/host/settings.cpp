@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <cstdlib>
@@ -181,6 +182,17 @@ std::vector<KeySpec> make_keys() {
 
         string_key("server.socket", false, [](auto& s) -> auto& { return s.server.socket; }),
         integer_key("server.max_connections", true, 1, 65536, [](auto& s) -> auto& { return s.server.max_connections; }),
+        integer_key("server.max_connections_per_user", true, 1, 65536,
+                    [](auto& s) -> auto& { return s.server.max_connections_per_user; }),
+        key(
+            "server.idle_timeout", true, [](auto& s) -> auto& { return s.server.idle_timeout_ms; },
+            [](std::string_view v) {
+                const uint32_t ms = parse_duration_ms(v, 3'600'000);
+                if (ms < 100)
+                    throw BadValue("out of range, expected at least 100ms");
+                return ms;
+            },
+            format_duration),
         size_key("server.max_request_bytes", true, 1024, 256ull << 20, false,
                  [](auto& s) -> auto& { return s.server.max_request_bytes; }),
         integer_key("server.max_json_depth", true, 2, 1000, [](auto& s) -> auto& { return s.server.max_json_depth; }),
@@ -233,7 +245,10 @@ std::vector<KeySpec> make_keys() {
                     [](auto& s) -> auto& { return s.engine.limits.max_running_per_user; }),
 
         integer_key("engine.threads", false, 0, 1024, [](auto& s) -> auto& { return s.engine.threads; }),
-        integer_key("engine.context", false, 16, 1 << 24, [](auto& s) -> auto& { return s.engine.context; }),
+        key(
+            "engine.context", false, [](auto& s) -> auto& { return s.engine.context; },
+            [](std::string_view v) { return lower(v) == "auto" ? 0 : static_cast<int32_t>(parse_integer(v, 16, 1 << 24)); },
+            [](int32_t v) { return v == 0 ? std::string("auto") : std::to_string(v); }),
         key(
             "engine.batch_tokens", false, [](auto& s) -> auto& { return s.engine.batch_tokens; },
             [](std::string_view v) { return lower(v) == "auto" ? 0 : static_cast<int32_t>(parse_integer(v, 1, 65536)); },
@@ -280,6 +295,48 @@ std::string known_sections() {
     return list;
 }
 
+size_t edit_distance(std::string_view a, std::string_view b) {
+    std::vector<size_t> row(b.size() + 1);
+    for (size_t j = 0; j <= b.size(); ++j)
+        row[j] = j;
+    for (size_t i = 1; i <= a.size(); ++i) {
+        size_t diagonal = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= b.size(); ++j) {
+            const size_t above = row[j];
+            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+            diagonal = above;
+        }
+    }
+    return row[b.size()];
+}
+
+// The known key an unknown `name` ("section.key") most likely meant: one it begins
+// (memory.kv -> memory.kv_budget), the same key in another section, or one a few
+// typing mistakes away. "" when none is close.
+std::string did_you_mean(const std::string& name) {
+    const std::string_view key_part = std::string_view(name).substr(name.find('.') + 1);
+    std::string best;
+    size_t best_distance = std::max<size_t>(2, name.size() / 4) + 1;
+    for (const KeySpec& key : keys()) {
+        const std::string_view known = key.name;
+        const std::string_view known_key = known.substr(known.find('.') + 1);
+        size_t distance = edit_distance(name, known);
+        if ((known.starts_with(name) && !key_part.empty()) || known_key == key_part)
+            distance = 0;
+        if (distance < best_distance) {
+            best_distance = distance;
+            best = std::string(known);
+        }
+    }
+    return best;
+}
+
+// "section.key" as written in strata.conf: "[section] key".
+std::string as_written(std::string_view name) {
+    return "[" + std::string(name.substr(0, name.find('.'))) + "] " + std::string(name.substr(name.find('.') + 1));
+}
+
 // Sets `name` ("section.key") from `value`; `where` prefixes errors ("file:line" or an option).
 void apply(Settings& settings, const std::string& name, std::string_view value, const std::string& where) {
     for (const KeySpec& key : keys()) {
@@ -294,10 +351,12 @@ void apply(Settings& settings, const std::string& name, std::string_view value, 
     }
     const std::string section = name.substr(0, name.find('.'));
     const std::string known = known_keys_of(section);
+    const std::string guess = did_you_mean(name);
+    const std::string hint = guess.empty() ? "" : "did you mean " + as_written(guess) + " (" + guess + ")? ";
     if (known.empty())
-        throw ConfigError(where + ": unknown section [" + section + "] (known: " + known_sections() + ")");
-    throw ConfigError(where + ": unknown key '" + name.substr(name.find('.') + 1) + "' in [" + section +
-                      "] (known: " + known + ")");
+        throw ConfigError(where + ": unknown section [" + section + "] (" + hint + "known: " + known_sections() + ")");
+    throw ConfigError(where + ": unknown key '" + name.substr(name.find('.') + 1) + "' in [" + section + "] (" + hint +
+                      "known: " + known + ")");
 }
 
 std::optional<std::string> read_file(const std::string& path, bool required) {

@@ -18,6 +18,8 @@ namespace strata::daemon {
 struct ServerSettings {
     std::string socket;                        // "" until resolved: see default_socket_path()
     uint32_t max_connections = 256;
+    uint32_t max_connections_per_user = 64;    // open connections of one uid (refused at once beyond)
+    uint32_t idle_timeout_ms = 30000;          // to send the first request, and to finish any request begun
     uint64_t max_request_bytes = 1 << 20;      // a native request line, or an HTTP body
     uint32_t max_json_depth = 64;
     uint32_t max_requests_per_connection = 16; // generate requests in flight on one connection

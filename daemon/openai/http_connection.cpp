@@ -64,6 +64,7 @@ void HttpConnection::next_request() {
     parser_.emplace();
     parser_->header_limit(kHeaderLimit);
     parser_->body_limit(server_.settings().server.max_request_bytes);
+    expect_request(true);
     reading_ = true;
     http::async_read_header(socket_, buffer_, *parser_, [self = self(this)](boost::system::error_code ec, size_t) {
         self->on_read(ec, true);
@@ -80,6 +81,7 @@ void HttpConnection::on_read(boost::system::error_code ec, bool header_only) {
         return;
     }
     if (!header_only) {
+        expect_request(false);
         handle(parser_->get());
         return;
     }
@@ -119,6 +121,20 @@ void HttpConnection::read_failed(boost::system::error_code ec) {
         client_gone("reading failed: " + ec.message());
         return;
     }
+    close_after_output();
+}
+
+void HttpConnection::request_overdue() {
+    keep_alive_ = false;
+    if (parser_ && (parser_->got_some() || buffer_.size() > 0)) {
+        ++server_.counters().http_requests_total;
+        reply({408, "application/json",
+               json::serialize(error_json(ApiError(ErrorKind::InvalidRequest,
+                                                   "the request was not complete within server.idle_timeout"))) + "\n",
+               {}});
+    }
+    cancel_requests();
+    forget_requests();
     close_after_output();
 }
 
@@ -283,6 +299,8 @@ void HttpConnection::reply(const HttpReply& reply, bool head) {
     response.set(http::field::content_type, reply.content_type);
     if (!reply.allow.empty())
         response.set(http::field::allow, reply.allow);
+    if (reply.retry_after != 0)
+        response.set(http::field::retry_after, std::to_string(reply.retry_after));
     response.keep_alive(keep_alive_);
     response.body() = reply.body;
     response.prepare_payload();

@@ -5,6 +5,8 @@
 // until the connection closes).
 // While a generation runs the connection keeps reading (raw bytes, kept for the next
 // request) so that a client that leaves is noticed and its generation cancelled.
+// A request (header and body) must arrive within server.idle_timeout of the previous
+// answer (or of connecting): 408 when one was begun, else the connection just closes.
 // Owns: HTTP framing and the connection's one active generation.
 // Must not touch: routing (http_routes.h), OpenAI shapes (openai.h).
 #pragma once
@@ -51,6 +53,7 @@ private:
     void next_request();
     void on_read(boost::system::error_code ec, bool header_only);
     void read_failed(boost::system::error_code ec);
+    void request_overdue() override;  // 408 for a request begun, then closes
     void handle(const boost::beast::http::request<boost::beast::http::string_body>& request);
     void begin_generation(OpenAiCall call);
     void end_generation();

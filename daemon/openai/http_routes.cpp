@@ -23,8 +23,11 @@ json::object parse_body(const std::string& body, unsigned max_depth) {
 }
 
 Routed health(Server& server, const std::string&, uint32_t) {
-    if (server.stopping())
-        return json_reply(503, json::object{{"status", "stopping"}});
+    if (server.stopping()) {
+        HttpReply reply = json_reply(503, json::object{{"status", "stopping"}});
+        reply.retry_after = retry_after(ErrorKind::ShuttingDown);
+        return reply;
+    }
     return json_reply(200, json::object{{"status", "ok"}, {"model", server.model_id()}});
 }
 
@@ -67,7 +70,11 @@ constexpr std::array<Route, 5> kRoutes{{
 
 }  // namespace
 
-HttpReply error_reply(const ApiError& error) { return json_reply(http_status(error.kind()), error_json(error)); }
+HttpReply error_reply(const ApiError& error) {
+    HttpReply reply = json_reply(http_status(error.kind()), error_json(error));
+    reply.retry_after = retry_after(error.kind());
+    return reply;
+}
 
 Routed route(Server& server, std::string_view method, std::string_view target, const std::string& body, uint32_t uid) {
     const std::string_view path = target.substr(0, target.find('?'));

@@ -20,6 +20,7 @@ struct HttpReply {
     std::string content_type = "application/json";
     std::string body;
     std::string allow;  // the Allow header of a 405
+    unsigned retry_after = 0;  // seconds, the Retry-After header of a 429 or 503 (0: none)
 };
 
 HttpReply error_reply(const ApiError& error);

@@ -9,20 +9,21 @@ struct Spelling {
     int rpc_code;
     std::string_view type;
     unsigned http_status;
+    unsigned retry_after;  // seconds a client should wait before retrying; 0: retrying will not help
 };
 
 constexpr Spelling kSpellings[] = {
-    {ErrorKind::ParseError, -32700, "parse_error", 400},
-    {ErrorKind::InvalidRequest, -32600, "invalid_request", 400},
-    {ErrorKind::MethodNotFound, -32601, "method_not_found", 404},
-    {ErrorKind::InvalidParams, -32602, "invalid_params", 400},
-    {ErrorKind::SessionNotFound, -32001, "session_not_found", 404},
-    {ErrorKind::Forbidden, -32002, "forbidden", 403},
-    {ErrorKind::Busy, -32003, "busy", 429},
-    {ErrorKind::ContextFull, -32004, "context_full", 400},
-    {ErrorKind::ModelError, -32005, "model_error", 500},
-    {ErrorKind::ShuttingDown, -32006, "shutting_down", 503},
-    {ErrorKind::Internal, -32603, "internal_error", 500},
+    {ErrorKind::ParseError, -32700, "parse_error", 400, 0},
+    {ErrorKind::InvalidRequest, -32600, "invalid_request", 400, 0},
+    {ErrorKind::MethodNotFound, -32601, "method_not_found", 404, 0},
+    {ErrorKind::InvalidParams, -32602, "invalid_params", 400, 0},
+    {ErrorKind::SessionNotFound, -32001, "session_not_found", 404, 0},
+    {ErrorKind::Forbidden, -32002, "forbidden", 403, 0},
+    {ErrorKind::Busy, -32003, "busy", 429, 1},
+    {ErrorKind::ContextFull, -32004, "context_full", 400, 0},
+    {ErrorKind::ModelError, -32005, "model_error", 500, 0},
+    {ErrorKind::ShuttingDown, -32006, "shutting_down", 503, 5},
+    {ErrorKind::Internal, -32603, "internal_error", 500, 0},
 };
 
 const Spelling& spelling(ErrorKind kind) {
@@ -36,7 +37,6 @@ ErrorKind kind_of(engine::Errc code) {
     switch (code) {
     case engine::Errc::InvalidParams: return ErrorKind::InvalidParams;
     case engine::Errc::SessionNotFound: return ErrorKind::SessionNotFound;
-    case engine::Errc::Forbidden: return ErrorKind::Forbidden;
     case engine::Errc::Busy: return ErrorKind::Busy;
     case engine::Errc::ContextFull: return ErrorKind::ContextFull;
     case engine::Errc::ModelError: return ErrorKind::ModelError;
@@ -51,6 +51,7 @@ ErrorKind kind_of(engine::Errc code) {
 int rpc_code(ErrorKind kind) { return spelling(kind).rpc_code; }
 std::string_view type_name(ErrorKind kind) { return spelling(kind).type; }
 unsigned http_status(ErrorKind kind) { return spelling(kind).http_status; }
+unsigned retry_after(ErrorKind kind) { return spelling(kind).retry_after; }
 
 ApiError from_engine(const engine::EngineError& error) {
     return ApiError(kind_of(error.code()), error.what(), error.field());

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "protocol/errors.h"
 
@@ -16,7 +17,7 @@ std::string kind_text(const json::value& value) {
     case json::kind::bool_: return "a boolean";
     case json::kind::int64:
     case json::kind::uint64: return "an integer";
-    case json::kind::double_: return "a fractional number";
+    case json::kind::double_: return "a number with a fraction or an exponent";
     case json::kind::string: return "a string";
     case json::kind::array: return "an array";
     case json::kind::object: return "an object";
@@ -32,6 +33,18 @@ std::string range_text(int64_t lo, int64_t hi) {
     return "an integer from " + std::to_string(lo) + " to " + std::to_string(hi);
 }
 
+// JSON numbers with a fraction or an exponent ("1e12", "100.0") arrive as doubles: a
+// whole one is taken (or said to be out of range), any other is named as it was written.
+int64_t whole_number(double d, const std::string& field, int64_t lo, int64_t hi) {
+    char shown[32];
+    std::snprintf(shown, sizeof shown, "%.17g", d);
+    if (!std::isfinite(d) || std::trunc(d) != d)
+        throw invalid_params(field, field + " must be " + range_text(lo, hi) + ", got " + shown);
+    if (d < static_cast<double>(lo) || d > static_cast<double>(hi))
+        throw invalid_params(field, field + " = " + shown + " is out of range: expected " + range_text(lo, hi));
+    return static_cast<int64_t>(d);
+}
+
 }  // namespace
 
 int64_t integer_value(const json::value& value, const std::string& field, int64_t lo, int64_t hi) {
@@ -42,8 +55,8 @@ int64_t integer_value(const json::value& value, const std::string& field, int64_
                                             range_text(lo, hi));
         return static_cast<int64_t>(u);
     }
-    if (value.is_double() && std::isfinite(value.get_double()) && std::fabs(value.get_double()) >= 9.2e18)
-        throw invalid_params(field, field + " is out of range: expected " + range_text(lo, hi));
+    if (value.is_double())
+        return whole_number(value.get_double(), field, lo, hi);
     if (!value.is_int64())
         wrong_type(value, field, range_text(lo, hi));
     const int64_t v = value.get_int64();
@@ -58,7 +71,9 @@ uint64_t unsigned_value(const json::value& value, const std::string& field) {
         return value.get_uint64();
     if (value.is_int64() && value.get_int64() >= 0)
         return static_cast<uint64_t>(value.get_int64());
-    if (value.is_int64() || value.is_double())
+    if (value.is_double())
+        return static_cast<uint64_t>(whole_number(value.get_double(), field, 0, INT64_MAX));
+    if (value.is_int64())
         throw invalid_params(field, field + " is out of range: expected an integer from 0 to 18446744073709551615");
     wrong_type(value, field, "an integer from 0 to 18446744073709551615");
 }

@@ -52,6 +52,8 @@ json::object error_object(const ApiError& error) {
     json::object data{{"type", type_name(error.kind())}};
     if (!error.field().empty())
         data["field"] = error.field();
+    if (const unsigned seconds = retry_after(error.kind()); seconds != 0)
+        data["retry_after"] = seconds;
     return {{"code", rpc_code(error.kind())}, {"message", error.what()}, {"data", std::move(data)}};
 }
 

@@ -22,6 +22,17 @@ std::string required_session(const Fields& fields) {
     return session_name(*value, "session");
 }
 
+// Whose namespace a session method addresses: the caller's, or for root the optional "uid".
+uint32_t session_owner(const Fields& fields, uint32_t caller) {
+    const json::value* value = fields.find("uid");
+    if (value == nullptr)
+        return caller;
+    const auto owner = static_cast<uint32_t>(integer_value(*value, "uid", 0, UINT32_MAX));
+    if (owner != caller && caller != 0)
+        throw ApiError(ErrorKind::Forbidden, "only root may address the sessions of another uid", "uid");
+    return owner;
+}
+
 json::value tokenize(Server& server, const json::object& params, uint32_t) {
     const Fields fields(params);
     fields.allow_only({"text", "add_special", "parse_special"});
@@ -58,23 +69,23 @@ json::value session_list(Server& server, const json::object& params, uint32_t ui
 
 json::value session_info(Server& server, const json::object& params, uint32_t uid) {
     const Fields fields(params);
-    fields.allow_only({"session"});
-    return session_json(server.engine().session_info(required_session(fields), uid), true);
+    fields.allow_only({"session", "uid"});
+    return session_json(server.engine().session_info(required_session(fields), session_owner(fields, uid)), true);
 }
 
 json::value session_reset(Server& server, const json::object& params, uint32_t uid) {
     const Fields fields(params);
-    fields.allow_only({"session"});
+    fields.allow_only({"session", "uid"});
     const std::string name = required_session(fields);
-    server.engine().reset_session(name, uid);
+    server.engine().reset_session(name, session_owner(fields, uid));
     return json::object{{"session", name}, {"reset", true}};
 }
 
 json::value session_delete(Server& server, const json::object& params, uint32_t uid) {
     const Fields fields(params);
-    fields.allow_only({"session"});
+    fields.allow_only({"session", "uid"});
     const std::string name = required_session(fields);
-    server.engine().delete_session(name, uid);
+    server.engine().delete_session(name, session_owner(fields, uid));
     return json::object{{"session", name}, {"deleted", true}};
 }
 

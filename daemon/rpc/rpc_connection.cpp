@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <boost/json/serialize.hpp>
+#include <cstdio>
 
 #include "host/log.h"
 #include "protocol/fields.h"
@@ -42,7 +43,9 @@ bool RpcConnection::output_backed_up() const {
 // A client that sends requests faster than it reads the answers waits for them: input is
 // taken again once the output has drained.
 void RpcConnection::feed(std::string_view bytes) {
-    if (!consume(bytes) || (!closed_ && !input_ended_ && output_backed_up())) {
+    const bool consumed = consume(bytes);
+    expect_request(!input_ended_ && (!had_request_ || !line_.empty() || skipping_line_));
+    if (!consumed || (!closed_ && !input_ended_ && output_backed_up())) {
         output_.when_idle([self = self(this)] {
             if (!self->closed_)
                 self->feed(std::exchange(self->held_, {}));
@@ -92,6 +95,7 @@ bool RpcConnection::consume(std::string_view bytes) {
             continue;
         }
         if (line_.size() + part.size() > limit) {
+            had_request_ = true;
             ++server_.counters().rpc_requests_total;
             send(error_line(nullptr, ApiError(ErrorKind::InvalidRequest, "the request line is longer than " +
                                                                              std::to_string(limit) + " bytes")),
@@ -111,6 +115,7 @@ bool RpcConnection::consume(std::string_view bytes) {
 void RpcConnection::handle_line(std::string_view line) {
     if (blank(line))
         return;
+    had_request_ = true;
     ++server_.counters().rpc_requests_total;
     try {
         RpcRequest request = parse_request(line, server_.settings().server.max_json_depth);
@@ -207,8 +212,21 @@ void RpcConnection::finish(uint64_t key, const std::function<std::string(const j
     close_if_done();
 }
 
+void RpcConnection::request_overdue() {
+    const double seconds = server_.settings().server.idle_timeout_ms / 1000.0;
+    char shown[32];
+    std::snprintf(shown, sizeof shown, "%g", seconds);
+    send(error_line(nullptr, ApiError(ErrorKind::InvalidRequest, std::string("no complete request line within ") +
+                                                                     shown + " s (server.idle_timeout); closing")),
+         false);
+    cancel_requests();
+    forget_requests();
+    close_after_output();
+}
+
 void RpcConnection::end_of_input() {
     input_ended_ = true;
+    expect_request(false);
     if (peer_gone(socket_)) {
         client_gone("the client closed the connection");
         return;

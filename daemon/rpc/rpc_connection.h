@@ -5,7 +5,10 @@
 // notifications and results through a bounded output queue. Stops reading while half the
 // output buffer is unsent (a client that floods requests waits for its answers); cancels
 // its requests and closes when the client goes away or lets the buffer overflow (tokens
-// keep coming while it does not read). Owns: the connection's request bookkeeping.
+// keep coming while it does not read). The first request line, and any line begun, must
+// be complete within server.idle_timeout (else an error and the connection closes);
+// between requests a connection may wait (an interactive chat). Owns: the connection's
+// request bookkeeping.
 // Must not touch: the JSON-RPC envelope (jsonrpc.h), method semantics (methods.h).
 #pragma once
 
@@ -56,6 +59,7 @@ private:
     void cancel(const RpcRequest& request);
     void finish(uint64_t key, const std::function<std::string(const boost::json::value&)>& answer);
     void end_of_input();
+    void request_overdue() override;
     void close_if_done();
 
     size_t requests_in_flight() const override { return in_flight_.size(); }
@@ -67,6 +71,7 @@ private:
     std::string line_;
     bool skipping_line_ = false;  // the rest of an over-long line is being discarded
     bool input_ended_ = false;
+    bool had_request_ = false;    // a complete (or over-long) request line arrived
     bool closing_ = false;        // close once nothing is in flight and the output is sent
     uint64_t next_key_ = 1;
     std::map<uint64_t, InFlight> in_flight_;

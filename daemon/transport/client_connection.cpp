@@ -14,7 +14,8 @@ ClientConnection::ClientConnection(Server& server, Socket socket, Peer peer, Ser
           socket_, [this] { return shared_from_this(); },
           [this](boost::system::error_code ec) { client_gone("writing failed: " + ec.message()); }),
       slot_(std::move(slot)),
-      protocol_(protocol) {}
+      protocol_(protocol),
+      deadline_(server.io()) {}
 
 ClientConnection::~ClientConnection() { server_.remove(registration_); }
 
@@ -59,10 +60,39 @@ void ClientConnection::close_after_output() {
         output_.when_idle([self = shared_from_this()] { self->close(); });
 }
 
+void ClientConnection::expect_request(bool waiting) {
+    if (waiting == deadline_armed_ || closed_)
+        return;
+    deadline_armed_ = waiting;
+    if (waiting)
+        arm_deadline();
+    else
+        deadline_.cancel();
+}
+
+void ClientConnection::arm_deadline() {
+    deadline_.expires_after(std::chrono::milliseconds(server_.settings().server.idle_timeout_ms));
+    deadline_.async_wait([self = shared_from_this()](boost::system::error_code ec) {
+        if (ec || self->closed_ || !self->deadline_armed_)
+            return;
+        if (!self->output_.idle()) {  // a slow reader of a long answer is not an idle client
+            self->arm_deadline();
+            return;
+        }
+        self->deadline_armed_ = false;
+        log::info("closing the ", self->protocol_, " connection of ", self->peer_.describe(),
+                  ": no complete request within server.idle_timeout (",
+                  self->server_.settings().server.idle_timeout_ms, " ms)");
+        self->request_overdue();
+    });
+}
+
 void ClientConnection::close() {
     if (closed_)
         return;
     closed_ = true;
+    deadline_armed_ = false;
+    deadline_.cancel();
     boost::system::error_code ignored;
     socket_.shutdown(Socket::shutdown_both, ignored);
     socket_.close(ignored);

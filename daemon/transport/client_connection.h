@@ -6,6 +6,7 @@
 // Owns: that common life. Must not touch: either protocol (rpc_connection.h, http_connection.h).
 #pragma once
 
+#include <boost/asio/steady_timer.hpp>
 #include <memory>
 #include <string>
 
@@ -33,6 +34,12 @@ protected:
     void close_after_output();
     void close();
 
+    // The request deadline: while `waiting` (no request yet, or one begun but incomplete),
+    // the connection has server.idle_timeout for a complete request, then
+    // request_overdue() is called (later, while output is still being written).
+    void expect_request(bool waiting);
+    virtual void request_overdue() = 0;  // answers if it can, then closes
+
     // The derived connection's requests in flight, for logs, and dropping them from its books.
     virtual size_t requests_in_flight() const = 0;
     virtual void forget_requests() = 0;
@@ -50,10 +57,13 @@ protected:
 
 private:
     void drop_slow_reader();
+    void arm_deadline();
 
     Server::Slot slot_;
     const char* protocol_;
     uint64_t registration_ = 0;
+    asio::steady_timer deadline_;
+    bool deadline_armed_ = false;
 };
 
 }  // namespace strata::daemon

@@ -3,6 +3,7 @@
 // this from strata.conf and the command line; the engine never reads files for it.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -19,7 +20,7 @@ struct Limits {
     int32_t max_sessions = 256;          // named sessions in total
     int32_t max_sessions_per_user = 32;
     int32_t max_queued = 64;             // requests queued or running, all users together
-    int32_t max_running_per_user = 8;
+    int32_t max_running_per_user = 8;    // more of one user wait in the queue
 };
 
 // Where the engine reports problems: syslog priority (3 error, 4 warning, 6 info) and text.
@@ -34,10 +35,18 @@ struct MemoryConfig {
     weights::StreamOptions stream;       // streamer tuning (and its test fault hook)
 };
 
+// The per-session context for a model trained with `n_ctx_train` tokens: `configured`
+// (0: the model's, at most 4096), never more than the model's nor less than 16. The
+// engine warns when a configured value had to be lowered.
+inline int32_t session_context(int32_t configured, int32_t n_ctx_train) {
+    const int32_t wanted = configured > 0 ? configured : std::min<int32_t>(n_ctx_train, 4096);
+    return std::clamp(wanted, 16, std::max(16, n_ctx_train));
+}
+
 struct Config {
     std::string model_path;
     int threads = 0;                     // compute threads; 0 = physical cores
-    int32_t context = 4096;              // per-session context (clamped to the model's)
+    int32_t context = 0;                 // per-session context; 0 = the model's, at most 4096 (session_context)
     int32_t batch_tokens = 0;            // tokens per forward pass (prompt chunks + decodes);
                                          // 0 = 512 resident, 2048 streamed (fewer passes per prompt)
     std::string chat_template;           // family name; "" = detect from the model

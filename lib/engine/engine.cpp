@@ -14,7 +14,6 @@ std::string_view errc_name(Errc code) {
     switch (code) {
         case Errc::InvalidParams: return "invalid_params";
         case Errc::SessionNotFound: return "session_not_found";
-        case Errc::Forbidden: return "forbidden";
         case Errc::Busy: return "busy";
         case Errc::ContextFull: return "context_full";
         case Errc::ModelError: return "model_error";
@@ -79,8 +78,12 @@ void Engine::Impl::log(int priority, const std::string& message) const {
 
 Engine::Impl::Impl(Config c) : config(std::move(c)), store("", 0) {
     file = gguf::File::open(config.model_path);
+    store = SessionStore(config.state_dir, model_id(*file));  // before loading: a held state dir fails fast
     const auto hp = model::HParams::from_gguf(*file);
-    context = std::clamp(config.context, 16, hp.n_ctx_train);
+    context = session_context(config.context, hp.n_ctx_train);
+    if (config.context > hp.n_ctx_train)
+        log(4, "engine.context " + std::to_string(config.context) + " is more than the model was trained for (" +
+                   std::to_string(hp.n_ctx_train) + " tokens); sessions get " + std::to_string(context));
     const int threads = config.threads > 0 ? config.threads : model::physical_cores();
     memory = std::make_unique<MemoryPlanner>(config, hp, context, threads);
     model::Options mo;
@@ -101,21 +104,26 @@ Engine::Impl::Impl(Config c) : config(std::move(c)), store("", 0) {
         model_family = tokenizer::chat_family_from_name(config.chat_template);
     } else if (auto jinja = file->get_string("tokenizer.chat_template")) {
         try {
-            model_family = tokenizer::chat_family_for_template(*jinja);
-        } catch (const tokenizer::ChatTemplateError& e) {
-            model_template_problem = e.what();
+            model_template = std::make_unique<chat::Template>(*jinja);
+        } catch (const chat::TemplateError& e) {
+            model_template_problem = std::string("the model's chat template does not parse: ") + e.what();
+            try {
+                model_family = tokenizer::chat_family_for_template(*jinja);
+                log(4, model_template_problem + "; using the built-in " + std::string(tokenizer::chat_family_name(*model_family)) + " format");
+            } catch (const tokenizer::ChatTemplateError&) {
+                log(4, model_template_problem);
+            }
         }
     } else {
         model_template_problem = "the model has no chat template (tokenizer.chat_template); choose one with chat_template";
     }
-    store = SessionStore(config.state_dir, model_id(*file));
     limits = config.limits;
 }
 
 Engine::Engine(Config config) : impl_(std::make_unique<Impl>(std::move(config))) {
     Impl& m = *impl_;
     std::vector<std::string> problems;
-    for (auto& s : m.store.load_all(problems)) m.sessions.emplace(s->name, std::move(s));
+    for (auto& s : m.store.load_all(problems)) m.sessions.emplace(SessionKey{s->uid, s->name}, std::move(s));
     for (const auto& p : problems) m.log(4, p);
     m.thread = std::thread([&m] { m.loop(); });
 }
@@ -124,7 +132,7 @@ Engine::~Engine() { shutdown(0); }
 
 Session* Engine::Impl::reserve_session(const GenerateRequest& r) {
     if (r.session.empty()) return nullptr;
-    auto it = sessions.find(r.session);
+    auto it = sessions.find(SessionKey{r.uid, r.session});
     if (it == sessions.end()) {
         const auto own = std::count_if(sessions.begin(), sessions.end(), [&](const auto& kv) { return kv.second->uid == r.uid; });
         if (static_cast<int32_t>(sessions.size()) >= limits.max_sessions)
@@ -135,10 +143,9 @@ Session* Engine::Impl::reserve_session(const GenerateRequest& r) {
         s->name = r.session;
         s->uid = r.uid;
         s->created = s->last_used = unix_now();
-        it = sessions.emplace(r.session, std::move(s)).first;
+        it = sessions.emplace(SessionKey{r.uid, r.session}, std::move(s)).first;
     }
     Session& s = *it->second;
-    if (s.uid != r.uid && r.uid != 0) throw EngineError(Errc::Forbidden, "session \"" + r.session + "\" belongs to another user");
     if (s.busy) throw EngineError(Errc::Busy, "session \"" + r.session + "\" is busy with another request");
     s.busy = true;
     return &s;
@@ -156,7 +163,7 @@ uint64_t Engine::submit(GenerateRequest request, std::shared_ptr<Sink> sink) {
             }
         } else if (m.model_family) {
             family = m.model_family;
-        } else {
+        } else if (!m.model_template) {
             throw EngineError(Errc::InvalidParams, "cannot render messages: " + m.model_template_problem, "chat_template");
         }
     }
@@ -166,11 +173,8 @@ uint64_t Engine::submit(GenerateRequest request, std::shared_ptr<Sink> sink) {
     check_request(request, m.limits, m.model->hparams().n_vocab);
     if (static_cast<int32_t>(m.queue.size()) + m.running >= m.limits.max_queued)
         throw EngineError(Errc::Busy, "the queue is full (" + std::to_string(m.limits.max_queued) + " requests); retry later");
-    if (m.per_user[request.uid] >= m.limits.max_running_per_user)
-        throw EngineError(Errc::Busy, "you already have " + std::to_string(m.per_user[request.uid]) + " requests running; retry later");
     Session* session = m.reserve_session(request);
     const uint64_t handle = m.next_handle++;
-    m.per_user[request.uid]++;
     m.requests_total++;
     m.queue.push_back({handle, std::move(request), std::move(sink), session, family, Clock::now()});
     m.cv.notify_all();
@@ -196,10 +200,10 @@ std::string Engine::detokenize(const std::vector<int32_t>& ids) const {
     return impl_->tokenizer->decode(ids, false);
 }
 
-Session& Engine::Impl::owned_session(const std::string& name, uint32_t uid) const {
-    auto it = sessions.find(name);
-    if (it == sessions.end()) throw EngineError(Errc::SessionNotFound, "no session \"" + name + "\"");
-    if (it->second->uid != uid && uid != 0) throw EngineError(Errc::Forbidden, "session \"" + name + "\" belongs to another user");
+Session& Engine::Impl::find_session(const std::string& name, uint32_t uid) const {
+    auto it = sessions.find(SessionKey{uid, name});
+    if (it == sessions.end())
+        throw EngineError(Errc::SessionNotFound, "no session \"" + name + "\" of uid " + std::to_string(uid));
     return *it->second;
 }
 
@@ -208,43 +212,43 @@ std::string Engine::Impl::session_text(const Session& s) const { return s.chat ?
 std::vector<SessionInfo> Engine::list_sessions(uint32_t uid) const {
     std::lock_guard lk(impl_->mu);
     std::vector<SessionInfo> out;
-    for (const auto& [name, s] : impl_->sessions)
+    for (const auto& [key, s] : impl_->sessions)
         if (s->uid == uid || uid == 0) out.push_back(s->info(false, {}));
     return out;
 }
 
 SessionInfo Engine::session_info(const std::string& name, uint32_t uid) const {
     std::lock_guard lk(impl_->mu);
-    const Session& s = impl_->owned_session(name, uid);
+    const Session& s = impl_->find_session(name, uid);
     return s.info(true, impl_->session_text(s));
 }
 
 void Engine::reset_session(const std::string& name, uint32_t uid) {
     Impl& m = *impl_;
     std::lock_guard lk(m.mu);
-    Session& s = m.owned_session(name, uid);
+    Session& s = m.find_session(name, uid);
     if (s.busy) throw EngineError(Errc::Busy, "session \"" + name + "\" is busy with a request");
     s.tokens.clear();
     s.conversation.clear();
     s.chat = false;
     s.cache.reset();
     s.last_used = unix_now();
-    m.store.drop_cache(name);
+    m.store.drop_cache(s);
     m.store.save(s);
 }
 
 void Engine::delete_session(const std::string& name, uint32_t uid) {
     Impl& m = *impl_;
     std::lock_guard lk(m.mu);
-    Session& s = m.owned_session(name, uid);
+    Session& s = m.find_session(name, uid);
     if (s.busy) throw EngineError(Errc::Busy, "session \"" + name + "\" is busy with a request");
-    m.store.remove(name);
-    m.sessions.erase(name);
+    m.store.remove(s);
+    m.sessions.erase(SessionKey{uid, name});
 }
 
 uint64_t Engine::Impl::kv_bytes() const {
     uint64_t total = 0;
-    for (const auto& [name, s] : sessions)
+    for (const auto& [key, s] : sessions)
         if (s->cache) total += s->cache->bytes();
     return total;
 }
@@ -313,8 +317,21 @@ ModelInfo Engine::model_info() const {
     }
     mi.tensor_types.assign(types.begin(), types.end());
     if (m.model_family) mi.chat_template = std::string(tokenizer::chat_family_name(*m.model_family));
+    else if (m.model_template) mi.chat_template = "jinja";
     mi.context = m.context;
     return mi;
+}
+
+Clock::duration Engine::stalled_for() const {
+    const Impl& m = *impl_;
+    const uint64_t progress = m.beats.load(std::memory_order_relaxed) + m.model->layers_done();
+    std::lock_guard lk(m.watch_mu);
+    const auto now = Clock::now();
+    if (m.idle || progress != m.seen_progress) {
+        m.seen_progress = progress;
+        m.seen_at = now;
+    }
+    return now - m.seen_at;
 }
 
 void Engine::update_limits(const Limits& limits) {
@@ -334,12 +351,12 @@ void Engine::shutdown(int grace_ms) {
     }
     if (m.thread.joinable()) m.thread.join();
     std::lock_guard lk(m.mu);
-    for (const auto& [name, s] : m.sessions) {
+    for (const auto& [key, s] : m.sessions) {
         try {
             m.store.save(*s);
             m.store.save_cache(*s);
         } catch (const std::exception& e) {
-            m.log(3, "cannot save session " + name + ": " + e.what());
+            m.log(3, "cannot save session " + s->name + " of uid " + std::to_string(s->uid) + ": " + e.what());
         }
     }
 }

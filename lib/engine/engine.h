@@ -8,6 +8,7 @@
 // Must not touch: sockets, JSON, systemd (daemon/).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -25,7 +26,6 @@ namespace strata::engine {
 enum class Errc {
     InvalidParams,    // a request field is wrong (field() names it)
     SessionNotFound,
-    Forbidden,        // the session belongs to another user
     Busy,             // queue or session limit reached, or the session is in use: retry later
     ContextFull,      // the prompt does not fit the session's context
     ModelError,       // the forward pass failed (e.g. a weight read error)
@@ -112,7 +112,7 @@ struct ModelInfo {
     int32_t n_vocab = 0, n_ctx_train = 0, n_embd = 0, n_layer = 0, n_head = 0, n_head_kv = 0, n_ff = 0;
     uint64_t n_params = 0, file_bytes = 0;
     std::vector<std::pair<std::string, int>> tensor_types;  // type name → tensor count
-    std::string chat_template;   // detected family name, or "" when the model has none / it is unknown
+    std::string chat_template;   // "jinja" (the model's own template), a built-in family name, or "" (none usable)
     int32_t context = 0;         // per-session context the engine uses
 };
 
@@ -151,7 +151,7 @@ public:
     Engine& operator=(const Engine&) = delete;
 
     // Queues a generation. Limits and parameters are checked at once: a request that cannot
-    // run throws EngineError (InvalidParams, Busy, Forbidden, ContextFull, ShuttingDown) and
+    // run throws EngineError (InvalidParams, Busy, ContextFull, ShuttingDown) and
     // the sink is never called. Otherwise returns a handle for cancel(), and the sink gets
     // the output. Tokenizing and template rendering happen on the engine thread; errors found
     // there (e.g. a context overflow after tokenizing) reach sink->on_error.
@@ -163,7 +163,10 @@ public:
     std::vector<int32_t> tokenize(std::string_view text, bool add_special, bool parse_special) const;
     std::string detokenize(const std::vector<int32_t>& ids) const;  // InvalidParams for ids out of range
 
-    // Sessions visible to uid (all for root). Throw EngineError (SessionNotFound, Forbidden, Busy).
+    // Session names are per user: `name` of `uid` is another session than `name` of another
+    // uid (a generate request's session is its uid's). list_sessions: the sessions of uid
+    // (everyone's for root). The others address the session `name` of `uid` (the caller
+    // decides whose it may address). Throw EngineError (SessionNotFound, Busy).
     std::vector<SessionInfo> list_sessions(uint32_t uid) const;
     SessionInfo session_info(const std::string& name, uint32_t uid) const;
     void reset_session(const std::string& name, uint32_t uid);   // forget history, keep the session
@@ -173,6 +176,10 @@ public:
     ModelInfo model_info() const;
 
     // Live-reloadable settings (SIGHUP): limits and defaults; model and threads need a restart.
+    // How long the engine has had work without making progress (finishing a layer of a
+    // forward pass, or a step): zero while it waits for work. For the systemd watchdog.
+    std::chrono::steady_clock::duration stalled_for() const;
+
     void update_limits(const Limits& limits);
 
     // Stops accepting work, lets running requests finish for up to `grace_ms` and cancels

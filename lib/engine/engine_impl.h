@@ -3,6 +3,7 @@
 // preparing requests, batching, sampling, finishing).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -19,12 +20,14 @@
 #include "model/model.h"
 #include "sampling/sampler.h"
 #include "sampling/stop.h"
+#include "chat/template.h"
 #include "tokenizer/chat_template.h"
 #include "tokenizer/tokenizer.h"
 
 namespace strata::engine {
 
 using Clock = std::chrono::steady_clock;
+using SessionKey = std::pair<uint32_t, std::string>;  // owner uid, name
 
 // A request accepted by submit(), waiting for the engine thread.
 struct Pending {
@@ -32,7 +35,7 @@ struct Pending {
     GenerateRequest req;
     std::shared_ptr<Sink> sink;
     Session* session = nullptr;             // reserved (busy) named session, or null: anonymous
-    std::optional<tokenizer::ChatFamily> family;  // chat requests: the template to render with
+    std::optional<tokenizer::ChatFamily> family;  // chat requests: a built-in family, or null: the model's own template
     Clock::time_point submitted;
 };
 
@@ -66,7 +69,8 @@ struct Engine::Impl {
     std::shared_ptr<const gguf::File> file;
     std::unique_ptr<model::Model> model;
     std::unique_ptr<tokenizer::Tokenizer> tokenizer;
-    std::optional<tokenizer::ChatFamily> model_family;  // detected from the GGUF (or configured)
+    std::unique_ptr<chat::Template> model_template;      // the GGUF's tokenizer.chat_template, parsed
+    std::optional<tokenizer::ChatFamily> model_family;  // configured, or the fallback when the template does not parse
     std::string model_template_problem;                 // why the model has no usable template
     SessionStore store;
     int32_t context = 0;
@@ -81,8 +85,8 @@ struct Engine::Impl {
     Limits limits;
     std::deque<Pending> queue;
     std::set<uint64_t> cancels;
-    std::map<std::string, std::unique_ptr<Session>, std::less<>> sessions;
-    std::map<uint32_t, int32_t> per_user;    // queued + running requests per uid
+    std::map<SessionKey, std::unique_ptr<Session>> sessions;  // one namespace per uid
+    std::map<uint32_t, int32_t> running_per_user;  // requests taken off the queue, per uid
     int32_t running = 0;
     uint64_t next_handle = 1;
     bool stopping = false;
@@ -90,6 +94,13 @@ struct Engine::Impl {
     uint64_t requests_total = 0, requests_failed = 0, prompt_tokens_total = 0, completion_tokens_total = 0,
              cached_tokens_total = 0, forward_passes = 0;
     std::deque<StepRecord> recent;           // the last seconds of steps, for recent tokens/s
+
+    // Progress, for the watchdog: loop iterations and whether the thread waits for work.
+    std::atomic<uint64_t> beats{0};
+    std::atomic<bool> idle{true};
+    mutable std::mutex watch_mu;           // stalled_for()'s memory of the last progress seen
+    mutable uint64_t seen_progress = 0;
+    mutable Clock::time_point seen_at = Clock::now();
 
     // The engine thread's own state.
     std::list<Active> actives;
@@ -101,15 +112,17 @@ struct Engine::Impl {
     // engine.cpp
     void log(int priority, const std::string& message) const;
     Session* reserve_session(const GenerateRequest& r);  // under mu
-    Session& owned_session(const std::string& name, uint32_t uid) const;  // under mu; throws
+    Session& find_session(const std::string& name, uint32_t uid) const;  // under mu; throws
     std::string session_text(const Session& s) const;
     uint64_t kv_bytes() const;  // under mu
 
     // scheduler.cpp (engine thread)
     void loop();
+    std::deque<Pending> take_admissible(const std::set<uint64_t>& cancelled, bool expired);  // under mu
     void admit(Pending p);
     void prepare(Active& a);
     std::vector<int32_t> render(Active& a) const;
+    std::string render_model_template(const std::vector<tokenizer::ChatMessage>& conv) const;
     void attach_cache(Active& a, const std::vector<int32_t>& full);
     void evict_caches(uint64_t need);
     void step();

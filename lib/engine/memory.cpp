@@ -47,7 +47,7 @@ model::WeightFactory MemoryPlanner::factory(bool plan_only) {
             throw std::runtime_error("the model cannot run within the memory budget of " + gib(setup_.budget.bytes) + " (" + setup_.budget.source +
                                      "): streaming needs two buffers of " + gib(plan.slot_bytes) + " plus " +
                                      gib(plan.reserve.kv + plan.reserve.working + plan.reserve.overhead) +
-                                     " for KV caches and working memory; raise memory.budget, or lower engine.context or memory.kv");
+                                     " for KV caches and working memory; raise memory.budget, or lower engine.context or memory.kv_budget");
         setup_.plan = plan;
         setup_.batch_tokens = batch;
         const uint64_t others = plan.total() - plan.reserve.kv;

@@ -6,6 +6,7 @@
 // stop conditions and streams text to the sinks.
 #include <algorithm>
 
+#include "chat/chat.h"
 #include "engine/engine_impl.h"
 
 namespace strata::engine {
@@ -30,23 +31,42 @@ size_t common_prefix(const std::vector<int32_t>& a, const std::vector<int32_t>& 
 void Engine::Impl::loop() {
     std::unique_lock lk(mu);
     for (;;) {
+        beats.fetch_add(1, std::memory_order_relaxed);
         if (actives.empty() && queue.empty()) {
             if (stopping) return;
+            idle = true;
             cv.wait(lk, [&] { return stopping || !queue.empty(); });
+            idle = false;
             continue;
         }
-        std::deque<Pending> admitted;
-        admitted.swap(queue);
-        running += static_cast<int32_t>(admitted.size());
         std::set<uint64_t> cancelled;
         cancelled.swap(cancels);
         const bool expired = stopping && Clock::now() >= deadline;
+        std::deque<Pending> admitted = take_admissible(cancelled, expired);
         lk.unlock();
         for (auto& p : admitted) admit(std::move(p));
         cancel_marked(cancelled, expired);
         if (!actives.empty()) step();
         lk.lock();
     }
+}
+
+// The queued requests that may run now, in order: those of users under
+// limits.max_running_per_user (the others wait their turn), and cancelled ones (to end them).
+std::deque<Pending> Engine::Impl::take_admissible(const std::set<uint64_t>& cancelled, bool expired) {
+    std::deque<Pending> admitted, waiting;
+    for (Pending& p : queue) {
+        int32_t& mine = running_per_user[p.req.uid];
+        if (mine < limits.max_running_per_user || expired || cancelled.count(p.handle) != 0) {
+            ++mine;
+            admitted.push_back(std::move(p));
+        } else {
+            waiting.push_back(std::move(p));
+        }
+    }
+    queue.swap(waiting);
+    running += static_cast<int32_t>(admitted.size());
+    return admitted;
 }
 
 void Engine::Impl::admit(Pending p) {
@@ -80,6 +100,12 @@ std::vector<int32_t> Engine::Impl::render(Active& a) const {
     std::vector<tokenizer::ChatMessage> conv;
     for (const auto& m : s.conversation) conv.push_back({m.role, m.content});
     for (const auto& m : r.messages) conv.push_back({m.role, m.content});
+    if (!a.p.family) {
+        const std::string text = render_model_template(conv);
+        // The template writes BOS itself when it wants one (as llama.cpp, no second BOS).
+        const bool renders_bos = tokenizer->bos() >= 0 && text.starts_with(tokenizer->token_text(tokenizer->bos()));
+        return tokenizer->encode(text, !renders_bos, true);
+    }
     tokenizer::ChatTokens specials;
     if (tokenizer->bos() >= 0) specials.bos = std::string(tokenizer->token_text(tokenizer->bos()));
     if (tokenizer->eos() >= 0) specials.eos = std::string(tokenizer->token_text(tokenizer->eos()));
@@ -90,6 +116,30 @@ std::vector<int32_t> Engine::Impl::render(Active& a) const {
         throw EngineError(Errc::InvalidParams, e.what(), "messages");
     }
     return tokenizer->encode(text, !tokenizer::chat_family_renders_bos(*a.p.family), true);
+}
+
+// The conversation through the model's own Jinja template, as apply_chat_template renders it
+// (generation prompt on, today's date); a template error fails this request only.
+std::string Engine::Impl::render_model_template(const std::vector<tokenizer::ChatMessage>& conv) const {
+    chat::ChatInput in;
+    chat::List messages;
+    for (const auto& m : conv) {
+        chat::Dict d;
+        d.set("role", chat::Value(m.role));
+        d.set("content", chat::Value(m.content));
+        messages.emplace_back(std::move(d));
+    }
+    in.messages = chat::Value(std::move(messages));
+    if (tokenizer->bos() >= 0) in.bos_token = std::string(tokenizer->token_text(tokenizer->bos()));
+    if (tokenizer->eos() >= 0) in.eos_token = std::string(tokenizer->token_text(tokenizer->eos()));
+    in.date = chat::today();
+    try {
+        return chat::apply_chat_template(*model_template, in);
+    } catch (const chat::TemplateRaised& e) {
+        throw EngineError(Errc::InvalidParams, std::string("the model's chat template refused the conversation: ") + e.what(), "messages");
+    } catch (const chat::TemplateError& e) {
+        throw EngineError(Errc::InvalidParams, std::string("the model's chat template failed: ") + e.what(), "messages");
+    }
 }
 
 void Engine::Impl::prepare(Active& a) {
@@ -147,7 +197,7 @@ void Engine::Impl::evict_caches(uint64_t need) {
     uint64_t used = kv_bytes();
     while (used + need > kv_budget) {
         Session* victim = nullptr;
-        for (auto& [name, s] : sessions)
+        for (auto& [key, s] : sessions)
             if (s->cache && !s->busy && (!victim || s->last_used < victim->last_used)) victim = s.get();
         if (!victim) return;
         used -= victim->cache->bytes();
@@ -313,7 +363,7 @@ void Engine::Impl::release(Active& a, bool keep_history) {
     std::lock_guard lk(mu);
     s.busy = false;
     running--;
-    if (--per_user[r.uid] == 0) per_user.erase(r.uid);
+    if (--running_per_user[r.uid] == 0) running_per_user.erase(r.uid);
 }
 
 }  // namespace strata::engine

@@ -50,14 +50,19 @@ bool valid_session_name(const std::string& name) {
     });
 }
 
-SessionStore::SessionStore(std::string dir, uint64_t model_id) : dir_(std::move(dir)), model_id_(model_id) {
-    if (!enabled()) return;
-    std::error_code ec;
-    fs::create_directories(dir_, ec);
-    if (ec) throw std::system_error(ec, "cannot create the session directory " + dir_);
+SessionStore::SessionStore(const std::string& dir, uint64_t model_id) : model_id_(model_id) {
+    if (!dir.empty()) dir_ = StateDir(dir);
 }
 
-std::string SessionStore::path(const std::string& name, const char* ext) const { return (fs::path(dir_) / (name + ext)).string(); }
+namespace {
+
+// The file name of a session in its user's namespace, and the one before namespaces.
+std::string file_name(const Session& s, const char* ext) { return std::to_string(s.uid) + "-" + s.name + ext; }
+std::string legacy_name(const Session& s, const char* ext) { return s.name + ext; }
+
+}  // namespace
+
+std::string SessionStore::path(const Session& s, const char* ext) const { return dir_.path() + "/" + file_name(s, ext); }
 
 namespace {
 
@@ -101,66 +106,72 @@ std::optional<Session> decode(const std::string& bytes) {
     return s;
 }
 
-void write_atomically(const std::string& path, const std::string& bytes) {
-    const std::string tmp = path + ".tmp";
-    {
-        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-        out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-        out.flush();
-        if (!out) throw std::system_error(errno, std::generic_category(), "cannot write " + tmp);
-    }
-    std::error_code ec;
-    fs::rename(tmp, path, ec);
-    if (ec) throw std::system_error(ec, "cannot rename " + tmp);
-}
-
 }  // namespace
+
+void SessionStore::migrate(const Session& s, std::vector<std::string>& problems) const {
+    for (const char* ext : {".session", ".kv"}) {
+        std::error_code ec;
+        const std::string old_path = dir_.path() + "/" + legacy_name(s, ext);
+        if (fs::exists(old_path, ec)) fs::rename(old_path, path(s, ext), ec);
+        if (ec) problems.push_back("cannot rename " + old_path + " into its user's namespace: " + ec.message());
+    }
+}
 
 std::vector<std::unique_ptr<Session>> SessionStore::load_all(std::vector<std::string>& problems) const {
     std::vector<std::unique_ptr<Session>> out;
     if (!enabled()) return out;
     std::error_code ec;
-    for (const auto& e : fs::directory_iterator(dir_, ec)) {
-        if (e.path().extension() != ".session") continue;
-        std::ifstream in(e.path(), std::ios::binary);
+    std::vector<fs::path> files;  // listed first: migrate() renames entries
+    for (const auto& e : fs::directory_iterator(dir_.path(), ec))
+        if (e.path().extension() == ".session") files.push_back(e.path());
+    for (const fs::path& file_path : files) {
+        std::ifstream in(file_path, std::ios::binary);
         auto s = decode(std::string(std::istreambuf_iterator<char>(in), {}));
-        if (!s || s->name != e.path().stem().string()) {
-            problems.push_back("ignoring damaged session file " + e.path().string());
+        const std::string file = file_path.filename().string();
+        if (!s || (file != file_name(*s, ".session") && file != legacy_name(*s, ".session"))) {
+            problems.push_back("ignoring damaged session file " + file_path.string());
             continue;
         }
+        if (file != file_name(*s, ".session")) migrate(*s, problems);
         out.push_back(std::make_unique<Session>(std::move(*s)));
     }
-    if (ec) problems.push_back("cannot read the session directory " + dir_ + ": " + ec.message());
+    if (ec) problems.push_back("cannot read the session directory " + dir_.path() + ": " + ec.message());
     return out;
 }
 
 void SessionStore::save(const Session& s) const {
-    if (enabled() && !s.name.empty()) write_atomically(path(s.name, ".session"), encode(s));
+    if (!enabled() || s.name.empty()) return;
+    const std::string bytes = encode(s);
+    dir_.write_file(file_name(s, ".session"), [&](std::FILE* out) {
+        if (std::fwrite(bytes.data(), 1, bytes.size(), out) != bytes.size())
+            throw std::system_error(errno, std::generic_category(), "cannot write session " + s.name);
+    });
 }
 
 void SessionStore::save_cache(const Session& s) const {
-    if (enabled() && !s.name.empty() && s.cache) s.cache->save(path(s.name, ".kv"), model_id_);
+    if (!enabled() || s.name.empty() || !s.cache) return;
+    dir_.write_file(file_name(s, ".kv"), [&](std::FILE* out) { s.cache->write(out, model_id_); });
 }
 
 std::optional<kv::KvCache> SessionStore::load_cache(const Session& s, int32_t n_layer, int32_t dim, int32_t capacity) const {
     if (!enabled() || s.name.empty()) return std::nullopt;
-    auto c = kv::KvCache::load(path(s.name, ".kv"), model_id_, n_layer, dim, capacity);
-    drop_cache(s.name);  // used once: from now on the live cache is the truth
+    auto c = kv::KvCache::load(path(s, ".kv"), model_id_, n_layer, dim, capacity);
+    drop_cache(s);  // used once: from now on the live cache is the truth
     if (c && c->size() > static_cast<int32_t>(s.tokens.size())) return std::nullopt;
     return c;
 }
 
-void SessionStore::drop_cache(const std::string& name) const {
+void SessionStore::drop_cache(const Session& s) const {
     if (!enabled()) return;
     std::error_code ec;
-    fs::remove(path(name, ".kv"), ec);
+    fs::remove(path(s, ".kv"), ec);
 }
 
-void SessionStore::remove(const std::string& name) const {
+void SessionStore::remove(const Session& s) const {
     if (!enabled()) return;
     std::error_code ec;
-    fs::remove(path(name, ".session"), ec);
-    fs::remove(path(name, ".kv"), ec);
+    drop_cache(s);
+    fs::remove(path(s, ".session"), ec);
 }
 
 }  // namespace strata::engine

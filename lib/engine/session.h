@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "engine/engine.h"
+#include "engine/state_dir.h"
 #include "kv/kv_cache.h"
 
 namespace strata::engine {
@@ -30,13 +31,16 @@ struct Session {
 // Whether `name` is a valid session name: 1–64 of [A-Za-z0-9._-], not starting with '.'.
 bool valid_session_name(const std::string& name);
 
-// Sessions on disk: DIR/<name>.session holds the history and conversation (small, written
-// after every request), DIR/<name>.kv the KV cache (written at shutdown, restored lazily).
+// Sessions on disk, one namespace per user: DIR/<uid>-<name>.session holds the history and
+// conversation (small, written after every request), DIR/<uid>-<name>.kv the KV cache
+// (written at shutdown, restored lazily). Files of the layout before namespaces
+// (DIR/<name>.session, .kv) are renamed into their owner's namespace when loaded.
 class SessionStore {
 public:
-    // dir "" disables persistence (every operation does nothing).
-    SessionStore(std::string dir, uint64_t model_id);
-    bool enabled() const { return !dir_.empty(); }
+    // dir "" disables persistence (every operation does nothing); else the directory is
+    // made private and locked (StateDir; throws StateDirError).
+    SessionStore(const std::string& dir, uint64_t model_id);
+    bool enabled() const { return !dir_.path().empty(); }
     uint64_t model_id() const { return model_id_; }
 
     // Every readable session; damaged files are skipped and reported in `problems`.
@@ -44,12 +48,13 @@ public:
     void save(const Session& s) const;           // history only; throws std::system_error
     void save_cache(const Session& s) const;     // the KV cache, when the session has one
     std::optional<kv::KvCache> load_cache(const Session& s, int32_t n_layer, int32_t dim, int32_t capacity) const;
-    void drop_cache(const std::string& name) const;
-    void remove(const std::string& name) const;
+    void drop_cache(const Session& s) const;
+    void remove(const Session& s) const;
 
 private:
-    std::string path(const std::string& name, const char* ext) const;
-    std::string dir_;
+    std::string path(const Session& s, const char* ext) const;
+    void migrate(const Session& s, std::vector<std::string>& problems) const;
+    StateDir dir_;
     uint64_t model_id_;
 };
 

@@ -1,8 +1,9 @@
 // gguf/gguf.h — reading GGUF v2/v3 model files over a read-only mmap.
 // Owns: the file format (header, metadata key/values, tensor infos, alignment, data
 // section) and its strict validation: every count, length, offset and size is checked
-// against the file before use, and a bad file fails with a GgufError naming the field
-// and its byte offset. Must not touch: tensor math, model semantics (hyperparameters
+// against the file before use, every string (keys, values, vocabulary tokens, tensor
+// names) must be UTF-8, and a bad file fails with a GgufError naming the field and its
+// byte offset. Must not touch: tensor math, model semantics (hyperparameters
 // are interpreted by model/, vocabularies by tokenizer/).
 #pragma once
 

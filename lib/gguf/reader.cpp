@@ -14,6 +14,7 @@
 #include <type_traits>
 
 #include "gguf/gguf.h"
+#include "gguf/utf8.h"
 
 namespace strata::gguf {
 
@@ -260,6 +261,12 @@ private:
             fail(name_of(name), at, "string length " + std::to_string(len) + " exceeds the limit of " + std::to_string(max_len));
         need(len, name);
         std::string_view s(reinterpret_cast<const char*>(p_ + pos_), len);
+        if (const auto bad = utf8::first_invalid(s)) {
+            char byte[8];
+            std::snprintf(byte, sizeof byte, "0x%02X", static_cast<unsigned>(static_cast<uint8_t>(s[*bad])));
+            fail(name_of(name), pos_ + *bad, std::string("is not valid UTF-8 (byte ") + byte + " at offset " +
+                                                 std::to_string(*bad) + " of the string)");
+        }
         pos_ += len;
         return s;
     }

@@ -57,10 +57,7 @@ using FilePtr = std::unique_ptr<FILE, int (*)(FILE*)>;
 
 }  // namespace
 
-void KvCache::save(const std::string& path, uint64_t model_id) const {
-    const std::string tmp = path + ".tmp";
-    FilePtr f(std::fopen(tmp.c_str(), "wb"), std::fclose);
-    if (!f) throw std::system_error(errno, std::generic_category(), "cannot create " + tmp);
+void KvCache::write(std::FILE* out, uint64_t model_id) const {
     Header h{};
     std::memcpy(h.magic, kMagic, sizeof kMagic);
     h.version = kVersion;
@@ -68,20 +65,11 @@ void KvCache::save(const std::string& path, uint64_t model_id) const {
     h.dim = dim_;
     h.size = size_;
     h.model_id = model_id;
-    bool ok = std::fwrite(&h, sizeof h, 1, f.get()) == 1;
+    bool ok = std::fwrite(&h, sizeof h, 1, out) == 1;
     const size_t n = size_t(size_) * dim_;
     for (int32_t l = 0; ok && l < n_layer(); ++l)
-        ok = std::fwrite(k_[l].data(), sizeof(uint16_t), n, f.get()) == n && std::fwrite(v_[l].data(), sizeof(uint16_t), n, f.get()) == n;
-    ok = ok && std::fflush(f.get()) == 0;
-    const int err = errno;
-    if (std::fclose(f.release()) != 0 || !ok) {
-        std::remove(tmp.c_str());
-        throw std::system_error(err, std::generic_category(), "cannot write " + tmp);
-    }
-    if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-        std::remove(tmp.c_str());
-        throw std::system_error(errno, std::generic_category(), "cannot rename " + tmp);
-    }
+        ok = std::fwrite(k_[l].data(), sizeof(uint16_t), n, out) == n && std::fwrite(v_[l].data(), sizeof(uint16_t), n, out) == n;
+    if (!ok) throw std::system_error(errno, std::generic_category(), "cannot write the KV cache");
 }
 
 std::optional<KvCache> KvCache::load(const std::string& path, uint64_t model_id, int32_t n_layer, int32_t dim, int32_t capacity) {

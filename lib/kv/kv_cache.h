@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <optional>
 #include <string>
 #include <vector>
@@ -40,11 +41,11 @@ public:
     // Forgets positions >= n (n <= size()).
     void truncate(int32_t n);
 
-    // Writes positions [0, size()) to `path` (atomically: temporary file + rename), tagged
-    // with `model_id` so that a cache is never restored into another model. Throws
+    // Writes positions [0, size()) to `out`, tagged with `model_id` so that a cache is never
+    // restored into another model (the caller makes the file durable). Throws
     // std::system_error on I/O errors.
-    void save(const std::string& path, uint64_t model_id) const;
-    // Reads a cache saved by save(); nullopt when the file is absent, damaged, made for
+    void write(std::FILE* out, uint64_t model_id) const;
+    // Reads a cache written by write(); nullopt when the file is absent, damaged, made for
     // another model or geometry, or larger than `capacity`.
     static std::optional<KvCache> load(const std::string& path, uint64_t model_id, int32_t n_layer, int32_t dim, int32_t capacity);
 

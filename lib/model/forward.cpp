@@ -92,6 +92,7 @@ void Model::Impl::run_pass(std::span<const TokenSlot> tokens, float* logits) {
         attention_block(w, l, tokens);
         ffn_block(w, T);
         weights->release(l);
+        layers_done.fetch_add(1, std::memory_order_relaxed);
     }
     output(tokens, logits);
 }

@@ -172,6 +172,8 @@ void Model::set_max_batch_tokens(int32_t n) {
 
 weights::Stats Model::weight_stats() const { return impl_->weights->stats(); }
 
+uint64_t Model::layers_done() const { return impl_->layers_done.load(std::memory_order_relaxed); }
+
 kv::KvCache Model::new_cache(int32_t capacity) const {
     const auto& hp = impl_->hp;
     return kv::KvCache(hp.n_layer, hp.kv_dim(), std::clamp(capacity, 1, hp.n_ctx_train));

@@ -55,6 +55,9 @@ public:
     void set_max_batch_tokens(int32_t n);
     // What the weight source has done (reads, stalls) so far.
     weights::Stats weight_stats() const;
+    // Layers computed so far, all passes together: it grows while a pass makes progress
+    // (any thread may ask).
+    uint64_t layers_done() const;
 
     // A cache for one sequence of at most `capacity` tokens (clamped to the trained context).
     kv::KvCache new_cache(int32_t capacity) const;

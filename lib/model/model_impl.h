@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <vector>
 
@@ -84,6 +85,7 @@ struct Model::Impl {
     int32_t max_batch_tokens;
     Workspace ws;
     ActivationCache acts;
+    std::atomic<uint64_t> layers_done{0};  // layers computed, all passes together (progress)
 
     Impl(int n_threads, int32_t max_batch) : pool(n_threads), max_batch_tokens(max_batch) {}
 

@@ -45,13 +45,11 @@ void check_plan(const std::vector<TensorPlan>& plan, bool allow_requantize) {
 
 // Drops source pages that have been converted, from this process and from the page cache:
 // a model read once does not need to stay in memory (resident size stays about one chunk).
-// The pages up to the end of the metadata are the reader's private copy (gguf::File::open),
-// where MADV_DONTNEED would zero the tensor data that shares their last page: kept.
+// The pages holding the metadata are a private copy (gguf.h) and are never dropped.
 void release_source(const gguf::File& f, const uint8_t* data, uint64_t size) {
     const auto page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
     const auto offset = static_cast<uint64_t>(data - f.bytes().data());
-    const uint64_t private_end = (f.data_offset() + page - 1) / page * page;
-    const uint64_t begin = std::max(offset / page * page, private_end);
+    const uint64_t begin = std::max(offset / page * page, (f.data_offset() + page - 1) / page * page);
     const uint64_t end = offset + size;
     if (end <= begin) return;
     ::madvise(const_cast<uint8_t*>(f.bytes().data()) + begin, end - begin, MADV_DONTNEED);

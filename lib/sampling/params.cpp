@@ -2,6 +2,7 @@
 // Owns: validate(). Must not touch: sampling itself.
 #include "sampling/params.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -42,6 +43,12 @@ void check_logit_bias(const std::vector<LogitBias>& biases, int32_t n_vocab) {
         if (!(std::isinf(b) && b < 0))
             check_range(field + ".bias", b, -kMaxAbsLogitBias, kMaxAbsLogitBias);
     }
+    std::vector<bool> banned(static_cast<size_t>(n_vocab), false);
+    for (const LogitBias& bias : biases)
+        if (std::isinf(bias.bias) && bias.bias < 0) banned[static_cast<size_t>(bias.token)] = true;
+    if (std::all_of(banned.begin(), banned.end(), [](bool b) { return b; }))
+        throw SamplingError("logit_bias", "logit_bias bans every one of the " + std::to_string(n_vocab) +
+                                              " tokens (bias -inf): nothing could be generated");
 }
 
 }  // namespace

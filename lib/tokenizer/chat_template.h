@@ -1,5 +1,7 @@
-// tokenizer/chat_template.h — rendering a chat conversation into a model family's prompt text.
-// Owns: the prompt formats of the supported chat-template families, written out in C++ so
+// tokenizer/chat_template.h — the built-in chat formats: rendering a conversation into a model
+// family's prompt text when a request or the configuration names a family, or when a model's
+// own template does not parse (models' templates are otherwise run by chat/, the Jinja
+// interpreter). Owns: the prompt formats of the built-in families, written out in C++ so
 // that the output is byte-identical to what the model's own Jinja template produces under
 // Hugging Face transformers' apply_chat_template (tests/data/chat/ holds the golden
 // renderings); recognising the family from the `tokenizer.chat_template` metadata text;

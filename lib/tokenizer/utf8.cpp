@@ -1,35 +1,11 @@
-// tokenizer/utf8.cpp — UTF-8 validation, replacement and GPT-2's byte map (see utf8.h).
+// tokenizer/utf8.cpp — UTF-8 decoding, replacement and GPT-2's byte map (see utf8.h;
+// validation is gguf/utf8.cpp).
 #include "tokenizer/utf8.h"
 
 #include <array>
 
 namespace strata::tokenizer::utf8 {
 namespace {
-
-// For a lead byte: the sequence length and the allowed range of the second byte (the
-// only byte whose range depends on the lead; later bytes are always 0x80..0xBF).
-struct Lead {
-    uint8_t length = 0;
-    uint8_t second_min = 0x80, second_max = 0xBF;
-};
-
-Lead lead_of(uint8_t b) {
-    if (b < 0x80) return {1};
-    if (b < 0xC2) return {0};
-    if (b < 0xE0) return {2};
-    if (b == 0xE0) return {3, 0xA0, 0xBF};  // no overlongs
-    if (b == 0xED) return {3, 0x80, 0x9F};  // no surrogates
-    if (b < 0xF0) return {3};
-    if (b == 0xF0) return {4, 0x90, 0xBF};  // no overlongs
-    if (b < 0xF4) return {4};
-    if (b == 0xF4) return {4, 0x80, 0x8F};  // nothing past U+10FFFF
-    return {0};
-}
-
-bool continuation_ok(const Lead& lead, size_t index, uint8_t b) {
-    if (index == 1) return b >= lead.second_min && b <= lead.second_max;
-    return b >= 0x80 && b <= 0xBF;
-}
 
 // Bytes GPT-2 keeps as their own code point; the others are numbered from 256 on.
 bool printable_byte(unsigned b) { return (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || b >= 174; }
@@ -53,20 +29,6 @@ const ByteMap& byte_map() {
 }
 
 }  // namespace
-
-size_t valid_prefix_length(std::string_view s, size_t pos) {
-    Lead lead = lead_of(static_cast<uint8_t>(s[pos]));
-    if (lead.length == 0) return 0;
-    size_t n = 1;
-    while (n < lead.length && pos + n < s.size() && continuation_ok(lead, n, static_cast<uint8_t>(s[pos + n]))) ++n;
-    return n;
-}
-
-size_t valid_length(std::string_view s, size_t pos) {
-    Lead lead = lead_of(static_cast<uint8_t>(s[pos]));
-    if (lead.length == 0) return 0;
-    return valid_prefix_length(s, pos) == lead.length ? lead.length : 0;
-}
 
 uint32_t decode(std::string_view s, size_t pos, size_t len) {
     auto byte = [&](size_t i) { return static_cast<uint32_t>(static_cast<uint8_t>(s[pos + i])); };
@@ -100,9 +62,9 @@ size_t incomplete_tail(std::string_view s) {
     size_t look = s.size() < 3 ? s.size() : 3;
     for (size_t back = 1; back <= look; ++back) {
         size_t pos = s.size() - back;
-        Lead lead = lead_of(static_cast<uint8_t>(s[pos]));
-        if (lead.length == 0) continue;  // a continuation byte (or junk): look further back
-        bool incomplete = lead.length > back && valid_prefix_length(s, pos) == back;
+        const size_t length = sequence_length(static_cast<uint8_t>(s[pos]));
+        if (length == 0) continue;  // a continuation byte (or junk): look further back
+        bool incomplete = length > back && valid_prefix_length(s, pos) == back;
         return incomplete ? back : 0;
     }
     return 0;
@@ -126,13 +88,13 @@ std::string replace_invalid(std::string_view s) {
     return out;
 }
 
-bool is_valid(std::string_view s) {
-    for (size_t pos = 0; pos < s.size();) {
-        size_t len = valid_length(s, pos);
-        if (!len) return false;
-        pos += len;
-    }
-    return true;
+bool is_valid(std::string_view s) { return !first_invalid(s); }
+
+std::string from_latin1(std::string_view s) {
+    std::string out;
+    out.reserve(s.size());
+    for (const char c : s) append(out, static_cast<uint8_t>(c));
+    return out;
 }
 
 uint32_t byte_to_code_point(uint8_t b) { return byte_map().to_cp[b]; }

@@ -11,16 +11,16 @@
 #include <optional>
 #include <string_view>
 
+#include "gguf/utf8.h"
+
 namespace strata::tokenizer::utf8 {
 
-// Length (1..4) of the valid UTF-8 sequence starting at s[pos], or 0 when the bytes there
-// do not start a complete valid sequence (invalid, or cut short by the end of s).
-size_t valid_length(std::string_view s, size_t pos);
-
-// Length of the longest prefix of a valid sequence starting at s[pos] (0..3): how many
-// bytes an incomplete or broken sequence spans before it goes wrong. 0 when s[pos] can
-// start no sequence at all.
-size_t valid_prefix_length(std::string_view s, size_t pos);
+// Validation (valid_length, valid_prefix_length, first_invalid, sequence_length): one
+// definition, in gguf/utf8.h, which the GGUF reader needs too.
+using gguf::utf8::first_invalid;
+using gguf::utf8::sequence_length;
+using gguf::utf8::valid_length;
+using gguf::utf8::valid_prefix_length;
 
 // The code point of the valid sequence of `len` bytes at s[pos] (from valid_length).
 uint32_t decode(std::string_view s, size_t pos, size_t len);
@@ -37,6 +37,8 @@ size_t incomplete_tail(std::string_view s);
 std::string replace_invalid(std::string_view s);
 
 bool is_valid(std::string_view s);
+// Latin-1 (ISO-8859-1) text as UTF-8: each byte is the code point of its value.
+std::string from_latin1(std::string_view s);
 
 // GPT-2 byte-level BPE: every byte is written as one printable code point in the
 // vocabulary ("Ġ" for a space). byte_to_code_point(b) gives that code point; the inverse

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <system_error>
+#include <thread>
 
 namespace strata::weights {
 namespace {
@@ -88,7 +89,10 @@ void AsyncReader::complete(size_t slot, int res) {
     if (free_slots_.size() == in_flight_.size()) counters_.busy_s += std::chrono::duration<double>(Clock::now() - busy_since_).count();
     if (faults_left_ > 0) {
         --faults_left_;
-        res = options_.fault_short ? static_cast<int>((j.length / 2) & ~4095u) : -EIO;
+        if (options_.fault_stall_ms > 0)
+            std::this_thread::sleep_for(std::chrono::milliseconds(options_.fault_stall_ms));
+        else
+            res = options_.fault_short ? static_cast<int>((j.length / 2) & ~4095u) : -EIO;
     }
     Batch& b = batches_[j.tag];
     auto retry = [&](const std::string& why) {

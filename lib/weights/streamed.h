@@ -25,11 +25,13 @@ struct StreamOptions {
     unsigned queue_depth = 128;        // io_uring entries (read requests in flight)
     int max_retries = 3;               // per request, after an error or an unexpected short read
     bool lock = false;                 // mlock the copies of resident layers
-    // Test hook (stratad sets it from $STRATA_TEST_READ_FAULTS): once the resident layers
-    // are loaded, the next `fault_count` completed reads are turned into an error
-    // (fault_short = false: EIO) or a short read.
+    // Test hook (stratad sets it from $STRATA_TEST_READ_FAULTS / _STALL_MS): once the
+    // resident layers are loaded, the next `fault_count` completed reads are turned into an
+    // error (fault_short = false: EIO) or a short read, or (fault_stall_ms > 0) take that
+    // long to complete, as on a disk that hangs.
     int fault_count = 0;
     bool fault_short = false;
+    int fault_stall_ms = 0;
 };
 
 // Reads the layers `plan` keeps in memory now (and the embedding table when it keeps them

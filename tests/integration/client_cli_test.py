@@ -47,13 +47,15 @@ def arguments_blank_line_then_stdin(d):
     r = strata("--socket", d.socket, "-s", "assembly", "-n", "2", "Lily", "said:", input="The dog ran.\n")
     assert r.returncode == 0, r.stderr
     info = result_of(json_lines(strata("--socket", d.socket, "--json", "sessions", "show", "assembly").stdout))
-    assert info["text"].startswith("Lily said:\n\nThe dog ran."), repr(info["text"])
+    # The bundled model has a chat template: the assembled prompt is the user's message.
+    assert info["conversation"][0]["content"] == "Lily said:\n\nThe dog ran.", info
 
 
 def sessions_continue_and_are_managed(d):
-    first = result_of(json_lines(strata("--socket", d.socket, "--json", "-s", "story", *GREEDY,
+    """Raw-text sessions (--raw: no chat template) continue where they stopped."""
+    first = result_of(json_lines(strata("--socket", d.socket, "--json", "--raw", "-s", "story", *GREEDY,
                                         "Once upon a time").stdout))
-    second = result_of(json_lines(strata("--socket", d.socket, "--json", "-s", "story", *GREEDY,
+    second = result_of(json_lines(strata("--socket", d.socket, "--json", "--raw", "-s", "story", *GREEDY,
                                          "The end.").stdout))
     assert second["usage"]["cached_tokens"] > 0, second["usage"]
     listed = strata("--socket", d.socket, "sessions")
@@ -88,9 +90,22 @@ def status_and_model(d):
 
 
 def chat_keeps_a_named_session(d):
+    """The bundled model has its own chat template: each line is a user turn, the session keeps
+    the conversation, and chat prints each reply followed by a newline."""
     r = strata("--socket", d.socket, "chat", "-s", "talk", *GREEDY, input="Once upon a time\n\nThe cat\n")
     assert r.returncode == 0, r.stderr
     info = result_of(json_lines(strata("--socket", d.socket, "--json", "sessions", "show", "talk").stdout))
+    conversation = info["conversation"]
+    assert [m["role"] for m in conversation] == ["user", "assistant", "user", "assistant"], conversation
+    assert [conversation[0]["content"], conversation[2]["content"]] == ["Once upon a time", "The cat"], conversation
+    assert r.stdout == "".join(m["content"] + ("" if m["content"].endswith("\n") else "\n")
+                               for m in conversation[1::2]), (r.stdout, conversation)
+
+
+def raw_chat_keeps_a_text_session(d):
+    r = strata("--socket", d.socket, "chat", "--raw", "-s", "talk-raw", *GREEDY, input="Once upon a time\n\nThe cat\n")
+    assert r.returncode == 0, r.stderr
+    info = result_of(json_lines(strata("--socket", d.socket, "--json", "sessions", "show", "talk-raw").stdout))
     # The session holds prompt 1, reply 1, then the second line (sent after a newline) and reply 2;
     # chat printed each reply followed by a newline (a reply may itself contain newlines).
     text = info["text"]
@@ -128,6 +143,27 @@ def nothing_listening_exits_3(_):
     assert missing in r.stderr and "systemctl start stratad.socket" in r.stderr, r.stderr
     r = strata("Once", env={"STRATA_SOCKET": missing})
     assert r.returncode == 3 and "$STRATA_SOCKET" in r.stderr, r.stderr
+
+
+def a_wrong_socket_names_where_the_daemon_listens(d):
+    missing = os.path.join(tempfile.mkdtemp(prefix="strata-it-"), "typo.sock")
+    run_dir = os.path.dirname(d.socket)  # the daemon's socket is strata.sock there
+    r = strata("--socket", missing, "status", env={"XDG_RUNTIME_DIR": run_dir})
+    assert r.returncode == 3, r
+    assert f"A daemon listens at {d.socket} ($XDG_RUNTIME_DIR)" in r.stderr, r.stderr
+
+
+def latin1_input_is_named_and_converted_on_request(d):
+    def run(*args):
+        return subprocess.run([STRATA, "--socket", d.socket, "--raw", "-n", "2", "--temperature", "0", *args],
+                              input=b"Once upon a caf\xe9 time", capture_output=True, timeout=120)
+    r = run()
+    assert r.returncode == 1, (r.returncode, r.stderr)
+    assert b"standard input is not valid UTF-8: byte 0xE9 at offset 15" in r.stderr, r.stderr
+    assert b"--encoding latin1" in r.stderr, r.stderr
+    for encoding in ("latin1", "replace"):
+        r = run("--encoding", encoding)
+        assert r.returncode == 0, (encoding, r.returncode, r.stderr)
 
 
 def socket_found_through_the_environment(d):
@@ -177,15 +213,34 @@ def ctrl_c_cancels_and_exits_130(d):
     assert result["usage"]["completion_tokens"] < 1000, result["usage"]
 
 
+def a_reply_the_daemon_cuts_off_exits_5(_):
+    """The daemon stops (no grace) while a reply streams: the result says "cancelled"
+    though the user did nothing."""
+    d = Daemon("--set", "server.shutdown_grace=0")
+    proc = subprocess.Popen([STRATA, "--socket", d.socket, "--json", "--temperature", "1", "-n", "1000",
+                             "Once upon a time"], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    first = proc.stdout.readline()
+    assert '"token"' in first, first
+    assert d.stop() == 0
+    rest, err = proc.communicate(timeout=30)
+    assert proc.returncode == 5, (proc.returncode, err)
+    assert "cut the reply off" in err, err
+    assert result_of(json_lines(first + rest))["finish_reason"] == "cancelled"
+
+
 def main():
     need_binaries()
     checks = Checks()
     daemon = Daemon()
     for check in (streamed_text_matches_the_result, stdin_and_arguments_give_the_same_prompt,
                   arguments_blank_line_then_stdin, sessions_continue_and_are_managed, verbose_prints_speeds,
-                  status_and_model, chat_keeps_a_named_session, chat_without_a_name_leaves_no_session,
+                  status_and_model, chat_keeps_a_named_session, raw_chat_keeps_a_text_session,
+                  chat_without_a_name_leaves_no_session,
                   daemon_error_exits_1, usage_error_exits_2, nothing_listening_exits_3,
-                  socket_found_through_the_environment, broken_connection_exits_4, ctrl_c_cancels_and_exits_130):
+                  socket_found_through_the_environment, broken_connection_exits_4, ctrl_c_cancels_and_exits_130,
+                  a_reply_the_daemon_cuts_off_exits_5, a_wrong_socket_names_where_the_daemon_listens,
+                  latin1_input_is_named_and_converted_on_request):
         checks.run(check, daemon)
     checks.finish(daemon)
 

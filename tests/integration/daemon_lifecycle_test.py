@@ -244,15 +244,19 @@ class OwnershipTest(unittest.TestCase):
         self.assertIn("result", mine)
         listed = self.nobody("session.list")["result"]["sessions"]
         self.assertEqual([(s["name"], s["uid"]) for s in listed], [("nobodys", NOBODY)])
-        for method, params in (("session.info", {"session": "roots"}), ("session.reset", {"session": "roots"}),
-                               ("session.delete", {"session": "roots"}),
-                               ("generate", {"session": "roots", "prompt": "c", "max_tokens": 1})):
-            error = self.nobody(method, params)["error"]
+        # Names are per user: root's "roots" is not in nobody's namespace at all.
+        for method in ("session.info", "session.reset", "session.delete"):
+            error = self.nobody(method, {"session": "roots"})["error"]
+            self.assertEqual(error["data"]["type"], "session_not_found", method)
+            error = self.nobody(method, {"session": "roots", "uid": 0})["error"]
             self.assertEqual((error["code"], error["data"]["type"]), (-32002, "forbidden"), method)
         with self.daemon.client() as c:
             everyone = {s["name"]: s["uid"] for s in c.call("session.list")["result"]["sessions"]}
             self.assertEqual(everyone, {"roots": 0, "nobodys": NOBODY})
-            self.assertIn("result", c.call("session.info", {"session": "nobodys"}))  # root sees all
+            # root sees all: another user's session is addressed with its uid
+            self.assertIn("result", c.call("session.info", {"session": "nobodys", "uid": NOBODY}))
+            self.assertEqual(c.call("session.info", {"session": "nobodys"})["error"]["data"]["type"],
+                             "session_not_found")
         self.assertIn("result", self.nobody("session.delete", {"session": "nobodys"}))
 
 

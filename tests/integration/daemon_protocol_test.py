@@ -100,11 +100,21 @@ class ProtocolTest(DaemonTestCase):
             self.assertEqual([m["role"] for m in info["conversation"]], ["system", "user", "assistant"])
             self.assertEqual(info["conversation"][2]["content"], reply["result"]["text"])
             self.assertEqual(info["messages"], 3)
-            # The model has no template of its own: without chat_template it says so.
-            error = c.generate({"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 2})[0]["error"]
-            self.assertEqual(error["code"], -32602)
-            self.assertEqual(error["data"]["field"], "chat_template")
             c.call("session.delete", {"session": "proto-chat"})
+
+    def test_chat_messages_with_the_models_own_template(self):
+        """The bundled model carries a chat template: messages need no chat_template, and a
+        reply is what the same text as a raw prompt gives (the template writes BOS and one line
+        per turn)."""
+        with self.client() as c:
+            self.assertEqual(c.call("model.info")["result"]["chat_template"], "jinja")
+            chat = c.generate({"max_tokens": 10, "temperature": 0, "stream": False,
+                               "messages": [{"role": "system", "content": "Tell stories."},
+                                            {"role": "user", "content": " Once upon a time "}]})[0]
+            self.assertIn("result", chat, chat)
+            raw = c.generate({"prompt": "Tell stories.\nOnce upon a time\n", "max_tokens": 10,
+                              "temperature": 0, "stream": False})[0]
+            self.assertEqual(chat["result"]["text"], raw["result"]["text"])
 
     def test_several_requests_in_flight_on_one_connection(self):
         with self.client() as c:

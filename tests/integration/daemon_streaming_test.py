@@ -3,13 +3,17 @@
 (memory.mode = streamed, a budget too small to keep every layer): status shows the plan,
 the text is the same as with resident weights, and a disk read error fails the request
 that needed it with an error naming the file and the byte, while the daemon goes on
-serving (the read fault is injected through $STRATA_TEST_READ_FAULTS)."""
+serving (the read fault is injected through $STRATA_TEST_READ_FAULTS); a read that hangs
+($STRATA_TEST_READ_STALL_MS) stops the systemd watchdog pings until the engine moves again."""
 import os
+import socket
 import sys
+import threading
+import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from daemon_harness import Daemon  # noqa: E402
+from daemon_harness import Daemon, temporary_directory  # noqa: E402
 
 GREEDY = {"prompt": "Once upon a time", "max_tokens": 40, "temperature": 0, "stream": False}
 MAX_RETRIES = 3  # weights::StreamOptions::max_retries
@@ -71,6 +75,43 @@ class StreamingTest(unittest.TestCase):
         self.assertEqual(generate(daemon)["result"]["text"], self.expected)
         daemon.assert_serving(self)
         self.assertGreaterEqual(daemon.status()["read_retries"], MAX_RETRIES)
+        self.assertEqual(daemon.stop(), 0)
+
+    def test_the_watchdog_is_not_fed_while_the_engine_is_stuck(self):
+        """Reads that hang 1.2 s each (a stuck disk; the first 8 after loading): WATCHDOG=1
+        stops while the engine makes no progress, and comes back when it moves again; the
+        request still completes."""
+        directory = temporary_directory()
+        notify_path = os.path.join(directory, "notify")
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        listener.bind(notify_path)
+        daemon = Daemon(self.config).start(env=dict(os.environ, NOTIFY_SOCKET=notify_path, WATCHDOG_USEC="400000",
+                                                    STRATA_TEST_READ_STALL_MS="1200"))
+        pings, done = [], threading.Event()
+
+        def listen():
+            listener.settimeout(0.1)
+            while not done.is_set():
+                try:
+                    if b"WATCHDOG=1" in listener.recv(4096):
+                        pings.append(time.monotonic())
+                except socket.timeout:
+                    pass
+
+        thread = threading.Thread(target=listen)
+        thread.start()
+        try:
+            self.assertEqual(generate(daemon)["result"]["text"], self.expected)
+            time.sleep(1)  # idle again: fed again
+        finally:
+            done.set()
+            thread.join()
+            listener.close()
+        gaps = [b - a for a, b in zip(pings, pings[1:])]
+        self.assertGreater(max(gaps), 0.8, gaps)  # withheld during the stall (fed every 0.2 s otherwise)
+        self.assertLess(gaps[-1], 1.0, gaps)
+        self.assertIn("not feeding the systemd watchdog", daemon.log())
+        self.assertIn("makes progress again", daemon.log())
         self.assertEqual(daemon.stop(), 0)
 
 

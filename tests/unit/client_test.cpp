@@ -122,6 +122,24 @@ BOOST_AUTO_TEST_SUITE_END()
 
 BOOST_AUTO_TEST_SUITE(prompt)
 
+// Input that is not UTF-8: an error naming where, the offset and the byte; or converted.
+BOOST_AUTO_TEST_CASE(input_encodings) {
+    const std::string latin1 = "caf\xe9 au lait";
+    try {
+        as_text(latin1, Encoding::Utf8, "standard input");
+        BOOST_ERROR("no error for Latin-1 input");
+    } catch (const std::runtime_error& e) {
+        BOOST_TEST(std::string(e.what()).find("standard input is not valid UTF-8: byte 0xE9 at offset 3") !=
+                   std::string::npos, e.what());
+        BOOST_TEST(std::string(e.what()).find("--encoding latin1") != std::string::npos);
+    }
+    BOOST_TEST(as_text(latin1, Encoding::Latin1, "x") == "caf\xc3\xa9 au lait");
+    BOOST_TEST(as_text(latin1, Encoding::Replace, "x") == "caf\xef\xbf\xbd au lait");
+    BOOST_TEST(as_text("caf\xc3\xa9", Encoding::Utf8, "x") == "caf\xc3\xa9");
+    BOOST_TEST((parse_options({"--encoding", "latin1", "x"}).encoding == Encoding::Latin1));
+    BOOST_CHECK_THROW(parse_options({"--encoding", "koi8", "x"}), UsageError);
+}
+
 BOOST_AUTO_TEST_CASE(assembly) {
     BOOST_TEST(assemble_prompt({"Write", "a commit message"}, std::nullopt) == "Write a commit message");
     BOOST_TEST(assemble_prompt({}, std::string("diff --git a b\n+x\n\n")) == "diff --git a b\n+x");
@@ -215,6 +233,13 @@ BOOST_AUTO_TEST_CASE(no_daemon_message_names_every_path) {
     const std::string mixed = no_daemon_message({{{"/run/user/7/strata.sock", "$XDG_RUNTIME_DIR"}, ECONNREFUSED},
                                                  {{kSystemSocket, "system socket"}, EACCES}});
     BOOST_TEST(mixed.find("log in again).\nStart the system service") != std::string::npos);
+    // --socket pointed at the wrong place, but a daemon answers at a usual one.
+    const std::string wrong = no_daemon_message({{{"/tmp/typo.sock", "--socket"}, ENOENT}},
+                                                {{"/run/user/7/strata.sock", "$XDG_RUNTIME_DIR"}});
+    BOOST_TEST(wrong.find("/tmp/typo.sock (--socket): No such file") != std::string::npos, wrong);
+    BOOST_TEST(wrong.find("A daemon listens at /run/user/7/strata.sock ($XDG_RUNTIME_DIR): use --socket "
+                          "/run/user/7/strata.sock") != std::string::npos, wrong);
+    BOOST_TEST(wrong.find("systemctl start") == std::string::npos);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

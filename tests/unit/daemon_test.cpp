@@ -147,7 +147,14 @@ BOOST_AUTO_TEST_CASE(defaults_and_overrides) {
 
 BOOST_AUTO_TEST_CASE(errors_name_where_and_which_key) {
     const std::string unknown = config_error("[model]\npath = /m\n[limits]\nmax_token = 5\n");
-    BOOST_TEST(contains(unknown, ".conf:4: unknown key 'max_token' in [limits] (known: max_prompt_tokens, max_tokens"));
+    BOOST_TEST(contains(unknown, ".conf:4: unknown key 'max_token' in [limits] (did you mean [limits] max_tokens"));
+    BOOST_TEST(contains(unknown, "known: max_prompt_tokens, max_tokens"));
+    // Typos point to the key meant: a prefix, the key in another section, a letter off.
+    BOOST_TEST(contains(config_error("[model]\npath = /m\n[memory]\nkv = 1G\n"), "did you mean [memory] kv_budget"));
+    BOOST_TEST(contains(config_error("[model]\npath = /m\n[server]\nmax_tokens = 5\n"), "did you mean [limits] max_tokens"));
+    BOOST_TEST(contains(config_error("[model]\npath = /m\n[engine]\nthreds = 2\n"), "did you mean [engine] threads"));
+    BOOST_TEST(contains(config_error("[model]\npath = /m\n[sesions]\nstate_dir = /x\n"), "did you mean [sessions] state_dir"));
+    BOOST_TEST(!contains(config_error("[model]\npath = /m\n[engine]\nzzzzzz = 2\n"), "did you mean"));
     BOOST_TEST(contains(config_error("[model]\npath = /m\n[nope]\nx = 1\n"), ".conf:4: unknown section [nope]"));
     BOOST_TEST(contains(config_error("[model]\npath = /m\n[engine]\nthreads = -1\n"),
                         ".conf:4: engine.threads = \"-1\": out of range, expected an integer from 0 to 1024"));
@@ -261,6 +268,25 @@ BOOST_AUTO_TEST_CASE(defaults) {
     BOOST_TEST(!call.request.prompt.has_value());
     BOOST_TEST(call.request.messages.size() == 1u);
     BOOST_TEST(call.request.session.empty());
+}
+
+// The message of an invalid_params error.
+std::string bad_message(const std::string& params_json) {
+    try {
+        parse_generate(json::parse(params_json).as_object(), context());
+    } catch (const ApiError& error) {
+        return error.what();
+    }
+    return "";
+}
+
+// Numbers written with an exponent are whole numbers too: 1e12 is too large, not "fractional".
+BOOST_AUTO_TEST_CASE(numbers_with_an_exponent_are_judged_by_their_value) {
+    const std::string huge = bad_message(R"({"prompt":"a","max_tokens":1e12})");
+    BOOST_TEST(huge.find("1000000000000 is out of range") != std::string::npos, huge);
+    BOOST_TEST(bad_message(R"({"prompt":"a","max_tokens":12.5})").find("got 12.5") != std::string::npos);
+    BOOST_TEST(bad_field(R"({"prompt":"a","max_tokens":1e2})") == "");
+    BOOST_TEST(bad_message(R"({"prompt":"a","seed":1.5})").find("got 1.5") != std::string::npos);
 }
 
 // Types are checked here; ranges and limits by Engine::submit (tests/integration/).

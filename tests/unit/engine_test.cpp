@@ -2,6 +2,9 @@
 // text byte for byte, sessions continuing with their KV cache, several requests batched
 // together giving the same text as alone, cancellation, every admission limit, chat
 // rendering, stop strings, and sessions surviving a restart.
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <condition_variable>
 #include <filesystem>
@@ -10,6 +13,8 @@
 #include <mutex>
 
 #include "engine/engine.h"
+#include "engine/state_dir.h"
+#include "gguf/writer.h"
 #include "test_util.h"
 
 using namespace strata;
@@ -108,6 +113,28 @@ struct TempDir {
     ~TempDir() { std::filesystem::remove_all(path); }
 };
 
+// A copy of stories260K in `dir` whose chat template is `jinja`.
+std::string model_with_template(const TempDir& dir, const std::string& name, const std::string& jinja) {
+    auto src = gguf::File::open(model_path());
+    gguf::Writer w(src->alignment());
+    for (const auto& [key, value] : src->metadata())
+        if (key != "tokenizer.chat_template") w.set_value(key, value);
+    for (const auto& t : src->tensors()) w.add_tensor(t.name, t.type, std::vector<int64_t>(t.ne, t.ne + t.n_dims), t.data);
+    w.set_string("tokenizer.chat_template", jinja);
+    const std::string path = (dir.path / name).string();
+    w.write(path);
+    return path;
+}
+
+GenerateRequest chat_request(std::vector<Message> messages, int max_tokens) {
+    GenerateRequest r;
+    r.uid = 1000;
+    r.messages = std::move(messages);
+    r.max_tokens = max_tokens;
+    r.sampling.temperature = 0;
+    return r;
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(engine)
@@ -188,27 +215,46 @@ BOOST_AUTO_TEST_CASE(admission_limits) {
     BOOST_TEST((submit_error(e, bad_sampling) == Errc::InvalidParams));
     BOOST_TEST((submit_error(e, greedy("x", 4, "bad/name")) == Errc::InvalidParams));
 
-    // Session ownership, busy sessions, the per-user session limit and the queue limit.
+    // Per-user session names, busy sessions, the per-user session limit and the queue limit.
     auto long_run = std::make_shared<Collect>();
     e.submit(greedy("Once", 100, "mine"), long_run);
     BOOST_TEST((submit_error(e, greedy("x", 4, "mine")) == Errc::Busy));
-    BOOST_TEST((submit_error(e, greedy("x", 4, "mine", 1001)) == Errc::Forbidden));
     BOOST_TEST((submit_error(e, greedy("x", 4, "second")) == Errc::Busy));  // one session per user
-    auto other = std::make_shared<Collect>();
-    e.submit(greedy("Once", 100), other);
+    auto theirs = std::make_shared<Collect>();
+    e.submit(greedy("Once", 100, "mine", 1001), theirs);  // uid 1001's own "mine"
     BOOST_TEST((submit_error(e, greedy("x", 4)) == Errc::Busy));  // queue of 2 is full
     BOOST_REQUIRE(long_run->wait());
-    BOOST_REQUIRE(other->wait());
+    BOOST_REQUIRE(theirs->wait());
 
     // Too long a prompt is refused on the engine thread, after tokenizing.
     auto too_long = run(e, greedy(std::string(200, 'a') + " b c d e f g h i j k l m n o p q r s t u v w x y z", 4));
     BOOST_TEST((too_long->error_ == Errc::InvalidParams));
     BOOST_TEST(too_long->message_.find("limit is 20") != std::string::npos);
-    // Root may use another user's session.
+    // Root's "mine" is root's own; root lists everyone's.
     BOOST_TEST(run(e, greedy(" The", 4, "mine", 0))->result_.usage.completion_tokens == 4);
-    BOOST_CHECK_THROW(e.session_info("mine", 1001), EngineError);
-    BOOST_TEST(e.list_sessions(1001).empty());
-    BOOST_TEST(e.list_sessions(0).size() == 1u);
+    BOOST_TEST(e.session_info("mine", 1001).tokens != e.session_info("mine", 0).tokens);
+    BOOST_CHECK_THROW(e.session_info("nothing", 1001), EngineError);
+    BOOST_TEST(e.list_sessions(1001).size() == 1u);
+    BOOST_TEST(e.list_sessions(0).size() == 3u);
+}
+
+// A user over limits.max_running_per_user waits in the queue instead of being refused.
+BOOST_AUTO_TEST_CASE(requests_over_the_per_user_limit_wait_their_turn) {
+    Config c = config();
+    c.limits.max_running_per_user = 1;
+    Engine e(c);
+    auto first = std::make_shared<Collect>(), second = std::make_shared<Collect>();
+    GenerateRequest long_one = greedy("Once upon a time", 400);
+    long_one.ignore_eos = true;
+    e.submit(long_one, first);
+    e.submit(greedy("Once", 4), second);
+    while (e.status().requests_running == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    BOOST_TEST(e.status().requests_running == 1);
+    BOOST_TEST(e.status().requests_queued == 1);
+    BOOST_REQUIRE(first->wait());
+    BOOST_REQUIRE(second->wait());
+    BOOST_TEST(second->result_.usage.completion_tokens == 4);
+    BOOST_TEST(second->result_.timings.queued_ms >= first->result_.timings.generate_ms);
 }
 
 BOOST_AUTO_TEST_CASE(context_full_is_reported) {
@@ -245,8 +291,7 @@ BOOST_AUTO_TEST_CASE(chat_messages_use_the_chosen_template) {
     r.messages = {{"user", "Tell me a story"}};
     r.max_tokens = 8;
     r.sampling.temperature = 0;
-    // stories260K has no chat template: messages need an explicit family.
-    BOOST_TEST((submit_error(e, r) == Errc::InvalidParams));
+    // A built-in family chosen by name overrides the model's own template.
     r.chat_template = "plain";
     auto first = run(e, r);
     BOOST_TEST(!first->error_.has_value());
@@ -264,13 +309,21 @@ BOOST_AUTO_TEST_CASE(chat_messages_use_the_chosen_template) {
 BOOST_AUTO_TEST_CASE(sessions_survive_a_restart) {
     TempDir dir;
     std::string first_text, continued;
+    const mode_t umask_before = ::umask(0);  // the most careless admin
     {
         Engine e(config(dir.path.string()));
         first_text = run(e, greedy("Once upon a time", 12, "kept"))->result_.text;
         e.shutdown(1000);
     }
-    BOOST_TEST(std::filesystem::exists(dir.path / "kept.session"));
-    BOOST_TEST(std::filesystem::exists(dir.path / "kept.kv"));
+    ::umask(umask_before);
+    namespace fs = std::filesystem;
+    BOOST_TEST(fs::exists(dir.path / "1000-kept.session"));
+    BOOST_TEST(fs::exists(dir.path / "1000-kept.kv"));
+    // Private whatever the umask: the directory 0700, the files 0600.
+    auto mode = [](const fs::path& p) { return static_cast<unsigned>(fs::status(p).permissions() & fs::perms::all); };
+    BOOST_TEST(mode(dir.path) == 0700u);
+    for (const char* name : {"1000-kept.session", "1000-kept.kv", ".lock"})
+        BOOST_TEST(mode(dir.path / name) == 0600u, name);
     {
         Engine e(config(dir.path.string()));
         const auto list = e.list_sessions(1000);
@@ -281,7 +334,7 @@ BOOST_AUTO_TEST_CASE(sessions_survive_a_restart) {
         BOOST_TEST(next->result_.usage.cached_tokens > 0);  // the saved KV cache came back
         continued = next->result_.text;
         e.delete_session("kept", 1000);
-        BOOST_TEST(!std::filesystem::exists(dir.path / "kept.session"));
+        BOOST_TEST(!std::filesystem::exists(dir.path / "1000-kept.session"));
     }
     // Without the saved KV cache the continuation is the same (rebuilt from history).
     Engine fresh(config());
@@ -347,3 +400,71 @@ BOOST_AUTO_TEST_CASE(shutdown_cancels_what_does_not_finish_in_time) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+// One daemon per state directory: the second is refused, naming the holder's pid; a
+// failed write leaves the old file whole.
+BOOST_AUTO_TEST_CASE(the_state_directory_is_locked_and_written_durably) {
+    TempDir dir;
+    const std::string path = (dir.path / "state").string();
+    StateDir held(path);
+    try {
+        StateDir second(path);
+        BOOST_FAIL("a second StateDir on the same directory was allowed");
+    } catch (const StateDirError& e) {
+        BOOST_TEST(std::string(e.what()).find("pid " + std::to_string(::getpid())) != std::string::npos, e.what());
+    }
+    held.write_file("f", [](std::FILE* out) { std::fputs("old", out); });
+    BOOST_CHECK_THROW(held.write_file("f", [](std::FILE* out) {
+        std::fputs("new", out);
+        throw std::runtime_error("disk full");
+    }), std::runtime_error);
+    std::ifstream in(path + "/f");
+    BOOST_TEST(std::string(std::istreambuf_iterator<char>(in), {}) == "old");
+    BOOST_TEST(!std::filesystem::exists(path + "/f.tmp"));
+    held = StateDir();  // released: another may take it
+    BOOST_CHECK_NO_THROW(StateDir{path});
+}
+
+BOOST_AUTO_TEST_CASE(the_models_own_template_renders_chats) {
+    Engine e(config());
+    BOOST_TEST(e.model_info().chat_template == "jinja");
+    // The bundled template writes BOS, then each turn as a line: the same tokens as that raw prompt.
+    auto chat = run(e, chat_request({{"system", "Tell a story."}, {"user", "Once upon a time"}}, 12));
+    BOOST_REQUIRE(!chat->error_.has_value());
+    auto raw = run(e, greedy("Tell a story.\nOnce upon a time\n", 12));
+    BOOST_TEST(chat->result_.usage.prompt_tokens == raw->result_.usage.prompt_tokens);
+    BOOST_TEST(chat->result_.text == raw->result_.text);
+}
+
+BOOST_AUTO_TEST_CASE(a_failing_template_fails_only_that_request) {
+    TempDir dir;
+    {
+        Config c = config();
+        c.model_path = model_with_template(dir, "raising.gguf", "{{ raise_exception('Roles must alternate user/assistant') }}");
+        Engine e(c);
+        auto out = run(e, chat_request({{"user", "Hi"}}, 4));
+        BOOST_TEST((out->error_ == Errc::InvalidParams));
+        BOOST_TEST(out->message_.find("Roles must alternate user/assistant") != std::string::npos, out->message_);
+        BOOST_TEST(!run(e, greedy("Once", 4))->error_.has_value());
+    }
+    {
+        Config c = config();
+        c.model_path = model_with_template(dir, "looping.gguf",
+                                           "{% for i in range(1000000) %}{% for j in range(1000000) %}{% endfor %}{% endfor %}");
+        Engine e(c);
+        auto out = run(e, chat_request({{"user", "Hi"}}, 4));
+        BOOST_TEST((out->error_ == Errc::InvalidParams));
+        BOOST_TEST(out->message_.find("steps") != std::string::npos, out->message_);
+        BOOST_TEST(!run(e, greedy("Once", 4))->error_.has_value());
+    }
+    {
+        Config c = config();
+        c.model_path = model_with_template(dir, "broken.gguf", "{% if messages %}unclosed");
+        Engine e(c);
+        BOOST_TEST(e.model_info().chat_template == "");
+        BOOST_TEST((submit_error(e, chat_request({{"user", "Hi"}}, 4)) == Errc::InvalidParams));
+        auto plain = chat_request({{"user", "Hi"}}, 4);
+        plain.chat_template = "plain";
+        BOOST_TEST(!run(e, plain)->error_.has_value());
+    }
+}

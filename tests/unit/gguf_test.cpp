@@ -1,6 +1,7 @@
 // tests/unit/gguf_test.cpp — the GGUF reader and writer: round trips and real files.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <limits>
@@ -65,6 +66,40 @@ BOOST_AUTO_TEST_CASE(wrong_metadata_type_is_named) {
     } catch (const GgufError& e) {
         BOOST_TEST(std::string(e.what()).find("llama.block_count") != std::string::npos);
         BOOST_TEST(std::string(e.what()).find("expected an integer, found string") != std::string::npos);
+    }
+}
+
+// GGUF strings are UTF-8: a key, a string value or a vocabulary token that is not is
+// refused, naming the field and the byte offset of the bad byte.
+BOOST_AUTO_TEST_CASE(strings_that_are_not_utf8_are_refused) {
+    struct Case {
+        std::string key, value, token, field;
+    };
+    const Case cases[] = {
+        {"general.nameQ", "x", "b", "] key"},
+        {"general.name", "cafQ", "b", "metadata key \"general.name\""},
+        {"general.name", "x", "caQ", "metadata key \"tokenizer.ggml.tokens\"[1]"},
+    };
+    for (const Case& c : cases) {
+        Writer w;
+        w.set_string(c.key, c.value);
+        w.set_strings("tokenizer.ggml.tokens", {"a", c.token});
+        auto bytes = w.bytes();
+        // The placeholder 'Q' becomes 0xE9 (Latin-1 'é'), which is no UTF-8.
+        const auto at = std::search(bytes.begin(), bytes.end(), c.key.begin(), c.key.end()) - bytes.begin();
+        const std::string marked = c.key.back() == 'Q' ? c.key : c.value.back() == 'Q' ? c.value : c.token;
+        const auto q = std::search(bytes.begin() + (c.key.back() == 'Q' ? 0 : at + 1), bytes.end(), marked.begin(),
+                                   marked.end()) - bytes.begin() + static_cast<long>(marked.size()) - 1;
+        bytes[static_cast<size_t>(q)] = static_cast<uint8_t>(0xE9);
+        try {
+            File::parse(bytes);
+            BOOST_ERROR("no error for " << c.field);
+        } catch (const GgufError& e) {
+            const std::string what = e.what();
+            BOOST_TEST(what.find(c.field) != std::string::npos, what);
+            BOOST_TEST(what.find("at byte " + std::to_string(q) + ": is not valid UTF-8 (byte 0xE9") != std::string::npos,
+                       what);
+        }
     }
 }
 

@@ -507,6 +507,8 @@ BOOST_AUTO_TEST_CASE(parameters_out_of_range_name_the_field) {
         {[&](SamplingParams& p) { p.logit_bias = {{1, nan}}; }, "logit_bias[0].bias"},
         {[](SamplingParams& p) { p.logit_bias = {{1, kInf}}; }, "logit_bias[0].bias"},
         {[](SamplingParams& p) { p.logit_bias = {{1, 5000}}; }, "logit_bias[0].bias"},
+        // Every token of the vocabulary (100 here) banned: nothing could be sampled.
+        {[](SamplingParams& p) { for (int32_t t = 99; t >= 0; --t) p.logit_bias.push_back({t, -kInf}); }, "logit_bias"},
     };
     for (const auto& [set, field] : cases) {
         SamplingParams p;
@@ -543,11 +545,13 @@ BOOST_AUTO_TEST_CASE(bad_logits_and_tokens) {
     BOOST_TEST(gs.sample(std::vector<float>{1, kInf, 2}) == 1);
     Sampler hot(plain(), 3);
     BOOST_TEST(hot.sample(std::vector<float>{1, kInf, kInf}) != 0);
-    // Banning every token through logit_bias is reported, not a crash.
+    // Banning every token through logit_bias is refused up front (an invalid parameter);
+    // logits with no candidate at all are reported, not a crash.
     SamplingParams ban = plain();
     ban.logit_bias = {{0, -kInf}, {1, -kInf}};
-    Sampler b(ban, 2);
-    BOOST_CHECK_THROW(b.sample(std::vector<float>{1, 2}), NoCandidateError);
+    BOOST_CHECK_THROW(Sampler(ban, 2), SamplingError);
+    Sampler b(plain(), 2);
+    BOOST_CHECK_THROW(b.sample(std::vector<float>{-kInf, -kInf}), NoCandidateError);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

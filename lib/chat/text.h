@@ -1,0 +1,25 @@
+// chat/text.h — Python's view of strings for the template interpreter: code points,
+// Unicode whitespace as str.isspace() sees it, and case mapping. Must not touch: values,
+// templates. (UTF-8 validation itself is tokenizer/utf8's.)
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace strata::chat::text {
+
+// The code points of UTF-8 text; each invalid byte becomes U+FFFD.
+std::u32string decode(std::string_view s);
+std::string encode(std::u32string_view s);
+// Python str.isspace() for one code point.
+bool is_space(char32_t c);
+// Python str.strip()/lstrip()/rstrip(): `chars` empty = whitespace.
+std::string strip(std::string_view s, std::u32string_view chars, bool left, bool right);
+// Python str.upper()/lower() for the letters of Latin-1, Latin Extended-A, Greek and Cyrillic
+// (one-to-one mappings; other scripts are left as they are).
+std::string upper(std::string_view s);
+std::string lower(std::string_view s);
+char32_t upper(char32_t c);
+char32_t lower(char32_t c);
+
+}  // namespace strata::chat::text

@@ -1,0 +1,47 @@
+// tests/fuzz/protocol_fuzz.cpp — libFuzzer target for the daemon's request parsers: the
+// protocol sniffer, the JSON-RPC envelope of a native request line (depth-limited JSON,
+// UTF-8 checked), and the params of generate and of the OpenAI bodies. Every input must
+// either parse or be refused with an ApiError: anything else (a crash, another exception,
+// a sanitizer report) is a bug.
+#include <boost/json/object.hpp>
+#include <cstdint>
+#include <cstdlib>
+#include <string_view>
+
+#include "openai/openai.h"
+#include "protocol/generate_params.h"
+#include "rpc/jsonrpc.h"
+#include "transport/sniff.h"
+
+using namespace strata::daemon;
+
+namespace {
+
+RequestContext context() {
+    RequestContext c;
+    c.uid = 1000;
+    return c;
+}
+
+template <typename Parse>
+void refused_or_parsed(Parse parse) {
+    try {
+        parse();
+    } catch (const ApiError&) {
+    }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+    const std::string_view bytes(reinterpret_cast<const char*>(data), size);
+    (void)sniff(bytes);
+    try {
+        const RpcRequest request = parse_request(bytes, 64);
+        refused_or_parsed([&] { parse_generate(request.params, context()); });
+        refused_or_parsed([&] { parse_openai(OpenAiKind::Completion, request.params, context()); });
+        refused_or_parsed([&] { parse_openai(OpenAiKind::Chat, request.params, context()); });
+    } catch (const BadRequest&) {
+    }
+    return 0;
+}
