@@ -146,6 +146,7 @@ bool can_be_weight(DType w) {
         case DType::F32: case DType::F16: case DType::BF16:
         case DType::Q4_0: case DType::Q4_1: case DType::Q5_0: case DType::Q5_1: case DType::Q8_0:
         case DType::Q2_K: case DType::Q3_K: case DType::Q4_K: case DType::Q5_K: case DType::Q6_K:
+        case DType::IQ4_NL: case DType::IQ4_XS:
             return true;
         default: return false;
     }
@@ -154,9 +155,11 @@ bool can_be_weight(DType w) {
 DType activation_type(DType w) {
     switch (w) {
         case DType::F32: case DType::F16: case DType::BF16: return w;
-        case DType::Q4_0: case DType::Q5_0: case DType::Q8_0: return DType::Q8_0;
+        case DType::Q4_0: case DType::Q5_0: case DType::Q8_0: case DType::IQ4_NL: return DType::Q8_0;
         case DType::Q4_1: case DType::Q5_1: return DType::Q8_1;
-        case DType::Q2_K: case DType::Q3_K: case DType::Q4_K: case DType::Q5_K: case DType::Q6_K: return DType::Q8_K;
+        case DType::Q2_K: case DType::Q3_K: case DType::Q4_K: case DType::Q5_K: case DType::Q6_K:
+        case DType::IQ4_XS:
+            return DType::Q8_K;
         default: break;
     }
     throw std::invalid_argument("type " + std::string(dtype_name(w)) + " cannot be a matrix-product weight");

@@ -256,6 +256,38 @@ float dot_q6_k(const void* vw, const void* va, int64_t k) {
     return sum_lanes(0, lanes);
 }
 
+// The integer dot of 32 IQ4 codes (low nibbles: elements 0..15, high: 16..31) with 32 int8
+// activations.
+int iq4_codes_dot(const uint8_t* qs, const int8_t* q8) {
+    int lo = 0, hi = 0;
+    for (int j = 0; j < 16; ++j) {
+        lo += q8[j] * kIQ4NLValues[qs[j] & 0xF];
+        hi += q8[j + 16] * kIQ4NLValues[qs[j] >> 4];
+    }
+    return lo + hi;
+}
+
+float dot_iq4_nl(const void* vw, const void* va, int64_t k) {
+    auto* w = static_cast<const BlockIQ4_NL*>(vw);
+    auto* a = static_cast<const BlockQ8_0*>(va);
+    float sum = 0;
+    for (int64_t b = 0; b < k / QK4_NL; ++b)
+        sum += (fp16_to_fp32(a[b].d) * fp16_to_fp32(w[b].d)) * iq4_codes_dot(w[b].qs, a[b].qs);
+    return sum;
+}
+
+float dot_iq4_xs(const void* vw, const void* va, int64_t k) {
+    auto* w = static_cast<const BlockIQ4_XS*>(vw);
+    auto* a = static_cast<const BlockQ8_K*>(va);
+    float sum = 0;
+    for (int64_t b = 0; b < k / QK_K; ++b) {
+        const float d4d8 = fp16_to_fp32(w[b].d) * a[b].d;
+        for (int ib = 0; ib < QK_K / 32; ++ib)
+            sum += d4d8 * (iq4xs_scale(w[b], ib) - 32) * iq4_codes_dot(w[b].qs + 16 * ib, a[b].qs + 32 * ib);
+    }
+    return sum;
+}
+
 // Reference gemm: every (row, token) pair through one dot product. Rows outermost, so a
 // weight row stays in cache while it meets every activation row.
 template <Dot dot>
@@ -283,6 +315,8 @@ void install_scalar_gemm(Table& t) {
     t.gemm[slot(DType::Q4_K)] = gemm_by_dots<dot_q4_k>;
     t.gemm[slot(DType::Q5_K)] = gemm_by_dots<dot_q5_k>;
     t.gemm[slot(DType::Q6_K)] = gemm_by_dots<dot_q6_k>;
+    t.gemm[slot(DType::IQ4_NL)] = gemm_by_dots<dot_iq4_nl>;
+    t.gemm[slot(DType::IQ4_XS)] = gemm_by_dots<dot_iq4_xs>;
 }
 
 }  // namespace strata::kernels::detail

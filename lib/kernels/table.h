@@ -19,8 +19,8 @@ using GemmFn = void (*)(int64_t k, const void* W, size_t ldw, int64_t r0, int64_
                         size_t ldx, int64_t nt, float* Y, size_t ldy);
 using ConvertFn = void (*)(const float* x, void* out, int64_t n);
 
-// DType ids run from 0 to 30 (BF16); slots are indexed by the id.
-constexpr size_t kTypeSlots = 32;
+// Slots are indexed by the DType id; there is one for every id of the type table.
+constexpr size_t kTypeSlots = kDTypeIdLimit;
 constexpr size_t slot(DType t) { return static_cast<size_t>(t); }
 
 struct Table {

@@ -18,20 +18,9 @@ namespace strata::model {
 
 // ActivationCache ------------------------------------------------------------------------
 
-int ActivationCache::slot(DType at) {
-    switch (at) {
-        case DType::F16: return 0;
-        case DType::BF16: return 1;
-        case DType::Q8_0: return 2;
-        case DType::Q8_1: return 3;
-        case DType::Q8_K: return 4;
-        default: return 5;
-    }
-}
-
 std::pair<const void*, size_t> ActivationCache::get(const float* src, int32_t T, int64_t k, DType at, kernels::ThreadPool& pool) {
     if (at == DType::F32) return {src, size_t(k) * sizeof(float)};
-    const int s = slot(at);
+    const auto s = static_cast<size_t>(at);
     const size_t row = dtype_bytes(at, k);
     if (valid_[s] && src_[s] == src) return {buf_[s].data(), row};
     if (buf_[s].size() < row * T) buf_[s].resize(row * T);

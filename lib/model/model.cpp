@@ -117,7 +117,7 @@ void Model::Impl::bind_tensors() {
     if (embd->n_dims != 2 || embd->ne[0] != hp.n_embd)
         throw std::runtime_error("tensor token_embd.weight has shape " + shape_of(*embd) + ", expected [" + std::to_string(hp.n_embd) + ", n_vocab]");
     if (embd->ne[1] > (1 << 22)) throw std::runtime_error("tensor token_embd.weight: vocabulary of " + std::to_string(embd->ne[1]) + " is too large");
-    if (!can_quantize(embd->type) || embd->type == DType::Q8_K)
+    if (!can_dequantize(embd->type) || embd->type == DType::Q8_K)
         throw std::runtime_error("tensor token_embd.weight: type " + std::string(dtype_name(embd->type)) + " is not supported");
     hp.n_vocab = static_cast<int32_t>(embd->ne[1]);
     layout.embeddings = embd;

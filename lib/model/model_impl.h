@@ -40,11 +40,10 @@ public:
     void invalidate() { valid_.fill(false); }
 
 private:
-    static constexpr int kFormats = 6;  // F16, BF16, Q8_0, Q8_1, Q8_K (+ unused F32 slot)
-    static int slot(DType at);
-    std::array<std::vector<uint8_t>, kFormats> buf_;
-    std::array<bool, kFormats> valid_{};
-    std::array<const float*, kFormats> src_{};
+    // One slot per type id (only activation formats are used).
+    std::array<std::vector<uint8_t>, kDTypeIdLimit> buf_;
+    std::array<bool, kDTypeIdLimit> valid_{};
+    std::array<const float*, kDTypeIdLimit> src_{};
 };
 
 // Working memory of one pass, sized for `tokens` tokens; grows only when a larger

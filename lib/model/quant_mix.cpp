@@ -15,7 +15,7 @@ namespace {
 enum FtypeId : uint32_t {
     kF32 = 0, kF16 = 1, kQ4_0 = 2, kQ4_1 = 3, kQ8_0 = 7, kQ5_0 = 8, kQ5_1 = 9, kQ2_K = 10,
     kQ3_K_S = 11, kQ3_K_M = 12, kQ3_K_L = 13, kQ4_K_S = 14, kQ4_K_M = 15, kQ5_K_S = 16, kQ5_K_M = 17,
-    kQ6_K = 18, kBF16 = 32,
+    kQ6_K = 18, kIQ4_NL = 25, kIQ4_XS = 30, kBF16 = 32,
 };
 
 constexpr std::array kFileTypes = {
@@ -28,6 +28,7 @@ constexpr std::array kFileTypes = {
     FileType{"Q4_K_S", kQ4_K_S, DType::Q4_K},  FileType{"Q4_K_M", kQ4_K_M, DType::Q4_K},
     FileType{"Q5_K_S", kQ5_K_S, DType::Q5_K},  FileType{"Q5_K_M", kQ5_K_M, DType::Q5_K},
     FileType{"Q6_K", kQ6_K, DType::Q6_K},
+    FileType{"IQ4_NL", kIQ4_NL, DType::IQ4_NL}, FileType{"IQ4_XS", kIQ4_XS, DType::IQ4_XS},
 };
 
 constexpr std::pair<std::string_view, std::string_view> kAliases[] = {
@@ -171,6 +172,7 @@ private:
         if (ft_ == kQ2_K) t = m_.n_gqa >= 4 ? DType::Q4_K : DType::Q3_K;
         else if (ft_ == kQ3_K_M) t = i < 2 ? DType::Q5_K : DType::Q4_K;
         else if (ft_ == kQ3_K_L) t = DType::Q5_K;
+        else if ((ft_ == kIQ4_NL || ft_ == kIQ4_XS) && m_.n_gqa >= 4) t = DType::Q5_K;
         else if ((ft_ == kQ4_K_M || ft_ == kQ5_K_M) && use_more_bits(i, m_.n_attn_v)) t = DType::Q6_K;
         else if (ft_ == kQ4_K_S && i < 4) t = DType::Q5_K;
         if (m_.is_70b && (t == DType::Q3_K || t == DType::Q4_K)) t = DType::Q5_K;
@@ -195,6 +197,7 @@ private:
                 return use_more_bits(i, n) ? DType::Q6_K : base_;
             case kQ5_K_M: return use_more_bits(i, n) ? DType::Q6_K : base_;
             case kQ4_K_S: return !m_.falcon && i < n / 8 ? DType::Q5_K : base_;
+            case kIQ4_NL: case kIQ4_XS: return i < n / 8 ? DType::Q5_K : base_;  // (without an imatrix)
             default: return base_;
         }
     }
@@ -202,7 +205,8 @@ private:
     DType attn_output_type() const {
         if (m_.falcon) return ft_ == kQ3_K_L ? DType::Q4_K : base_;
         if (m_.n_expert == 8) {
-            const bool bump = ft_ == kQ2_K || ft_ == kQ3_K_S || ft_ == kQ3_K_M || ft_ == kQ4_K_S || ft_ == kQ4_K_M;
+            const bool bump = ft_ == kQ2_K || ft_ == kQ3_K_S || ft_ == kQ3_K_M || ft_ == kQ4_K_S || ft_ == kQ4_K_M ||
+                              ft_ == kIQ4_NL || ft_ == kIQ4_XS;
             return bump ? DType::Q5_K : base_;
         }
         switch (ft_) {
@@ -230,6 +234,7 @@ TensorPlan with_fallback(const gguf::TensorInfo& t, DType want) {
         case DType::Q4_K: alt = DType::Q5_0; break;
         case DType::Q5_K: alt = DType::Q5_1; break;
         case DType::Q6_K: alt = DType::Q8_0; break;
+        case DType::IQ4_XS: alt = DType::IQ4_NL; break;
         default: break;
     }
     if (ncols % block_elems(alt) != 0) alt = DType::F16;

@@ -1,5 +1,6 @@
 // tensor/codecs.h — internal: the per-type reference codecs behind quantize.h's
-// dispatch. legacy.cpp holds the 32-element formats, kquants.cpp the 256-element ones.
+// dispatch. legacy.cpp holds the 32-element formats, kquants.cpp the 256-element ones,
+// iquants.cpp the non-linear IQ4 ones.
 #pragma once
 
 #include <cmath>
@@ -41,6 +42,8 @@ void dequantize_q3_k(const void* x, float* y, int64_t n);
 void dequantize_q4_k(const void* x, float* y, int64_t n);
 void dequantize_q5_k(const void* x, float* y, int64_t n);
 void dequantize_q6_k(const void* x, float* y, int64_t n);
+void dequantize_iq4_nl(const void* x, float* y, int64_t n);
+void dequantize_iq4_xs(const void* x, float* y, int64_t n);
 
 void quantize_row_q4_0(const float* x, void* y, int64_t n);
 void quantize_row_q4_1(const float* x, void* y, int64_t n);
@@ -51,5 +54,7 @@ void quantize_row_q3_k(const float* x, void* y, int64_t n);
 void quantize_row_q4_k(const float* x, void* y, int64_t n);
 void quantize_row_q5_k(const float* x, void* y, int64_t n);
 void quantize_row_q6_k(const float* x, void* y, int64_t n);
+void quantize_row_iq4_nl(const float* x, void* y, int64_t n);
+void quantize_row_iq4_xs(const float* x, void* y, int64_t n);
 
 }  // namespace strata

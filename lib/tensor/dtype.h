@@ -25,6 +25,8 @@ enum class DType : uint32_t {
     Q5_K = 13,
     Q6_K = 14,
     Q8_K = 15,
+    IQ4_NL = 20,
+    IQ4_XS = 23,
     I8 = 24,
     I16 = 25,
     I32 = 26,
@@ -40,8 +42,44 @@ struct DTypeInfo {
     uint32_t block_bytes;    // bytes per block
 };
 
+// The table of types strata knows (dtype.cpp's lookups and everything sized by type id
+// derive from it: adding a type means adding its enum value and its row here).
+inline constexpr DTypeInfo kDTypeTable[] = {
+    {DType::F32, "F32", 1, 4},
+    {DType::F16, "F16", 1, 2},
+    {DType::Q4_0, "Q4_0", 32, 18},
+    {DType::Q4_1, "Q4_1", 32, 20},
+    {DType::Q5_0, "Q5_0", 32, 22},
+    {DType::Q5_1, "Q5_1", 32, 24},
+    {DType::Q8_0, "Q8_0", 32, 34},
+    {DType::Q8_1, "Q8_1", 32, 36},
+    {DType::Q2_K, "Q2_K", 256, 84},
+    {DType::Q3_K, "Q3_K", 256, 110},
+    {DType::Q4_K, "Q4_K", 256, 144},
+    {DType::Q5_K, "Q5_K", 256, 176},
+    {DType::Q6_K, "Q6_K", 256, 210},
+    {DType::Q8_K, "Q8_K", 256, 292},
+    {DType::IQ4_NL, "IQ4_NL", 32, 18},
+    {DType::IQ4_XS, "IQ4_XS", 256, 136},
+    {DType::I8, "I8", 1, 1},
+    {DType::I16, "I16", 1, 2},
+    {DType::I32, "I32", 1, 4},
+    {DType::I64, "I64", 1, 8},
+    {DType::F64, "F64", 1, 8},
+    {DType::BF16, "BF16", 1, 2},
+};
+
+// One past the largest type id of the table: arrays indexed by type id have this size.
+consteval uint32_t dtype_id_limit() {
+    uint32_t limit = 0;
+    for (const DTypeInfo& t : kDTypeTable)
+        if (static_cast<uint32_t>(t.type) + 1 > limit) limit = static_cast<uint32_t>(t.type) + 1;
+    return limit;
+}
+inline constexpr uint32_t kDTypeIdLimit = dtype_id_limit();
+
 // Geometry of a known type id, or nullopt for ids strata does not know (including
-// GGML types that exist but are not supported, e.g. the IQ families).
+// GGML types that exist but are not supported, e.g. most of the IQ families).
 std::optional<DTypeInfo> dtype_info(uint32_t id);
 const DTypeInfo& dtype_info(DType t);
 

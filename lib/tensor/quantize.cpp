@@ -134,6 +134,8 @@ void dequantize_row(DType t, const void* src, float* dst, int64_t n) {
         case DType::Q4_K: dequantize_q4_k(src, dst, n); return;
         case DType::Q5_K: dequantize_q5_k(src, dst, n); return;
         case DType::Q6_K: dequantize_q6_k(src, dst, n); return;
+        case DType::IQ4_NL: dequantize_iq4_nl(src, dst, n); return;
+        case DType::IQ4_XS: dequantize_iq4_xs(src, dst, n); return;
         default: break;
     }
     throw std::invalid_argument("dequantize_row: type " + std::string(dtype_name(t)) + " has no float values");
@@ -147,6 +149,7 @@ bool can_quantize(DType t) {
         case DType::Q8_0: case DType::Q8_1: case DType::Q8_K:
         case DType::Q4_0: case DType::Q4_1: case DType::Q5_0: case DType::Q5_1:
         case DType::Q2_K: case DType::Q3_K: case DType::Q4_K: case DType::Q5_K: case DType::Q6_K:
+        case DType::IQ4_NL: case DType::IQ4_XS:
             return true;
         default: return false;
     }
@@ -178,6 +181,8 @@ void quantize_row(DType t, const float* src, void* dst, int64_t n) {
         case DType::Q4_K: quantize_row_q4_k(src, dst, n); return;
         case DType::Q5_K: quantize_row_q5_k(src, dst, n); return;
         case DType::Q6_K: quantize_row_q6_k(src, dst, n); return;
+        case DType::IQ4_NL: quantize_row_iq4_nl(src, dst, n); return;
+        case DType::IQ4_XS: quantize_row_iq4_xs(src, dst, n); return;
         default: break;
     }
     throw std::invalid_argument("quantize_row: cannot quantize to " + std::string(dtype_name(t)));

@@ -1,5 +1,6 @@
 // tensor/quantize.h — reference quantization and dequantization of rows, bit-exact with
-// GGML's (*_ref quantizers: the same bytes as llama.cpp's model quantizer). These define
+// GGML's (the same bytes as llama.cpp's model quantizer without an importance matrix: the
+// *_ref quantizers, and for IQ4_NL quantize_iq4_nl, whose scale search its _ref skips). These define
 // the formats; kernels/ has faster versions of the hot ones and tests them against these.
 // Inputs are finite floats (callers check: NaN/Inf have no defined encoding).
 #pragma once
@@ -11,7 +12,7 @@
 namespace strata {
 
 // dst[0..n) = the values stored in src (n a multiple of t's block size). All of
-// F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q8_1, Q2_K..Q6_K, Q8_K.
+// F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q8_1, Q2_K..Q6_K, Q8_K, IQ4_NL, IQ4_XS.
 void dequantize_row(DType t, const void* src, float* dst, int64_t n);
 
 // Whether dequantize_row supports t.

@@ -131,7 +131,8 @@ Options parse(int argc, char** argv) {
     }
     if (o.types.empty())
         o.types = {DType::F32,  DType::F16,  DType::BF16, DType::Q8_0, DType::Q4_0, DType::Q4_1, DType::Q5_0,
-                   DType::Q5_1, DType::Q2_K, DType::Q3_K, DType::Q4_K, DType::Q5_K, DType::Q6_K};
+                   DType::Q5_1, DType::Q2_K, DType::Q3_K, DType::Q4_K, DType::Q5_K, DType::Q6_K,
+                   DType::IQ4_NL, DType::IQ4_XS};
     if (o.isas.empty())
         for (k::Isa isa : {k::Isa::Scalar, k::Isa::Avx2, k::Isa::Avx512})
             if (k::isa_supported(isa)) o.isas.push_back(isa);
@@ -143,7 +144,7 @@ Options parse(int argc, char** argv) {
 // other byte is random.
 std::vector<size_t> scale_fields(DType t) {
     switch (t) {
-        case DType::Q4_0: case DType::Q5_0: case DType::Q8_0: return {0};
+        case DType::Q4_0: case DType::Q5_0: case DType::Q8_0: case DType::IQ4_NL: case DType::IQ4_XS: return {0};
         case DType::Q4_1: case DType::Q5_1: return {0, 2};
         case DType::Q2_K: return {offsetof(strata::BlockQ2_K, d), offsetof(strata::BlockQ2_K, dmin)};
         case DType::Q3_K: return {offsetof(strata::BlockQ3_K, d)};

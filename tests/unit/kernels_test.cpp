@@ -38,7 +38,7 @@ struct UseIsa {
 
 const std::vector<DType> kWeightTypes = {DType::F32,  DType::F16,  DType::BF16, DType::Q4_0, DType::Q4_1,
                                          DType::Q5_0, DType::Q5_1, DType::Q8_0, DType::Q2_K, DType::Q3_K,
-                                         DType::Q4_K, DType::Q5_K, DType::Q6_K};
+                                         DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::IQ4_NL, DType::IQ4_XS};
 
 bool is_float(DType t) { return t == DType::F32 || t == DType::F16 || t == DType::BF16; }
 int64_t block_elems(DType t) { return strata::dtype_info(t).block_elems; }
@@ -98,6 +98,8 @@ void random_weight_row(DType w, uint8_t* row, int64_t k, std::mt19937& rng) {
             b.dmin = random_scale(rng, 1e-4f, 1e-3f);
         }); break;
         case DType::Q6_K: each(reinterpret_cast<BlockQ6_K*>(row), [&](BlockQ6_K& b) { b.d = random_scale(rng, 1e-4f, 1e-3f); }); break;
+        case DType::IQ4_NL: each(reinterpret_cast<BlockIQ4_NL*>(row), [&](BlockIQ4_NL& b) { b.d = random_scale(rng, 1e-4f, 2e-3f); }); break;
+        case DType::IQ4_XS: each(reinterpret_cast<BlockIQ4_XS*>(row), [&](BlockIQ4_XS& b) { b.d = random_scale(rng, 1e-5f, 1e-4f); }); break;
         default: BOOST_FAIL("no random rows for " << strata::dtype_name(w));
     }
 }
@@ -313,6 +315,8 @@ BOOST_AUTO_TEST_CASE(activation_types_follow_ggml) {
     BOOST_TEST((k::activation_type(DType::Q4_0) == DType::Q8_0));
     BOOST_TEST((k::activation_type(DType::Q5_1) == DType::Q8_1));
     BOOST_TEST((k::activation_type(DType::Q6_K) == DType::Q8_K));
+    BOOST_TEST((k::activation_type(DType::IQ4_NL) == DType::Q8_0));
+    BOOST_TEST((k::activation_type(DType::IQ4_XS) == DType::Q8_K));
     BOOST_TEST(!k::can_be_weight(DType::Q8_K));
     BOOST_CHECK_THROW(k::activation_type(DType::Q8_K), std::invalid_argument);
     BOOST_CHECK_THROW(k::activation_type(DType::I32), std::invalid_argument);

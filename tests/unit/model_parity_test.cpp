@@ -1,5 +1,5 @@
 // tests/unit/model_parity_test.cpp — the forward pass against llama.cpp: every golden
-// case (9 models x 3 token sequences) and every architecture case (tests/data/archs: 8 families, 9 models x
+// case (11 models x 3 token sequences) and every architecture case (tests/data/archs: 8 families, 9 models x
 // F16/quantized x 2 sequences) within the per-type tolerances, on every kernel variant the CPU has;
 // batching, decode-by-decode and multi-sequence batches agree;
 // stories260K reproduces its known greedy continuation.
@@ -58,7 +58,7 @@ BOOST_AUTO_TEST_SUITE(model_parity)
 BOOST_AUTO_TEST_CASE(golden_logits_on_every_kernel_variant) {
     IsaGuard guard;
     const auto cases = test::golden_cases();
-    BOOST_REQUIRE_EQUAL(cases.size(), 27u);
+    BOOST_REQUIRE_EQUAL(cases.size(), 33u);
     for (auto isa : supported_isas()) {
         kernels::set_isa(isa);
         for (const auto& c : cases) {

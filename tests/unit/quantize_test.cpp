@@ -122,7 +122,8 @@ BOOST_AUTO_TEST_CASE(names_ids_and_aliases) {
     BOOST_TEST(file_type("q3_k").name == "Q3_K_M");
     BOOST_TEST(!model::file_type_from_name("q4_k_x"));
     BOOST_TEST(!model::file_type_from_name("IQ2_XXS"));
-    BOOST_TEST(model::file_types().size() == 17u);
+    BOOST_TEST(model::file_types().size() == 19u);
+    BOOST_TEST(file_type("iq4_xs").id == 30u);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
@@ -144,7 +145,7 @@ BOOST_AUTO_TEST_CASE(architectures_quantize_like_llama_quantize) {
 
 // mix.gguf: 8 blocks, GQA 4, rows of 160 and 100 in two ffn_down tensors (fallbacks).
 BOOST_AUTO_TEST_CASE(mixes_on_fixture_model) {
-    for (const char* type : {"q4_k_m", "q5_k_m", "q3_k_m", "q4_k_s", "q2_k", "q8_0", "q4_0"})
+    for (const char* type : {"q4_k_m", "q5_k_m", "q3_k_m", "q4_k_s", "q2_k", "q8_0", "q4_0", "iq4_nl", "iq4_xs"})
         check_against_llama_cpp(quant_data("mix.gguf"), type, quant_data(std::string("mix.") + type + ".gguf"), 2);
 }
 

@@ -22,7 +22,8 @@ namespace {
 constexpr int64_t kRows = 8, kCols = 512;  // input.f32, as make_fixtures.py writes it
 
 const DType kQuantTypes[] = {DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0,
-                             DType::Q2_K, DType::Q3_K, DType::Q4_K, DType::Q5_K, DType::Q6_K};
+                             DType::Q2_K, DType::Q3_K, DType::Q4_K, DType::Q5_K, DType::Q6_K,
+                             DType::IQ4_NL, DType::IQ4_XS};
 
 std::filesystem::path fixture(const std::string& name) { return test::data_dir() / "quant" / name; }
 
@@ -129,7 +130,7 @@ BOOST_AUTO_TEST_CASE(error_bounds) {
     const Bound bounds[] = {
         {DType::F16, 2.5e-4}, {DType::BF16, 2.0e-3}, {DType::Q8_0, 6.5e-3}, {DType::Q6_K, 2.2e-2},
         {DType::Q5_0, 5.0e-2}, {DType::Q5_1, 4.5e-2}, {DType::Q5_K, 4.4e-2}, {DType::Q4_0, 1.0e-1},
-        {DType::Q4_1, 9.5e-2}, {DType::Q4_K, 8.5e-2}, {DType::Q3_K, 1.8e-1}, {DType::Q2_K, 3.6e-1},
+        {DType::Q4_1, 9.5e-2}, {DType::Q4_K, 8.5e-2}, {DType::IQ4_NL, 1.0e-1}, {DType::IQ4_XS, 1.0e-1}, {DType::Q3_K, 1.8e-1}, {DType::Q2_K, 3.6e-1},
     };
     std::mt19937 rng(7);
     std::normal_distribution<float> normal(0.0f, 1.0f);

@@ -73,6 +73,8 @@ struct V {
     static F cvt(I v) { return _mm256_cvtepi32_ps(v); }
     // u8 x s8 products summed in pairs to int16 (no overflow for u < 64).
     static I maddubs(I u, I s) { return _mm256_maddubs_epi16(u, s); }
+    // (u - 128) x s8 products summed in pairs to int16, for any u (no saturation).
+    static I maddubs_wide(I u, I s) { return maddubs_wide256(u, s); }
     // acc + int16 pairs a * b summed to int32.
     static I dot_i16(I acc, I a, I b) { return _mm256_add_epi32(acc, _mm256_madd_epi16(a, b)); }
     static __m256i dot_i16_256(__m256i acc, __m256i a, __m256i b) { return _mm256_add_epi32(acc, _mm256_madd_epi16(a, b)); }
@@ -89,8 +91,7 @@ struct V {
     static I dot_u8s8(I u, I a, I corr) {
         const I ones = _mm256_set1_epi16(1);
         if constexpr (Wide) {
-            const I w = _mm256_xor_si256(u, _mm256_set1_epi8(-128));
-            return _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(w, w), _mm256_sign_epi8(a, w)), ones);
+            return _mm256_madd_epi16(maddubs_wide(u, a), ones);
         } else {
             return _mm256_add_epi32(_mm256_madd_epi16(_mm256_maddubs_epi16(u, a), ones), corr);
         }

@@ -67,6 +67,13 @@ struct V {
     static F cvt(I v) { return _mm512_cvtepi32_ps(v); }
     // u8 x s8 products summed in pairs to int16 (no overflow for u < 64).
     static I maddubs(I u, I s) { return _mm512_maddubs_epi16(u, s); }
+    // (u - 128) x s8 products summed in pairs to int16, for any u (no saturation): |w| and
+    // s with w's sign, w = u - 128.
+    static I maddubs_wide(I u, I s) {
+        const I w = _mm512_xor_si512(u, _mm512_set1_epi8(-128));
+        const I signed_s = _mm512_mask_sub_epi8(s, _mm512_movepi8_mask(w), _mm512_setzero_si512(), s);
+        return _mm512_maddubs_epi16(_mm512_abs_epi8(w), signed_s);
+    }
     // acc + int16 pairs a * b summed to int32 (VNNI).
     static I dot_i16(I acc, I a, I b) { return _mm512_dpwssd_epi32(acc, a, b); }
     static __m256i dot_i16_256(__m256i acc, __m256i a, __m256i b) { return _mm256_dpwssd_epi32(acc, a, b); }

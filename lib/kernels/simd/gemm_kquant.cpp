@@ -1,4 +1,4 @@
-// kernels/simd/gemm_kquant.cpp — Q2_K..Q6_K matrix products for one SIMD variant.
+// kernels/simd/gemm_kquant.cpp — Q2_K..Q6_K and IQ4_XS matrix products for one SIMD variant.
 #include "kernels/simd/gemm_kquant.h"
 #include "kernels/simd/isa.h"
 #if defined(STRATA_SIMD_AVX512)
@@ -26,6 +26,7 @@ void install_kquant_gemm(Table& t) {
     t.gemm[slot(DType::Q4_K)] = kquant_gemm<simd::Q4K>();
     t.gemm[slot(DType::Q5_K)] = kquant_gemm<simd::Q5K>();
     t.gemm[slot(DType::Q6_K)] = kquant_gemm<simd::Q6K>();
+    t.gemm[slot(DType::IQ4_XS)] = kquant_gemm<simd::IQ4XS>();
 }
 
 }  // namespace strata::kernels::detail::STRATA_SIMD_NS

@@ -1,11 +1,14 @@
-// kernels/simd/gemm_kquant.h — Q2_K..Q6_K weights against Q8_K activations.
+// kernels/simd/gemm_kquant.h — Q2_K..Q6_K and IQ4_XS weights against Q8_K activations.
 // Every K-quant super-block unpacks (with AVX2 integer code, which both variants run) to
 // the same form: 256 unsigned small integers u in activation order, the int16 scale of
 // each u pair, and a correction c per 16-element group, so that
 //     dot = d * da * sum(scale * u * a) - dc * da * sum_g(c_g * bsum_g)
 // (dc = dmin for the types with mins, dc = d for the types with an offset, where the
 // integer subtraction happens before the float step). The product is then one maddubs
-// and one int16 dot per vector of u, the same for every type.
+// and one int16 dot per vector of u, the same for every type. IQ4_XS's u (table value
+// + 128) spans 1..241, where maddubs could saturate: for such wide types the pair products
+// are taken as (u - 128) * a, and the correction (128 * scale per group, which the
+// AVX-512 many-token path needs) is left out.
 // Must not touch: other weight families.
 #pragma once
 
@@ -15,6 +18,7 @@
 #include "kernels/simd/gemm_driver.h"
 #include "kernels/q3k_scales.h"
 #include "kernels/simd/intrinsics.h"
+#include "kernels/simd/nibbles.h"
 #include "tensor/blocks.h"
 
 namespace {
@@ -110,6 +114,7 @@ struct K4Prep {
     Scales s;
     K4Prep() = default;
     explicit K4Prep(const uint8_t* packed) : s(k4_scales_mins(packed)) {}
+    explicit K4Prep(__m256i scales_mins) : s(scales_mins) {}
     // Group g of 16 takes the min of its 32-group g / 2.
     __m256i corr() const { return _mm256_shuffle_epi8(s.hi, word_pattern_pairs()); }
     // The scale of each 16-element group: 32-group g / 2's.
@@ -132,7 +137,7 @@ __m256i nibble_chunk(const uint8_t* qs) {
 template <class B>
 struct K4Common {
     using Block = B;
-    static constexpr bool kOffset = false;
+    static constexpr bool kOffset = false, kWide = false;
     static constexpr int kGroup = 32;  // elements sharing a scale
     template <int C>
     static __m256i scale(const K4Prep& p) { return p.s.groups32<C>(); }
@@ -168,6 +173,7 @@ struct Q5K : K4Common<strata::BlockQ5_K> {
 struct Q6K {
     using Block = strata::BlockQ6_K;
     static constexpr bool kOffset = true;  // u - 32
+    static constexpr bool kWide = false;
     static constexpr int kGroup = 16;  // elements sharing a scale
     struct Prep {
         __m256i s16;
@@ -199,6 +205,7 @@ struct Q6K {
 struct Q3K {
     using Block = strata::BlockQ3_K;
     static constexpr bool kOffset = true;  // u - 4
+    static constexpr bool kWide = false;
     static constexpr int kGroup = 16;  // elements sharing a scale
     struct Prep {
         __m256i s16;
@@ -231,7 +238,7 @@ struct Q3K {
 
 struct Q2K {
     using Block = strata::BlockQ2_K;
-    static constexpr bool kOffset = false;
+    static constexpr bool kOffset = false, kWide = false;
     static constexpr int kGroup = 16;  // elements sharing a scale
     struct Prep {
         __m256i s16;
@@ -256,6 +263,34 @@ struct Q2K {
     static __m256i corr(const Prep& p) { return p.mins; }
     static float d(const Block& x) { return half(x.d); }
     static float dc(const Block& x) { return half(x.dmin); }
+};
+
+struct IQ4XS {
+    using Block = strata::BlockIQ4_XS;
+    static constexpr bool kOffset = true;  // u - 128
+    static constexpr bool kWide = true;    // u = table value + 128 spans 1..241
+    static constexpr int kGroup = 32;      // elements sharing a scale
+    using Prep = K4Prep;                   // its scale words only (no mins)
+    // The eight 6-bit scales less 32, as words 0..7: nibble ib of scales_l and bits 2ib,
+    // 2ib + 1 of scales_h, spread to byte ib each.
+    static Prep prep(const Block& x) {
+        uint32_t low;
+        std::memcpy(&low, x.scales_l, sizeof low);
+        const uint64_t ls = _pdep_u64(low, 0x0F0F0F0F0F0F0F0FULL) | _pdep_u64(x.scales_h, 0x0303030303030303ULL) << 4;
+        const __m128i bytes = _mm_move_epi64(_mm_sub_epi8(_mm_cvtsi64_si128(static_cast<long long>(ls)), _mm_set1_epi8(32)));
+        return Prep(_mm256_cvtepi8_epi16(bytes));
+    }
+    // Chunk C is sub-block C: the codes of qs[16C..16C + 15].
+    template <int C>
+    static __m256i u(const Block& x, const Prep&) {
+        return iq4_unsigned(nibbles(x.qs + 16 * C));
+    }
+    template <int C>
+    static __m256i scale(const Prep& p) { return p.s.groups32<C>(); }
+    static __m256i scales16(const Prep& p) { return p.scales16(); }
+    static __m256i corr(const Prep& p) { return _mm256_slli_epi16(p.scales16(), 7); }
+    static float d(const Block& x) { return half(x.d); }
+    static float dc(const Block& x) { return half(x.d); }
 };
 
 // The unpacked form of a super-block, for products that reuse it over many tokens.
@@ -322,6 +357,16 @@ struct KQuant {
         unpack_kblock<Type>(reinterpret_cast<const typename Type::Block*>(row)[s], out);
     }
 
+    // u * a summed in int16 pairs; (u - 128) * a for wide types.
+    static I pairs(I u, I q) {
+        if constexpr (Type::kWide) return V::maddubs_wide(u, q);
+        else return V::maddubs(u, q);
+    }
+    static __m256i pairs256(__m256i u, __m256i q) {
+        if constexpr (Type::kWide) return maddubs_wide256(u, q);
+        else return _mm256_maddubs_epi16(u, q);
+    }
+
     template <int NR, int NT>
     static void step(const KBlock* w, const Acts& acts, int64_t t0, int64_t s, F* acc, int64_t stride) {
         const Act* a[NT];
@@ -337,13 +382,13 @@ struct KQuant {
             }
             for (int t = 0; t < NT; ++t) {
                 const I q = V::load_i(a[t]->qs + c);
-                for (int r = 0; r < NR; ++r) sum[r][t] = V::dot_i16(sum[r][t], V::maddubs(u[r], q), sc[r]);
+                for (int r = 0; r < NR; ++r) sum[r][t] = V::dot_i16(sum[r][t], pairs(u[r], q), sc[r]);
             }
         }
         for (int t = 0; t < NT; ++t)
             for (int r = 0; r < NR; ++r)
-                fold<Type, V>(acc[r * stride + t], sum[r][t], V::madd16(a[t]->bsums, w[r].corr), w[r].d, w[r].dc,
-                              a[t]->d);
+                fold<Type, V>(acc[r * stride + t], sum[r][t], Type::kWide ? V::izero() : V::madd16(a[t]->bsums, w[r].corr),
+                              w[r].d, w[r].dc, a[t]->d);
     }
 
     // Few tokens: each super-block's chunks are unpacked in registers and used at once,
@@ -386,14 +431,15 @@ struct KQuant {
                 for (int t = 0; t < NT; ++t) {
                     const __m256i q = load256(a[t]->qs + 32 * C);
                     for (int r = 0; r < NR; ++r)
-                        sum[C % 2][r][t] = V::dot_i16_256(sum[C % 2][r][t], _mm256_maddubs_epi16(u[r], q), sc[r]);
+                        sum[C % 2][r][t] = V::dot_i16_256(sum[C % 2][r][t], pairs256(u[r], q), sc[r]);
                 }
             });
             for (int t = 0; t < NT; ++t) {
                 const __m256i bsums = load256(a[t]->bsums);
                 for (int r = 0; r < NR; ++r)
                     fold<Type, W256>(acc[r][t], _mm256_add_epi32(sum[0][r][t], sum[1][r][t]),
-                                     _mm256_madd_epi16(bsums, Type::corr(p[r])), Type::d(*b[r]), Type::dc(*b[r]), a[t]->d);
+                                     Type::kWide ? _mm256_setzero_si256() : _mm256_madd_epi16(bsums, Type::corr(p[r])),
+                                     Type::d(*b[r]), Type::dc(*b[r]), a[t]->d);
             }
         }
         for (int r = 0; r < NR; ++r)

@@ -1,4 +1,4 @@
-// kernels/simd/gemm_kquant_x4.h — AVX-512 only: Q2_K..Q6_K products over many tokens in
+// kernels/simd/gemm_kquant_x4.h — AVX-512 only: Q2_K..Q6_K, IQ4_XS products over many tokens in
 // the 4 rows x 4 tokens lane layout of gemm_x4.h. Per 4 k positions one vpdpbusd into a
 // group sum; per group (16 or 32 elements) one vpmulld by each lane's row scale; per
 // super-block the group corrections against the activation bsums and the float scales —

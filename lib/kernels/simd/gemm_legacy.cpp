@@ -1,5 +1,5 @@
-// kernels/simd/gemm_legacy.cpp — Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 matrix products for one SIMD
-// variant.
+// kernels/simd/gemm_legacy.cpp — Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL matrix products for
+// one SIMD variant.
 #include "kernels/simd/gemm_legacy.h"
 #include "kernels/simd/isa.h"
 #if defined(STRATA_SIMD_AVX512)
@@ -27,6 +27,7 @@ void install_legacy_gemm(Table& t) {
     t.gemm[slot(DType::Q5_0)] = legacy_gemm<simd::Q5_0>();
     t.gemm[slot(DType::Q5_1)] = legacy_gemm<simd::Q5_1>();
     t.gemm[slot(DType::Q8_0)] = legacy_gemm<simd::Q8_0>();
+    t.gemm[slot(DType::IQ4_NL)] = legacy_gemm<simd::IQ4NL>();
 }
 
 }  // namespace strata::kernels::detail::STRATA_SIMD_NS

@@ -1,9 +1,9 @@
 // kernels/simd/gemm_legacy.h — the 32-element block formats Q4_0, Q4_1, Q5_0, Q5_1, Q8_0
-// against Q8_0 / Q8_1 activations.
+// and IQ4_NL against Q8_0 / Q8_1 activations.
 // Weights unpack to unsigned integers u (the stored quant, Q8_0 shifted by +128) and
 // activations are prepared once per token block: the int8 values contiguous, each block's
 // scale repeated over its eight int32 lanes, and the offset correction -off * sum(a) per
-// lane (off = 8, 16, 128 for Q4_0, Q5_0, Q8_0; Q4_1/Q5_1 carry their min instead, as m * s
+// lane (off = 8, 16, 128, 128 for Q4_0, Q5_0, Q8_0, IQ4_NL; Q4_1/Q5_1 carry their min instead, as m * s
 // from the Q8_1 block). Per block and token:
 //     dot = d * da * (sum(u * a) - off * sum(a))  [+ m * s]
 // Every (row, token) is one chain of 8-lane FMAs over the blocks (Q4_1/Q5_1: plus one for
@@ -17,6 +17,7 @@
 
 #include "kernels/simd/gemm_driver.h"
 #include "kernels/simd/intrinsics.h"
+#include "kernels/simd/nibbles.h"
 #include "tensor/blocks.h"
 
 namespace {
@@ -50,14 +51,6 @@ float min_of(const Block& b) {
 
 inline void fill_lanes(float* lanes, float v) {
     for (int i = 0; i < 8; ++i) lanes[i] = v;
-}
-
-// The 32 values of one block as bytes in element order: low nibbles then high nibbles,
-// plus (Q5) the fifth bit from qh.
-inline __m256i nibbles(const uint8_t* qs) {
-    const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
-    const __m128i m4 = _mm_set1_epi8(0x0F);
-    return _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(q, 4), m4), _mm_and_si128(q, m4));
 }
 
 inline __m256i fifth_bits(const uint8_t* qh_bytes) {
@@ -103,6 +96,13 @@ struct Q8_0 {
     static __m256i values(const Block& b) {
         return _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs)), _mm256_set1_epi8(-128));
     }
+};
+
+struct IQ4NL {
+    using Block = strata::BlockIQ4_NL;
+    static constexpr int kOffset = 128;
+    static constexpr bool kMin = false, kWide = true;  // u = table value + 128 spans 1..241
+    static __m256i values(const Block& b) { return iq4_unsigned(nibbles(b.qs)); }
 };
 
 template <class V, class Type>

@@ -1,4 +1,4 @@
-// kernels/simd/gemm_legacy_x4.h — AVX-512 only: Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 products
+// kernels/simd/gemm_legacy_x4.h — AVX-512 only: Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL products
 // over many tokens in the 4 rows x 4 tokens lane layout of gemm_x4.h. Per 4 k positions
 // one vpdpbusd (unsigned weights u, signed activations; the accumulator starts at each
 // lane token's -off * sum(a) of the block); per block of 32 the float scales (and Q4_1 /

@@ -1,5 +1,5 @@
-// kernels/simd/intrinsics.h — <immintrin.h> for the SIMD translation units, and the
-// horizontal float sum every family needs. GCC 12's
+// kernels/simd/intrinsics.h — <immintrin.h> for the SIMD translation units, the
+// horizontal float sum every family needs, and the saturation-free byte product. GCC 12's
 // AVX-512 intrinsics initialise their "undefined" vectors from themselves, which
 // -Wuninitialized flags inside the header (GCC bug 105593); silenced for the header only.
 #pragma once
@@ -18,6 +18,14 @@ inline float hsum256(__m256 v) {
     s = _mm_add_ps(s, _mm_movehl_ps(s, s));
     s = _mm_add_ss(s, _mm_movehdup_ps(s));
     return _mm_cvtss_f32(s);
+}
+
+// (u - 128) * a for unsigned bytes u and signed bytes a, summed in int16 pairs without
+// saturation (maddubs of u * a could saturate for u > 128): maddubs of |w| and a with w's
+// sign, w = u - 128 (|w| * |a| <= 128 * 127).
+inline __m256i maddubs_wide256(__m256i u, __m256i a) {
+    const __m256i w = _mm256_xor_si256(u, _mm256_set1_epi8(-128));
+    return _mm256_maddubs_epi16(_mm256_sign_epi8(w, w), _mm256_sign_epi8(a, w));
 }
 
 }  // namespace

@@ -3,16 +3,19 @@
 
 The expected bytes come from llama.cpp itself: its ggml-base library (the peer harness,
 ../shared/tools/peer, installs it in $STRATA_PEER_DIR or ~/.cache/strata-peer) exports the
-reference quantizers GGML uses for model files (quantize_row_*_ref), the dequantizers and
+quantizers GGML uses for model files (quantize_<type> without an importance matrix), the dequantizers and
 the F16/BF16 conversions; this script calls them through ctypes. The golden slices come
 from ../shared/golden (llama.cpp-quantized models) and are dequantized by
 ../shared/golden/tools/gguf_ref.py, an independent numpy implementation.
 
   /usr/bin/python3 tests/data/quant/make_fixtures.py [--shared DIR] [--peer DIR]
 
+(peer-quantize must know iq4_nl and iq4_xs, llama_ftype 25 and 30: the peer harness's
+ copy does not, so the IQ4 mixes were written with a copy whose type table adds them.)
+
 Files written (all little-endian):
   input.f32                 ROWS x COLS float32 rows (see make_input)
-  <type>.q                  llama.cpp's encoding of input.f32 as <type>
+  <type>.q                  llama.cpp's encoding of input.f32 as <type> (quantize_<type>, no imatrix)
   <type>.deq.f32            llama.cpp's dequantization of <type>.q
   fp_edges.f32              float32 edge values (subnormals, ties, inf, NaN, ...)
   fp_edges.f16 / .bf16      llama.cpp's conversions of fp_edges.f32 (uint16 each)
@@ -33,9 +36,10 @@ import numpy as np
 
 ROWS, COLS = 8, 512
 GOLDEN_ROWS = 2
-TYPES = ["q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "q2_K", "q3_K", "q4_K", "q5_K", "q6_K"]
+TYPES = ["q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "q2_K", "q3_K", "q4_K", "q5_K", "q6_K", "iq4_nl", "iq4_xs"]
 BLOCK = {"q4_0": (32, 18), "q4_1": (32, 20), "q5_0": (32, 22), "q5_1": (32, 24), "q8_0": (32, 34),
-         "q2_K": (256, 84), "q3_K": (256, 110), "q4_K": (256, 144), "q5_K": (256, 176), "q6_K": (256, 210)}
+         "q2_K": (256, 84), "q3_K": (256, 110), "q4_K": (256, 144), "q5_K": (256, 176), "q6_K": (256, 210),
+         "iq4_nl": (32, 18), "iq4_xs": (256, 136)}
 GOLDEN = [  # (model file, tensor): one tensor of every type the golden models hold
     ("llama-q8_0.gguf", "blk.0.attn_q.weight"),
     ("llama-q4_0.gguf", "blk.0.ffn_down.weight"),
@@ -81,7 +85,8 @@ def make_input(shared):
 def load_ggml(peer):
     lib = ctypes.CDLL(os.path.join(peer, "lib", "libggml-base.so"))
     for t in TYPES:
-        getattr(lib, "quantize_row_%s_ref" % t).argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64]
+        getattr(lib, "quantize_%s" % t).argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64,
+                                                  ctypes.c_void_p]
         getattr(lib, "dequantize_row_%s" % t).argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64]
     for f in ("ggml_fp32_to_fp16_row", "ggml_fp32_to_bf16_row_ref"):
         getattr(lib, f).argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64]
@@ -89,9 +94,12 @@ def load_ggml(peer):
 
 
 def quantize(lib, t, x):
+    """What llama-quantize writes without an importance matrix: quantize_<type> on ROWS rows
+    (the same bytes as quantize_row_<type>_ref, except for IQ4_NL, whose _ref skips the
+    scale search)."""
     be, bb = BLOCK[t]
     out = np.zeros(x.size // be * bb, np.uint8)
-    getattr(lib, "quantize_row_%s_ref" % t)(x.ctypes.data, out.ctypes.data, x.size)
+    getattr(lib, "quantize_%s" % t)(x.ctypes.data, out.ctypes.data, ROWS, x.size // ROWS, None)
     return out
 
 
@@ -111,7 +119,7 @@ def fp_edges():
     return np.concatenate([a, np.array(vals, np.float32)])
 
 
-MIX_TYPES = ["q4_k_m", "q5_k_m", "q3_k_m", "q4_k_s", "q2_k", "q8_0", "q4_0"]
+MIX_TYPES = ["q4_k_m", "q5_k_m", "q3_k_m", "q4_k_s", "q2_k", "q8_0", "q4_0", "iq4_nl", "iq4_xs"]
 MIX_TIED_TYPES = ["q4_k_m"]
 
 
