@@ -121,7 +121,7 @@ void HttpConnection::read_failed(boost::system::error_code ec) {
         client_gone("reading failed: " + ec.message());
         return;
     }
-    close_after_output();
+    refuse_after_output();
 }
 
 void HttpConnection::request_overdue() {

@@ -2,9 +2,17 @@
 // client_connection.h).
 #include "transport/client_connection.h"
 
+#include <array>
+#include <chrono>
+
 #include "host/log.h"
 
 namespace strata::daemon {
+namespace {
+
+constexpr int kLingerMs = 2000;  // how long a refused client may go on sending before the close
+
+}  // namespace
 
 ClientConnection::ClientConnection(Server& server, Socket socket, Peer peer, Server::Slot slot, const char* protocol)
     : server_(server),
@@ -58,6 +66,36 @@ void ClientConnection::client_gone(const std::string& why) {
 void ClientConnection::close_after_output() {
     if (!closed_)
         output_.when_idle([self = shared_from_this()] { self->close(); });
+}
+
+void ClientConnection::refuse_after_output() {
+    if (closed_)
+        return;
+    output_.when_idle([self = shared_from_this()] {
+        if (self->closed_)
+            return;
+        self->deadline_armed_ = false;
+        self->deadline_.expires_after(std::chrono::milliseconds(kLingerMs));
+        self->deadline_.async_wait([self](boost::system::error_code ec) {
+            if (!ec)
+                self->close();
+        });
+        boost::system::error_code ignored;
+        self->socket_.shutdown(Socket::shutdown_send, ignored);
+        self->drain_input();
+    });
+}
+
+void ClientConnection::drain_input() {
+    auto scratch = std::make_shared<std::array<char, 16384>>();
+    socket_.async_read_some(asio::buffer(*scratch), [self = shared_from_this(), scratch](boost::system::error_code ec, size_t) {
+        if (self->closed_)
+            return;
+        if (ec)
+            self->close();
+        else
+            self->drain_input();
+    });
 }
 
 void ClientConnection::expect_request(bool waiting) {

@@ -32,6 +32,10 @@ protected:
     void send(std::string bytes, bool from_engine);
     void client_gone(const std::string& why);  // cancels what is in flight and closes
     void close_after_output();
+    // The same for a refused request whose body may still be arriving: once the answer is
+    // out, what the client still sends is read and dropped (for at most kLingerMs) before
+    // closing, so that it reads the answer instead of failing with a broken pipe.
+    void refuse_after_output();
     void close();
 
     // The request deadline: while `waiting` (no request yet, or one begun but incomplete),
@@ -58,6 +62,7 @@ protected:
 private:
     void drop_slow_reader();
     void arm_deadline();
+    void drain_input();
 
     Server::Slot slot_;
     const char* protocol_;
