@@ -14,15 +14,9 @@ using namespace strata;
 using namespace strata::tokenizer;
 namespace json = boost::json;
 
-namespace {
+using strata::test::read_file;
 
-std::string read_file(const std::filesystem::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    BOOST_REQUIRE_MESSAGE(in, "cannot open " << path);
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
+namespace {
 
 std::filesystem::path chat_dir() { return test::data_dir() / "chat"; }
 

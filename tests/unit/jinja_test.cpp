@@ -15,6 +15,8 @@ using namespace strata;
 using namespace strata::chat;
 namespace json = boost::json;
 
+using strata::test::read_file;
+
 namespace {
 
 Value from_json(const json::value& v) {
@@ -37,14 +39,6 @@ Value from_json(const json::value& v) {
         }
     }
     return {};
-}
-
-std::string read_file(const std::filesystem::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    BOOST_REQUIRE_MESSAGE(in, "cannot open " << path);
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
 }
 
 // The variables of the feature cases: d = {'a': 1, 'b': 'two'}, xs = three {k, v} dicts.

@@ -51,14 +51,10 @@ void check_case(const test::GoldenCase& c, const std::vector<float>& logits, con
     if (c.tokens.size() == 1) BOOST_TEST(cmp.max_rel <= 1e-3, label << " " << c.name << " tight check, max_rel " << cmp.max_rel);
 }
 
-}  // namespace
-
-BOOST_AUTO_TEST_SUITE(model_parity)
-
-BOOST_AUTO_TEST_CASE(golden_logits_on_every_kernel_variant) {
+// Every case, in one batch, on every kernel variant the CPU has.
+void check_on_every_isa(const std::vector<test::GoldenCase>& cases, size_t expected) {
     IsaGuard guard;
-    const auto cases = test::golden_cases();
-    BOOST_REQUIRE_EQUAL(cases.size(), 33u);
+    BOOST_REQUIRE_EQUAL(cases.size(), expected);
     for (auto isa : supported_isas()) {
         kernels::set_isa(isa);
         for (const auto& c : cases) {
@@ -69,39 +65,37 @@ BOOST_AUTO_TEST_CASE(golden_logits_on_every_kernel_variant) {
     }
 }
 
-BOOST_AUTO_TEST_CASE(decode_steps_and_small_passes_match_one_batch) {
-    for (const auto& c : test::golden_cases()) {
+// The long cases token by token and in chunks, through passes of at most 5 tokens.
+void check_small_passes(const std::vector<test::GoldenCase>& cases) {
+    for (const auto& c : cases) {
         if (c.tokens.size() < 64) continue;
-        auto m = load(c.model, 2, 5);  // passes of at most 5 tokens
+        auto m = load(c.model, 2, 5);
         check_case(c, test::logits_in_chunks(*m, c.tokens, 1), "token-by-token");
         check_case(c, test::logits_in_chunks(*m, c.tokens, 13), "chunks of 13");
     }
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(model_parity)
+
+BOOST_AUTO_TEST_CASE(golden_logits_on_every_kernel_variant) {
+    check_on_every_isa(test::golden_cases(), 33);
+}
+
+BOOST_AUTO_TEST_CASE(decode_steps_and_small_passes_match_one_batch) {
+    check_small_passes(test::golden_cases());
 }
 
 // One small model per further family (qwen3, gemma2, gemma3, phi3, llama with linear and
 // YaRN RoPE scaling, granite, olmo2), F16 and a quantized mix, 7 tokens (inside the sliding windows
 // and LongRoPE's original context) and 64 (past them).
 BOOST_AUTO_TEST_CASE(architectures_match_llama_cpp_on_every_kernel_variant) {
-    IsaGuard guard;
-    const auto cases = test::arch_cases();
-    BOOST_REQUIRE_EQUAL(cases.size(), 36u);
-    for (auto isa : supported_isas()) {
-        kernels::set_isa(isa);
-        for (const auto& c : cases) {
-            auto m = load(c.model);
-            BOOST_REQUIRE_EQUAL(m->hparams().n_vocab, c.n_vocab);
-            check_case(c, test::logits_in_chunks(*m, c.tokens, c.tokens.size()), std::string(kernels::isa_name(isa)));
-        }
-    }
+    check_on_every_isa(test::arch_cases(), 36);
 }
 
 BOOST_AUTO_TEST_CASE(architectures_decode_steps_and_small_passes_match_one_batch) {
-    for (const auto& c : test::arch_cases()) {
-        if (c.tokens.size() < 64) continue;
-        auto m = load(c.model, 2, 5);
-        check_case(c, test::logits_in_chunks(*m, c.tokens, 1), "token-by-token");
-        check_case(c, test::logits_in_chunks(*m, c.tokens, 13), "chunks of 13");
-    }
+    check_small_passes(test::arch_cases());
 }
 
 BOOST_AUTO_TEST_CASE(sequences_in_one_batch_do_not_interfere) {

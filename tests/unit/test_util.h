@@ -1,9 +1,11 @@
-// tests/unit/test_util.h — where test data lives, and skipping tests whose data is absent.
+// tests/unit/test_util.h — where test data lives, reading it, and skipping tests whose data is absent.
 #pragma once
 
 #include <boost/test/unit_test.hpp>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 
 namespace strata::test {
@@ -18,6 +20,15 @@ inline std::filesystem::path source_dir() {
     return s ? s : ".";
 }
 inline std::filesystem::path data_dir() { return source_dir() / "tests" / "data"; }
+
+// A whole file's bytes; the test fails when it cannot be opened.
+inline std::string read_file(const std::filesystem::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    BOOST_REQUIRE_MESSAGE(in, "cannot open " << path);
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
 
 // A Boost.Test precondition: the test runs only when `rel` exists under ../shared,
 // and is reported as skipped with a message otherwise.
