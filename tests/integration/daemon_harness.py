@@ -210,7 +210,8 @@ class Client:
     def send_raw(self, data):
         self.sock.sendall(data)
 
-    def send(self, method, params=None, id=None, notification=False):
+    def encode(self, method, params=None, id=None, notification=False):
+        """(line, id) of one request; a notification has id None."""
         message = {"jsonrpc": "2.0", "method": method}
         if params is not None:
             message["params"] = params
@@ -219,8 +220,18 @@ class Client:
                 id = self.next_id
                 self.next_id += 1
             message["id"] = id
-        self.sock.sendall(json.dumps(message).encode() + b"\n")
+        return json.dumps(message).encode() + b"\n", id
+
+    def send(self, method, params=None, id=None, notification=False):
+        line, id = self.encode(method, params, id, notification)
+        self.sock.sendall(line)
         return id
+
+    def send_together(self, method, params_list):
+        """Several requests in one write, so the daemon reads them at once; their ids."""
+        encoded = [self.encode(method, params) for params in params_list]
+        self.sock.sendall(b"".join(line for line, _ in encoded))
+        return [id for _, id in encoded]
 
     def read(self, timeout=TIMEOUT):
         """The next message, or None at end of stream."""

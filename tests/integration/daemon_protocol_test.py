@@ -118,8 +118,11 @@ class ProtocolTest(DaemonTestCase):
 
     def test_several_requests_in_flight_on_one_connection(self):
         with self.client() as c:
-            ids = [c.send("generate", {"prompt": f"Story {i}", "max_tokens": 40, "temperature": 0,
-                                       "ignore_eos": True}) for i in range(4)]
+            # One write: sent line by line, a fast machine can finish the first 40-token reply
+            # before the fourth line arrives.
+            ids = c.send_together("generate", [{"prompt": f"Story {i}", "max_tokens": 40,
+                                                "temperature": 0, "ignore_eos": True}
+                                               for i in range(4)])
             finished, first_token_at, order = {}, {}, 0
             while len(finished) < 4:
                 message = c.read()
