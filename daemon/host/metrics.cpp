@@ -33,6 +33,9 @@ std::string prometheus_text(const engine::Status& s, const Counters& c, size_t o
     e.add("strata_prompt_tokens_total", "counter", "Prompt tokens processed.", s.prompt_tokens_total);
     e.add("strata_completion_tokens_total", "counter", "Tokens generated.", s.completion_tokens_total);
     e.add("strata_cached_tokens_total", "counter", "Prompt tokens served from the KV cache.", s.cached_tokens_total);
+    e.add("strata_sessions_expired_total", "counter", "Sessions deleted after limits.session_idle_timeout.", s.sessions_expired);
+    e.add("strata_messages_dropped_total", "counter", "Chat turns dropped to fit the context (limits.context_overflow).",
+          s.messages_dropped);
     e.add("strata_generate_tokens_per_second", "gauge", "Recent generation speed, all requests together.",
           finite(s.generate_tps_recent));
     e.add("strata_prompt_tokens_per_second", "gauge", "Recent prompt processing speed.", finite(s.prompt_tps_recent));

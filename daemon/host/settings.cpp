@@ -102,29 +102,34 @@ uint64_t parse_size(std::string_view text, uint64_t lo, uint64_t hi) {
     throw BadValue("unknown size unit '" + unit + "' (use K, M, G or T)");
 }
 
-std::string format_duration(uint32_t ms) {
-    return ms % 1000 == 0 ? std::to_string(ms / 1000) + "s" : std::to_string(ms) + "ms";
+constexpr std::pair<std::string_view, uint64_t> kDurationUnits[] = {
+    {"ms", 1}, {"", 1000}, {"s", 1000}, {"sec", 1000}, {"m", 60'000}, {"min", 60'000}, {"h", 3'600'000}, {"d", 86'400'000},
+};
+
+// The largest whole unit: "30d", "2h", "10s", "1500ms".
+std::string format_duration(uint64_t ms) {
+    for (const auto& [unit, scale] : {std::pair{"d", 86'400'000ull}, {"h", 3'600'000ull}, {"s", 1000ull}})
+        if (ms != 0 && ms % scale == 0)
+            return std::to_string(ms / scale) + unit;
+    return ms == 0 ? "0s" : std::to_string(ms) + "ms";
 }
 
-// "10s", "1500ms", "2min", "1h"; a plain number is seconds.
-uint32_t parse_duration_ms(std::string_view text, uint32_t max_ms) {
+// "10s", "1500ms", "2min", "1h", "30d"; a plain number is seconds.
+uint64_t parse_duration_ms(std::string_view text, uint64_t max_ms) {
     std::string unit;
-    const uint64_t number = leading_number(text, unit, "a duration such as 10s, 500ms or 2min");
-    uint64_t scale = 0;
-    if (unit == "ms")
-        scale = 1;
-    else if (unit.empty() || unit == "s" || unit == "sec")
-        scale = 1000;
-    else if (unit == "m" || unit == "min")
-        scale = 60'000;
-    else if (unit == "h")
-        scale = 3'600'000;
-    else
-        throw BadValue("unknown duration unit '" + unit + "' (use ms, s, min or h)");
-    if (number > max_ms / scale)
-        throw BadValue("out of range, expected at most " + format_duration(max_ms));
-    return static_cast<uint32_t>(number * scale);
+    const uint64_t number = leading_number(text, unit, "a duration such as 10s, 500ms, 2min or 7d");
+    for (const auto& [name, scale] : kDurationUnits) {
+        if (unit != name)
+            continue;
+        if (number > max_ms / scale)
+            throw BadValue("out of range, expected at most " + format_duration(max_ms));
+        return number * scale;
+    }
+    throw BadValue("unknown duration unit '" + unit + "' (use ms, s, min, h or d)");
 }
+
+// A duration in milliseconds that fits 32 bits (the transport's timers).
+uint32_t parse_duration_ms32(std::string_view text, uint32_t max_ms) { return static_cast<uint32_t>(parse_duration_ms(text, max_ms)); }
 
 bool parse_bool(std::string_view text) {
     const std::string value = lower(text);
@@ -187,7 +192,7 @@ std::vector<KeySpec> make_keys() {
         key(
             "server.idle_timeout", true, [](auto& s) -> auto& { return s.server.idle_timeout_ms; },
             [](std::string_view v) {
-                const uint32_t ms = parse_duration_ms(v, 3'600'000);
+                const uint32_t ms = parse_duration_ms32(v, 3'600'000);
                 if (ms < 100)
                     throw BadValue("out of range, expected at least 100ms");
                 return ms;
@@ -202,7 +207,7 @@ std::vector<KeySpec> make_keys() {
                  [](auto& s) -> auto& { return s.server.max_output_buffer; }),
         key(
             "server.shutdown_grace", true, [](auto& s) -> auto& { return s.server.shutdown_grace_ms; },
-            [](std::string_view v) { return parse_duration_ms(v, 3'600'000); }, format_duration),
+            [](std::string_view v) { return parse_duration_ms32(v, 3'600'000); }, format_duration),
 
         key(
             "memory.budget", false, [](auto& s) -> auto& { return s.engine.memory.budget; },
@@ -243,6 +248,23 @@ std::vector<KeySpec> make_keys() {
         integer_key("limits.max_queued", true, 1, 65536, [](auto& s) -> auto& { return s.engine.limits.max_queued; }),
         integer_key("limits.max_running_per_user", true, 1, 65536,
                     [](auto& s) -> auto& { return s.engine.limits.max_running_per_user; }),
+        key(
+            "limits.session_idle_timeout", true, [](auto& s) -> auto& { return s.engine.limits.session_idle_timeout_s; },
+            [](std::string_view v) {
+                const uint64_t ms = parse_duration_ms(v, 3650ull * 86'400'000);
+                if (ms % 1000 != 0)
+                    throw BadValue("expected whole seconds (0 = never)");
+                return static_cast<int64_t>(ms / 1000);
+            },
+            [](int64_t s) { return format_duration(uint64_t(s) * 1000); }),
+        key(
+            "limits.context_overflow", true, [](auto& s) -> auto& { return s.engine.limits.context_overflow; },
+            [](std::string_view v) {
+                if (v == "error") return engine::ContextOverflow::Error;
+                if (v == "truncate_middle") return engine::ContextOverflow::TruncateMiddle;
+                throw BadValue("expected error or truncate_middle, got '" + std::string(v) + "'");
+            },
+            [](engine::ContextOverflow v) { return std::string(v == engine::ContextOverflow::Error ? "error" : "truncate_middle"); }),
 
         integer_key("engine.threads", false, 0, 1024, [](auto& s) -> auto& { return s.engine.threads; }),
         key(

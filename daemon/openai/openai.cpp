@@ -92,7 +92,8 @@ json::object openai_usage(const engine::Usage& usage) {
     return {{"prompt_tokens", usage.prompt_tokens},
             {"completion_tokens", usage.completion_tokens},
             {"total_tokens", usage.prompt_tokens + usage.completion_tokens},
-            {"prompt_tokens_details", json::object{{"cached_tokens", usage.cached_tokens}}}};
+            {"prompt_tokens_details", json::object{{"cached_tokens", usage.cached_tokens}}},
+            {"dropped_messages", usage.dropped_messages}};
 }
 
 const char* error_type(ErrorKind kind) {

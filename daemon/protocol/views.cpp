@@ -11,7 +11,8 @@ double finite(double value) { return std::isfinite(value) ? value : 0.0; }
 json::object usage_json(const engine::Usage& usage) {
     return {{"prompt_tokens", usage.prompt_tokens},
             {"completion_tokens", usage.completion_tokens},
-            {"cached_tokens", usage.cached_tokens}};
+            {"cached_tokens", usage.cached_tokens},
+            {"dropped_messages", usage.dropped_messages}};
 }
 
 json::object timings_json(const engine::Timings& t) {
@@ -79,6 +80,8 @@ json::object status_json(const engine::Status& s, size_t connections) {
             {"prompt_tokens_total", s.prompt_tokens_total},
             {"completion_tokens_total", s.completion_tokens_total},
             {"cached_tokens_total", s.cached_tokens_total},
+            {"sessions_expired", s.sessions_expired},
+            {"messages_dropped", s.messages_dropped},
             {"generate_tps_recent", finite(s.generate_tps_recent)},
             {"prompt_tps_recent", finite(s.prompt_tps_recent)},
             {"kv_bytes", s.kv_bytes},

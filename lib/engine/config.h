@@ -12,6 +12,12 @@
 
 namespace strata::engine {
 
+// What a session that would outgrow its context does (limits.context_overflow).
+enum class ContextOverflow {
+    Error,           // the request fails with context_full
+    TruncateMiddle,  // chat: keep the system message(s) and the new turn, drop the oldest turns
+};
+
 // Limits that can change while running (SIGHUP).
 struct Limits {
     int32_t max_prompt_tokens = 8192;    // tokens a request may add to its session
@@ -21,6 +27,8 @@ struct Limits {
     int32_t max_sessions_per_user = 32;
     int32_t max_queued = 64;             // requests queued or running, all users together
     int32_t max_running_per_user = 8;    // more of one user wait in the queue
+    int64_t session_idle_timeout_s = 30 * 86400;  // named sessions unused this long are deleted; 0 = never
+    ContextOverflow context_overflow = ContextOverflow::Error;
 };
 
 // Where the engine reports problems: syslog priority (3 error, 4 warning, 6 info) and text.

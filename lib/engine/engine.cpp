@@ -35,10 +35,6 @@ uint64_t model_id(const gguf::File& f) {
     return h;
 }
 
-int64_t unix_now() {
-    return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
 uint64_t rss_bytes() {
     std::ifstream in("/proc/self/statm");
     uint64_t pages = 0, resident = 0;
@@ -281,6 +277,8 @@ Status Engine::status() const {
     st.prompt_tokens_total = m.prompt_tokens_total;
     st.completion_tokens_total = m.completion_tokens_total;
     st.cached_tokens_total = m.cached_tokens_total;
+    st.sessions_expired = m.sessions_expired;
+    st.messages_dropped = m.messages_dropped;
     st.forward_passes = m.forward_passes;
     double secs = 0, prompt = 0, gen = 0;
     for (const auto& r : m.recent) {

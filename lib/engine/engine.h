@@ -67,6 +67,7 @@ struct Usage {
     int32_t prompt_tokens = 0;      // tokens of this request's input (new and reused)
     int32_t completion_tokens = 0;
     int32_t cached_tokens = 0;      // of prompt_tokens, how many came from the KV cache
+    int32_t dropped_messages = 0;   // turns dropped to fit the context (limits.context_overflow)
 };
 
 struct Timings {
@@ -125,6 +126,8 @@ struct Status {
     int32_t sessions = 0, requests_running = 0, requests_queued = 0;
     uint64_t requests_total = 0, requests_failed = 0;
     uint64_t prompt_tokens_total = 0, completion_tokens_total = 0, cached_tokens_total = 0;
+    uint64_t sessions_expired = 0;   // deleted after limits.session_idle_timeout
+    uint64_t messages_dropped = 0;   // chat turns dropped to fit the context
     double generate_tps_recent = 0;  // aggregate over the last completed steps
     double prompt_tps_recent = 0;
     uint64_t kv_bytes = 0, rss_bytes = 0;

@@ -27,6 +27,11 @@
 namespace strata::engine {
 
 using Clock = std::chrono::steady_clock;
+
+inline int64_t unix_now() {
+    return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
 using SessionKey = std::pair<uint32_t, std::string>;  // owner uid, name
 
 // A request accepted by submit(), waiting for the engine thread.
@@ -45,6 +50,7 @@ struct Active {
     std::unique_ptr<Session> anonymous;
     Session* session = nullptr;             // p.session or anonymous.get()
     std::vector<int32_t> history;           // the session's tokens after this request so far
+    std::vector<Message> conversation;      // chat: the session's turns after this request's input
     std::vector<int32_t> prompt;            // tokens to feed before generating (not yet cached)
     size_t fed = 0;                         // of prompt, how many are in the cache
     int32_t next = -1;                      // decoding: the sampled token to feed next
@@ -92,7 +98,8 @@ struct Engine::Impl {
     bool stopping = false;
     Clock::time_point deadline;
     uint64_t requests_total = 0, requests_failed = 0, prompt_tokens_total = 0, completion_tokens_total = 0,
-             cached_tokens_total = 0, forward_passes = 0;
+             cached_tokens_total = 0, forward_passes = 0, sessions_expired = 0, messages_dropped = 0;
+    Clock::time_point next_expiry_sweep = Clock::now();
     std::deque<StepRecord> recent;           // the last seconds of steps, for recent tokens/s
 
     // Progress, for the watchdog: loop iterations and whether the thread waits for work.
@@ -121,7 +128,10 @@ struct Engine::Impl {
     std::deque<Pending> take_admissible(const std::set<uint64_t>& cancelled, bool expired);  // under mu
     void admit(Pending p);
     void prepare(Active& a);
-    std::vector<int32_t> render(Active& a) const;
+    void expire_idle_sessions();  // under mu
+    std::vector<int32_t> render(Active& a);
+    std::vector<int32_t> render_conversation(const Active& a, const std::vector<Message>& conv) const;
+    void truncate_middle(Active& a, std::vector<int32_t>& full);
     std::string render_model_template(const std::vector<tokenizer::ChatMessage>& conv) const;
     void attach_cache(Active& a, const std::vector<int32_t>& full);
     void evict_caches(uint64_t need);

@@ -14,10 +14,6 @@ namespace {
 
 constexpr auto kRecentWindow = std::chrono::seconds(10);
 
-int64_t unix_now() {
-    return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
 double ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
 
 size_t common_prefix(const std::vector<int32_t>& a, const std::vector<int32_t>& b, size_t limit) {
@@ -32,10 +28,11 @@ void Engine::Impl::loop() {
     std::unique_lock lk(mu);
     for (;;) {
         beats.fetch_add(1, std::memory_order_relaxed);
+        if (Clock::now() >= next_expiry_sweep) expire_idle_sessions();
         if (actives.empty() && queue.empty()) {
             if (stopping) return;
             idle = true;
-            cv.wait(lk, [&] { return stopping || !queue.empty(); });
+            cv.wait_until(lk, next_expiry_sweep, [&] { return stopping || !queue.empty(); });
             idle = false;
             continue;
         }
@@ -48,6 +45,28 @@ void Engine::Impl::loop() {
         cancel_marked(cancelled, expired);
         if (!actives.empty()) step();
         lk.lock();
+    }
+}
+
+// Deletes named sessions unused for limits.session_idle_timeout from memory and disk (a
+// session a request holds or waits for is busy, never idle); sweeps again in a quarter of
+// the timeout, at most a minute later.
+void Engine::Impl::expire_idle_sessions() {
+    const int64_t timeout = limits.session_idle_timeout_s;
+    next_expiry_sweep = Clock::now() + std::chrono::seconds(std::clamp<int64_t>(timeout / 4, 1, 60));
+    if (timeout <= 0) return;
+    const int64_t now = unix_now();
+    for (auto it = sessions.begin(); it != sessions.end();) {
+        const Session& s = *it->second;
+        if (s.busy || now - s.last_used < timeout) {
+            ++it;
+            continue;
+        }
+        log(6, "session \"" + s.name + "\" of uid " + std::to_string(s.uid) + " expired: unused for " +
+                   std::to_string(now - s.last_used) + " s (limits.session_idle_timeout)");
+        store.remove(s);
+        ++sessions_expired;
+        it = sessions.erase(it);
     }
 }
 
@@ -83,8 +102,9 @@ void Engine::Impl::admit(Pending p) {
     }
 }
 
-// The session's whole token sequence after this request's input.
-std::vector<int32_t> Engine::Impl::render(Active& a) const {
+// The session's whole token sequence after this request's input; for chat requests,
+// a.conversation becomes the session's turns followed by the request's.
+std::vector<int32_t> Engine::Impl::render(Active& a) {
     Session& s = *a.session;
     const GenerateRequest& r = a.p.req;
     if (r.messages.empty()) {
@@ -97,9 +117,15 @@ std::vector<int32_t> Engine::Impl::render(Active& a) const {
     }
     if (!s.chat && !s.tokens.empty())
         throw EngineError(Errc::InvalidParams, "session \"" + s.name + "\" holds raw text: send a prompt, or reset it", "messages");
+    a.conversation = s.conversation;
+    a.conversation.insert(a.conversation.end(), r.messages.begin(), r.messages.end());
+    return render_conversation(a, a.conversation);
+}
+
+// `conv` through the request's chat format: the model's own template, or a built-in family.
+std::vector<int32_t> Engine::Impl::render_conversation(const Active& a, const std::vector<Message>& messages) const {
     std::vector<tokenizer::ChatMessage> conv;
-    for (const auto& m : s.conversation) conv.push_back({m.role, m.content});
-    for (const auto& m : r.messages) conv.push_back({m.role, m.content});
+    for (const auto& m : messages) conv.push_back({m.role, m.content});
     if (!a.p.family) {
         const std::string text = render_model_template(conv);
         // The template writes BOS itself when it wants one (as llama.cpp, no second BOS).
@@ -116,6 +142,35 @@ std::vector<int32_t> Engine::Impl::render(Active& a) const {
         throw EngineError(Errc::InvalidParams, e.what(), "messages");
     }
     return tokenizer->encode(text, !tokenizer::chat_family_renders_bos(*a.p.family), true);
+}
+
+// limits.context_overflow = truncate_middle, for chat requests: drops whole turns after the
+// leading system message(s), oldest first (each drop runs up to the next user message, so
+// the turns still alternate), until the prompt leaves room for the reply (max_tokens, at
+// most a quarter of the context). The last user message and what follows it are never
+// dropped; when they alone do not fit, the request fails with context_full.
+void Engine::Impl::truncate_middle(Active& a, std::vector<int32_t>& full) {
+    std::vector<Message>& conv = a.conversation;
+    const size_t reserve = static_cast<size_t>(std::min(a.p.req.max_tokens, context / 4));
+    size_t first = 0;
+    while (first < conv.size() && conv[first].role == "system") ++first;
+    size_t last_user = conv.size() - 1;
+    while (last_user > first && conv[last_user].role != "user") --last_user;
+    int32_t dropped = 0;
+    while (full.size() + reserve > static_cast<size_t>(context) && first < last_user) {
+        size_t end = first + 1;
+        while (end < last_user && conv[end].role != "user") ++end;
+        conv.erase(conv.begin() + static_cast<std::ptrdiff_t>(first), conv.begin() + static_cast<std::ptrdiff_t>(end));
+        dropped += static_cast<int32_t>(end - first);
+        last_user -= end - first;
+        full = render_conversation(a, conv);
+    }
+    if (static_cast<int32_t>(full.size()) >= context)
+        throw EngineError(Errc::ContextFull, "the system message(s) and the last user turn alone take " + std::to_string(full.size()) +
+                                                 " tokens; the context is " + std::to_string(context));
+    a.result.usage.dropped_messages = dropped;
+    std::lock_guard lk(mu);
+    messages_dropped += static_cast<uint64_t>(dropped);
 }
 
 // The conversation through the model's own Jinja template, as apply_chat_template renders it
@@ -157,9 +212,13 @@ void Engine::Impl::prepare(Active& a) {
         throw EngineError(Errc::InvalidParams,
                           "the prompt adds " + std::to_string(added) + " tokens; the limit is " + std::to_string(lim.max_prompt_tokens),
                           r.messages.empty() ? "prompt" : "messages");
-    if (static_cast<int32_t>(full.size()) >= context)
-        throw EngineError(Errc::ContextFull, "the session would hold " + std::to_string(full.size()) + " tokens; the context is " +
-                                                 std::to_string(context) + " (reset the session or start a new one)");
+    if (lim.context_overflow == ContextOverflow::TruncateMiddle && !r.messages.empty())
+        truncate_middle(a, full);
+    else if (static_cast<int32_t>(full.size()) >= context)
+        throw EngineError(Errc::ContextFull,
+                          "the session would hold " + std::to_string(full.size()) + " tokens; the context is " + std::to_string(context) +
+                              " (reset the session or start a new one; with limits.context_overflow = truncate_middle a chat "
+                              "drops its oldest turns instead)");
     attach_cache(a, full);
     a.history = std::move(full);
     a.sampler.emplace(r.sampling, model->hparams().n_vocab);
@@ -344,7 +403,7 @@ void Engine::Impl::release(Active& a, bool keep_history) {
             s.tokens = a.history;
             if (!r.messages.empty()) {
                 s.chat = true;
-                s.conversation.insert(s.conversation.end(), r.messages.begin(), r.messages.end());
+                s.conversation = std::move(a.conversation);
                 s.conversation.push_back({"assistant", a.result.text});
             }
             prompt_tokens_total += a.result.usage.prompt_tokens - a.result.usage.cached_tokens;

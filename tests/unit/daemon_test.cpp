@@ -121,7 +121,8 @@ BOOST_AUTO_TEST_SUITE(settings)
 BOOST_AUTO_TEST_CASE(values_of_every_syntax) {
     ConfigFile file(
         "[model]\npath = /m.gguf\n[server]\nsocket = /tmp/s.sock\nmax_output_buffer = 64K\nshutdown_grace = 1500ms\n"
-        "[memory]\nbudget = 6G\nmode = streamed\nlock = yes\n[limits]\nmax_tokens = 512\n[log]\nlevel = debug\n");
+        "[memory]\nbudget = 6G\nmode = streamed\nlock = yes\n[limits]\nmax_tokens = 512\nsession_idle_timeout = 7d\n"
+        "context_overflow = truncate_middle\n[log]\nlevel = debug\n");
     const Settings s = load_settings(file.path, true, {});
     BOOST_TEST(s.engine.model_path == "/m.gguf");
     BOOST_TEST(s.server.socket == "/tmp/s.sock");
@@ -131,6 +132,8 @@ BOOST_AUTO_TEST_CASE(values_of_every_syntax) {
     BOOST_TEST(s.engine.memory.mode == "streamed");
     BOOST_TEST(s.engine.memory.lock);
     BOOST_TEST(s.engine.limits.max_tokens == 512);
+    BOOST_TEST(s.engine.limits.session_idle_timeout_s == 7 * 86400);
+    BOOST_TEST((s.engine.limits.context_overflow == strata::engine::ContextOverflow::TruncateMiddle));
     BOOST_TEST((s.log_level == strata::daemon::log::Level::Debug));
 }
 
@@ -139,6 +142,8 @@ BOOST_AUTO_TEST_CASE(defaults_and_overrides) {
     const Settings s = load_settings(file.path, true, {{"engine.threads", "3", "--threads"}});
     BOOST_TEST(s.engine.threads == 3);
     BOOST_TEST(s.server.shutdown_grace_ms == 10000u);
+    BOOST_TEST(s.engine.limits.session_idle_timeout_s == 30 * 86400);
+    BOOST_TEST((s.engine.limits.context_overflow == strata::engine::ContextOverflow::Error));
     BOOST_TEST(!s.server.socket.empty());
     const Settings missing_file = load_settings("/nonexistent/strata.conf", false, {{"model.path", "/x", "--model"}});
     BOOST_TEST(missing_file.engine.model_path == "/x");
@@ -160,7 +165,11 @@ BOOST_AUTO_TEST_CASE(errors_name_where_and_which_key) {
                         ".conf:4: engine.threads = \"-1\": out of range, expected an integer from 0 to 1024"));
     BOOST_TEST(contains(config_error("[model]\npath = /m\n[engine]\ncontext = lots\n"), "engine.context = \"lots\""));
     BOOST_TEST(contains(config_error("[model]\npath = /m\n[memory]\nbudget = 6Q\n"), "unknown unit 'Q'"));
-    BOOST_TEST(contains(config_error("[model]\npath = /m\n[server]\nshutdown_grace = 2d\n"), "unknown duration unit"));
+    BOOST_TEST(contains(config_error("[model]\npath = /m\n[server]\nshutdown_grace = 2w\n"), "unknown duration unit"));
+    BOOST_TEST(contains(config_error("[model]\npath = /m\n[server]\nshutdown_grace = 2d\n"), "expected at most 1h"));
+    BOOST_TEST(contains(config_error("[model]\npath = /m\n[limits]\nsession_idle_timeout = 1500ms\n"), "whole seconds"));
+    BOOST_TEST(contains(config_error("[model]\npath = /m\n[limits]\ncontext_overflow = shift\n"),
+                        "expected error or truncate_middle"));
     BOOST_TEST(contains(config_error("[model]\npath = /m\n[memory]\nlock = perhaps\n"), "expected yes or no"));
     BOOST_TEST(contains(config_error("[model]\npath = /m\n[server]\nmax_request_bytes = 99999999999999999999\n"),
                         "number too large"));
