@@ -61,6 +61,7 @@ struct Active {
     Result result;
     Clock::time_point first_pass, first_token;
     bool started = false;
+    bool released = false;                  // its session was given back (it ends now)
 
     bool decoding() const { return fed == prompt.size(); }
 };

@@ -302,7 +302,7 @@ void Engine::Impl::count_kv_kinds() {
     };
     KvKinds k;
     for (const Active& a : actives)
-        if (a.session->cache) k.running += count(*a.session->cache);
+        if (a.session->cache && !a.released) k.running += count(*a.session->cache);
     std::lock_guard lk(mu);
     for (const auto& [key, s] : sessions)
         if (s->cache && !s->busy) k.idle += count(*s->cache);
@@ -429,6 +429,7 @@ void Engine::Impl::finish(Active& a, const std::string& reason) {
     }
     a.result.finish_reason = reason;
     release(a, true);
+    count_kv_kinds();  // before the client hears of the end
     a.p.sink->on_done(a.result);
     actives.remove_if([&](const Active& x) { return &x == &a; });
 }
@@ -473,6 +474,7 @@ void Engine::Impl::release(Active& a, bool keep_history) {
         }
     }
     std::lock_guard lk(mu);
+    a.released = true;
     s.busy = false;
     running--;
     if (--running_per_user[r.uid] == 0) running_per_user.erase(r.uid);
