@@ -41,7 +41,16 @@ std::string prometheus_text(const engine::Status& s, const Counters& c, size_t o
     e.add("strata_prompt_tokens_per_second", "gauge", "Recent prompt processing speed.", finite(s.prompt_tps_recent));
     e.add("strata_forward_passes_total", "counter", "Forward passes run.", s.forward_passes);
     e.add("strata_sessions", "gauge", "Named sessions.", s.sessions);
-    e.add("strata_kv_cache_bytes", "gauge", "Bytes held by KV caches.", s.kv_bytes);
+    e.add("strata_kv_cache_bytes", "gauge", "Bytes held by KV caches (a block shared by several counts once).", s.kv_bytes);
+    e.add("strata_kv_cache_budget_bytes", "gauge", "memory.kv_budget.", s.kv_budget_bytes);
+    e.add("strata_kv_cache_running_bytes", "gauge", "KV bytes of running requests.", s.kv_bytes_running);
+    e.add("strata_kv_cache_idle_bytes", "gauge", "KV bytes of idle sessions.", s.kv_bytes_idle);
+    e.add("strata_kv_cache_prefix_bytes", "gauge", "KV bytes held only by the prefix cache.", s.kv_bytes_prefix);
+    e.add("strata_kv_cache_evictions_total", "counter", "Idle sessions' caches and prefix blocks evicted for the budget.",
+          s.kv_evictions);
+    e.add("strata_prefix_cache_blocks", "gauge", "KV blocks the prefix cache can hand out.", s.prefix_cache_blocks);
+    e.add("strata_prefix_cache_lookups_total", "counter", "Requests that looked for a cached prefix.", s.prefix_cache_lookups);
+    e.add("strata_prefix_cache_hits_total", "counter", "Requests that reused cached prefix blocks.", s.prefix_cache_hits);
     e.add("strata_resident_memory_bytes", "gauge", "Resident set size of stratad.", s.rss_bytes);
     e.add("strata_threads", "gauge", "Compute threads.", s.threads);
     e.add("strata_memory_budget_bytes", "gauge", "The memory budget the plan was made for.", s.budget_bytes);

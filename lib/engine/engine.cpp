@@ -242,13 +242,6 @@ void Engine::delete_session(const std::string& name, uint32_t uid) {
     m.sessions.erase(SessionKey{uid, name});
 }
 
-uint64_t Engine::Impl::kv_bytes() const {
-    uint64_t total = 0;
-    for (const auto& [key, s] : sessions)
-        if (s->cache) total += s->cache->bytes();
-    return total;
-}
-
 Status Engine::status() const {
     const Impl& m = *impl_;
     std::lock_guard lk(m.mu);
@@ -288,7 +281,15 @@ Status Engine::status() const {
     }
     st.generate_tps_recent = secs > 0 ? gen / secs : 0;
     st.prompt_tps_recent = secs > 0 ? prompt / secs : 0;
-    st.kv_bytes = m.kv_bytes();
+    st.kv_bytes = m.kv_ledger->bytes();
+    st.kv_budget_bytes = m.kv_budget;
+    st.kv_bytes_running = m.kv_kinds.running;
+    st.kv_bytes_idle = m.kv_kinds.idle;
+    st.kv_bytes_prefix = m.kv_kinds.prefix;
+    st.kv_evictions = m.kv_evictions + m.prefixes.stats().evictions;
+    st.prefix_cache_blocks = m.prefixes.entries();
+    st.prefix_cache_lookups = m.prefixes.stats().lookups;
+    st.prefix_cache_hits = m.prefixes.stats().hits;
     st.rss_bytes = rss_bytes();
     return st;
 }

@@ -131,6 +131,10 @@ struct Status {
     double generate_tps_recent = 0;  // aggregate over the last completed steps
     double prompt_tps_recent = 0;
     uint64_t kv_bytes = 0, rss_bytes = 0;
+    // KV memory: the budget, what holds it (a block shared by several counts once), LRU
+    // evictions (idle sessions' caches and cached prefix blocks), and the prefix cache.
+    uint64_t kv_budget_bytes = 0, kv_bytes_running = 0, kv_bytes_idle = 0, kv_bytes_prefix = 0, kv_evictions = 0;
+    uint64_t prefix_cache_blocks = 0, prefix_cache_lookups = 0, prefix_cache_hits = 0;
     uint64_t forward_passes = 0;
     // The memory plan and what streaming has done.
     uint64_t budget_bytes = 0;

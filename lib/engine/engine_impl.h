@@ -17,6 +17,7 @@
 #include "engine/engine.h"
 #include "engine/memory.h"
 #include "engine/session.h"
+#include "kv/prefix_cache.h"
 #include "model/model.h"
 #include "sampling/sampler.h"
 #include "sampling/stop.h"
@@ -60,8 +61,14 @@ struct Active {
     Result result;
     Clock::time_point first_pass, first_token;
     bool started = false;
+    bool released = false;                  // its session was given back (it ends now)
 
     bool decoding() const { return fed == prompt.size(); }
+};
+
+// KV bytes by what holds them: running requests, idle sessions, and the prefix cache alone.
+struct KvKinds {
+    uint64_t running = 0, idle = 0, prefix = 0;
 };
 
 struct StepRecord {
@@ -82,6 +89,7 @@ struct Engine::Impl {
     int32_t context = 0;
     int32_t batch_tokens = 0;
     uint64_t kv_budget = 0;
+    std::shared_ptr<kv::Ledger> kv_ledger = std::make_shared<kv::Ledger>();  // every KV block's bytes
     std::unique_ptr<MemoryPlanner> memory;
     Clock::time_point started_at = Clock::now();
 
@@ -101,6 +109,10 @@ struct Engine::Impl {
              cached_tokens_total = 0, forward_passes = 0, sessions_expired = 0, messages_dropped = 0;
     Clock::time_point next_expiry_sweep = Clock::now();
     std::deque<StepRecord> recent;           // the last seconds of steps, for recent tokens/s
+    kv::PrefixCache prefixes;                // written by the engine thread (holding mu)
+    uint64_t kv_tick = 0;                    // use counter ordering sessions' caches and prefixes
+    uint64_t kv_evictions = 0;               // idle sessions' caches dropped for the budget
+    KvKinds kv_kinds;                        // after the last step
 
     // Progress, for the watchdog: loop iterations and whether the thread waits for work.
     std::atomic<uint64_t> beats{0};
@@ -121,7 +133,6 @@ struct Engine::Impl {
     Session* reserve_session(const GenerateRequest& r);  // under mu
     Session& find_session(const std::string& name, uint32_t uid) const;  // under mu; throws
     std::string session_text(const Session& s) const;
-    uint64_t kv_bytes() const;  // under mu
 
     // scheduler.cpp (engine thread)
     void loop();
@@ -134,7 +145,9 @@ struct Engine::Impl {
     void truncate_middle(Active& a, std::vector<int32_t>& full);
     std::string render_model_template(const std::vector<tokenizer::ChatMessage>& conv) const;
     void attach_cache(Active& a, const std::vector<int32_t>& full);
-    void evict_caches(uint64_t need);
+    void evict_caches(uint64_t need);  // under mu
+    void remember_prefix(Active& a);
+    void count_kv_kinds();
     void step();
     void on_token(Active& a, const float* row);
     void emit(Active& a, const std::string& text);

@@ -51,7 +51,8 @@ model::WeightFactory MemoryPlanner::factory(bool plan_only) {
         setup_.plan = plan;
         setup_.batch_tokens = batch;
         const uint64_t others = plan.total() - plan.reserve.kv;
-        setup_.kv_budget = std::max(plan.reserve.kv, setup_.budget.bytes > others ? setup_.budget.bytes - others : 0);
+        setup_.kv_budget = config_.memory.kv_bytes ? config_.memory.kv_bytes
+                                                   : std::max(plan.reserve.kv, setup_.budget.bytes > others ? setup_.budget.bytes - others : 0);
         if (plan_only || file->fd() < 0) return weights::make_mapped(std::move(file), std::move(layout));
         weights::StreamOptions opt = config_.memory.stream;
         opt.lock = config_.memory.lock;

@@ -20,7 +20,7 @@ struct MemorySetup {
     weights::Budget budget;
     weights::Plan plan;          // filled when the model is loaded (by the weight factory)
     int32_t batch_tokens = 0;    // chosen with the plan
-    uint64_t kv_budget = 0;      // KV caches the engine may keep in memory
+    uint64_t kv_budget = 0;      // KV the engine may keep in memory: memory.kv_budget, or (auto) what the budget leaves
 };
 
 class MemoryPlanner {

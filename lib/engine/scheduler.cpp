@@ -5,6 +5,7 @@
 // the batch token budget. After the pass it samples, detokenizes incrementally, checks the
 // stop conditions and streams text to the sinks.
 #include <algorithm>
+#include <unordered_set>
 
 #include "chat/chat.h"
 #include "engine/engine_impl.h"
@@ -231,37 +232,82 @@ void Engine::Impl::prepare(Active& a) {
     a.result.usage.cached_tokens = static_cast<int32_t>(a.history.size() - a.prompt.size());
 }
 
-// Finds or makes the session's KV cache and reuses its longest prefix shared with `full`;
-// a.prompt becomes what is left to feed (at least one token, to get logits).
+// Finds or makes the session's KV cache and reuses its longest prefix shared with `full`,
+// continued by the prefix cache's blocks where the session's own cache ends on a block
+// boundary (a new or anonymous session: from the start); a.prompt becomes what is left to
+// feed (at least one token, to get logits). A prompt whose KV alone exceeds
+// memory.kv_budget fails with context_full naming the limit.
 void Engine::Impl::attach_cache(Active& a, const std::vector<int32_t>& full) {
     Session& s = *a.session;
     const auto& hp = model->hparams();
+    const uint64_t need = uint64_t(full.size()) * model->new_cache(1).bytes_per_position();
+    if (need > kv_budget)
+        throw EngineError(Errc::ContextFull, "the prompt's KV cache needs " + std::to_string(need >> 20) + " MiB; memory.kv_budget is " +
+                                                 std::to_string(kv_budget >> 20) + " MiB");
     if (!s.cache) {
-        evict_caches(uint64_t(full.size()) * model->new_cache(1).bytes_per_position());
-        auto restored = store.load_cache(s, hp.n_layer, hp.kv_dim(), context);
-        auto cache = restored ? std::make_unique<kv::KvCache>(std::move(*restored)) : std::make_unique<kv::KvCache>(model->new_cache(context));
+        {
+            std::lock_guard lk(mu);
+            evict_caches(need);
+        }
+        auto restored = store.load_cache(s, hp.n_layer, hp.kv_dim(), context, kv_ledger);
+        auto cache = std::make_unique<kv::KvCache>(restored ? std::move(*restored) : model->new_cache(context, kv_ledger));
         std::lock_guard lk(mu);
         s.cache = std::move(cache);
     }
     size_t reuse = common_prefix(s.tokens, full, static_cast<size_t>(s.cache->size()));
     if (reuse == full.size()) --reuse;
     s.cache->truncate(static_cast<int32_t>(reuse));
-    a.prompt.assign(full.begin() + static_cast<std::ptrdiff_t>(reuse), full.end());
+    std::lock_guard lk(mu);
+    s.kv_tick = ++kv_tick;
+    prefixes.extend(full, *s.cache, static_cast<int32_t>(full.size()) - 1, kv_tick);
+    a.prompt.assign(full.begin() + s.cache->size(), full.end());
 }
 
-// Drops the KV caches of idle sessions, least recently used first, until `need` more
-// bytes fit the KV budget (their history stays; the cache is rebuilt on next use).
-void Engine::Impl::evict_caches(uint64_t need) {
+// Makes the full blocks of the request's sequence so far findable by later requests.
+void Engine::Impl::remember_prefix(Active& a) {
     std::lock_guard lk(mu);
-    uint64_t used = kv_bytes();
-    while (used + need > kv_budget) {
+    prefixes.insert(a.history, *a.session->cache, ++kv_tick);
+}
+
+// Evicts, least recently used first, cached prefixes and idle sessions' KV caches until
+// `need` more bytes fit memory.kv_budget (a session keeps its history: its cache is
+// rebuilt, or reloaded from disk, on next use). Blocks still shared elsewhere free nothing
+// until their last holder lets go.
+void Engine::Impl::evict_caches(uint64_t need) {
+    while (kv_ledger->bytes() + need > kv_budget) {
         Session* victim = nullptr;
         for (auto& [key, s] : sessions)
-            if (s->cache && !s->busy && (!victim || s->last_used < victim->last_used)) victim = s.get();
-        if (!victim) return;
-        used -= victim->cache->bytes();
-        victim->cache.reset();
+            if (s->cache && !s->busy && (!victim || s->kv_tick < victim->kv_tick)) victim = s.get();
+        const bool prefix_first = prefixes.entries() > 0 && (!victim || prefixes.oldest_tick() <= victim->kv_tick);
+        if (prefix_first) {
+            prefixes.evict_oldest();
+        } else if (victim) {
+            victim->cache.reset();
+            ++kv_evictions;
+        } else {
+            return;
+        }
     }
+}
+
+// KV bytes by holder, for status: blocks of running requests, then of idle sessions, then
+// those only the prefix cache holds (a shared block counts once, for its first holder).
+void Engine::Impl::count_kv_kinds() {
+    std::unordered_set<const kv::Block*> seen;
+    auto count = [&](const kv::KvCache& c) {
+        uint64_t bytes = 0;
+        for (int32_t i = 0; i * kv::kBlockTokens < c.size(); ++i)
+            if (seen.insert(c.block(i).get()).second) bytes += c.block_bytes();
+        return bytes;
+    };
+    KvKinds k;
+    for (const Active& a : actives)
+        if (a.session->cache && !a.released) k.running += count(*a.session->cache);
+    std::lock_guard lk(mu);
+    for (const auto& [key, s] : sessions)
+        if (s->cache && !s->busy) k.idle += count(*s->cache);
+    k.prefix = kv_ledger->bytes() > k.running + k.idle ? kv_ledger->bytes() - k.running - k.idle : 0;
+    kv_kinds = k;
 }
 
 void Engine::Impl::cancel_marked(const std::set<uint64_t>& handles, bool all) {
@@ -314,12 +360,17 @@ void Engine::Impl::step() {
     for (size_t i = 0; i < who.size(); ++i) {
         Active& a = *who[i];
         const bool has_row = batch[i].logits == model::Logits::Last;
-        if (a.decoding()) a.next = -1;
-        else a.fed += chunk[i];
+        if (a.decoding()) {
+            a.next = -1;
+        } else {
+            a.fed += chunk[i];
+            if (a.decoding()) remember_prefix(a);
+        }
         if (!has_row) continue;
         on_token(a, row);
         row += model->hparams().n_vocab;
     }
+    count_kv_kinds();
 }
 
 void Engine::Impl::record_step(Clock::time_point t0, int32_t prompt_tokens, int32_t generated) {
@@ -378,6 +429,7 @@ void Engine::Impl::finish(Active& a, const std::string& reason) {
     }
     a.result.finish_reason = reason;
     release(a, true);
+    count_kv_kinds();  // before the client hears of the end
     a.p.sink->on_done(a.result);
     actives.remove_if([&](const Active& x) { return &x == &a; });
 }
@@ -397,8 +449,10 @@ void Engine::Impl::fail(Active& a, const EngineError& e) {
 void Engine::Impl::release(Active& a, bool keep_history) {
     Session& s = *a.session;
     const GenerateRequest& r = a.p.req;
+    if (keep_history && s.cache) remember_prefix(a);
     {
         std::lock_guard lk(mu);
+        s.kv_tick = ++kv_tick;
         if (keep_history && !a.history.empty()) {
             s.tokens = a.history;
             if (!r.messages.empty()) {
@@ -420,6 +474,7 @@ void Engine::Impl::release(Active& a, bool keep_history) {
         }
     }
     std::lock_guard lk(mu);
+    a.released = true;
     s.busy = false;
     running--;
     if (--running_per_user[r.uid] == 0) running_per_user.erase(r.uid);

@@ -23,6 +23,7 @@ struct Session {
     bool chat = false;                   // decided by the first request (messages vs prompt)
     std::unique_ptr<kv::KvCache> cache;  // null: rebuilt from `tokens` on next use
     bool busy = false;                   // a request holds it (engine thread only then)
+    uint64_t kv_tick = 0;                // when its KV cache was last used (engine's use counter)
     int64_t created = 0, last_used = 0;  // unix seconds
 
     SessionInfo info(bool with_history, const std::string& text) const;
@@ -47,7 +48,8 @@ public:
     std::vector<std::unique_ptr<Session>> load_all(std::vector<std::string>& problems) const;
     void save(const Session& s) const;           // history only; throws std::system_error
     void save_cache(const Session& s) const;     // the KV cache, when the session has one
-    std::optional<kv::KvCache> load_cache(const Session& s, int32_t n_layer, int32_t dim, int32_t capacity) const;
+    std::optional<kv::KvCache> load_cache(const Session& s, int32_t n_layer, int32_t dim, int32_t capacity,
+                                          std::shared_ptr<kv::Ledger> ledger) const;
     void drop_cache(const Session& s) const;
     void remove(const Session& s) const;
 

@@ -1,4 +1,5 @@
-// kv/kv_cache.cpp — growth and truncation of a sequence's cache.
+// kv/kv_cache.cpp — blocks, growth with copy-on-write, truncation, sharing and the file
+// form of a sequence's cache (see kv_cache.h).
 #include "kv/kv_cache.h"
 
 #include <algorithm>
@@ -12,33 +13,52 @@
 
 namespace strata::kv {
 
-KvCache::KvCache(int32_t n_layer, int32_t dim, int32_t capacity)
-    : dim_(dim), capacity_(capacity), k_(n_layer), v_(n_layer) {
-    if (n_layer < 1 || dim < 1 || capacity < 1) throw std::invalid_argument("KvCache: bad geometry");
+Block::Block(int32_t n_layer, int32_t dim, std::shared_ptr<Ledger> ledger)
+    : dim_(dim), data_(size_t(n_layer) * 2 * kBlockTokens * dim), ledger_(std::move(ledger)) {
+    ledger_->add(bytes());
 }
 
-uint64_t KvCache::bytes() const { return uint64_t(allocated_) * bytes_per_position(); }
+Block::Block(const Block& other) : dim_(other.dim_), data_(other.data_), ledger_(other.ledger_) { ledger_->add(bytes()); }
+
+Block::~Block() { ledger_->remove(bytes()); }
+
+KvCache::KvCache(int32_t n_layer, int32_t dim, int32_t capacity, std::shared_ptr<Ledger> ledger)
+    : n_layer_(n_layer), dim_(dim), capacity_(capacity), ledger_(ledger ? std::move(ledger) : std::make_shared<Ledger>()) {
+    if (n_layer < 1 || dim < 1 || capacity < 1) throw std::invalid_argument("KvCache: bad geometry");
+}
 
 void KvCache::reserve_append(int32_t n) {
     if (n < 0 || n > capacity_ - size_)
         throw std::length_error("context full: " + std::to_string(size_) + " + " + std::to_string(n) + " tokens exceed the context of " +
                                 std::to_string(capacity_));
-    const int32_t need = size_ + n;
-    if (need <= allocated_) return;
-    const int32_t grown = std::min(capacity_, std::max({need, allocated_ * 2, 256}));
-    for (auto* side : {&k_, &v_})
-        for (auto& layer : *side) layer.resize(size_t(grown) * dim_);
-    allocated_ = grown;
+    if (n == 0) return;
+    const size_t first = size_t(size_ / kBlockTokens), end = size_t((size_ + n + kBlockTokens - 1) / kBlockTokens);
+    for (size_t b = first; b < std::min(end, blocks_.size()); ++b)
+        if (blocks_[b].use_count() > 1) blocks_[b] = std::make_shared<Block>(*blocks_[b]);
+    while (blocks_.size() < end) blocks_.push_back(std::make_shared<Block>(n_layer_, dim_, ledger_));
 }
 
 void KvCache::commit(int32_t n) {
-    if (n < 0 || size_ + n > allocated_) throw std::logic_error("KvCache::commit past the reserved positions");
+    if (n < 0 || size_ + n > static_cast<int32_t>(blocks_.size()) * kBlockTokens) throw std::logic_error("KvCache::commit past the reserved positions");
     size_ += n;
 }
 
 void KvCache::truncate(int32_t n) {
     if (n < 0 || n > size_) throw std::out_of_range("KvCache::truncate past the end");
     size_ = n;
+    blocks_.resize(size_t((n + kBlockTokens - 1) / kBlockTokens));
+}
+
+void KvCache::adopt(BlockRef block) {
+    if (size_ % kBlockTokens != 0 || size_ + kBlockTokens > capacity_) throw std::logic_error("KvCache::adopt past a partial block or the capacity");
+    blocks_.resize(size_t(size_ / kBlockTokens));
+    blocks_.push_back(std::move(block));
+    size_ += kBlockTokens;
+}
+
+void KvCache::replace(int32_t i, BlockRef block) {
+    if (i < 0 || i >= full_blocks()) throw std::out_of_range("KvCache::replace of a block that is not full");
+    blocks_[size_t(i)] = std::move(block);
 }
 
 namespace {
@@ -66,25 +86,31 @@ void KvCache::write(std::FILE* out, uint64_t model_id) const {
     h.size = size_;
     h.model_id = model_id;
     bool ok = std::fwrite(&h, sizeof h, 1, out) == 1;
-    const size_t n = size_t(size_) * dim_;
-    for (int32_t l = 0; ok && l < n_layer(); ++l)
-        ok = std::fwrite(k_[l].data(), sizeof(uint16_t), n, out) == n && std::fwrite(v_[l].data(), sizeof(uint16_t), n, out) == n;
+    for (int32_t l = 0; l < n_layer_; ++l)
+        for (int side = 0; side < 2; ++side)
+            for (int32_t p = 0; ok && p < size_; p += run(p)) {
+                const size_t n = size_t(std::min(run(p), size_ - p)) * dim_;
+                ok = std::fwrite(side == 0 ? k(l, p) : v(l, p), sizeof(uint16_t), n, out) == n;
+            }
     if (!ok) throw std::system_error(errno, std::generic_category(), "cannot write the KV cache");
 }
 
-std::optional<KvCache> KvCache::load(const std::string& path, uint64_t model_id, int32_t n_layer, int32_t dim, int32_t capacity) {
+std::optional<KvCache> KvCache::load(const std::string& path, uint64_t model_id, int32_t n_layer, int32_t dim, int32_t capacity,
+                                     std::shared_ptr<Ledger> ledger) {
     FilePtr f(std::fopen(path.c_str(), "rb"), std::fclose);
     if (!f) return std::nullopt;
     Header h{};
     if (std::fread(&h, sizeof h, 1, f.get()) != 1 || std::memcmp(h.magic, kMagic, sizeof kMagic) != 0 || h.version != kVersion ||
         h.model_id != model_id || h.n_layer != n_layer || h.dim != dim || h.size < 0 || h.size > capacity)
         return std::nullopt;
-    KvCache c(n_layer, dim, capacity);
+    KvCache c(n_layer, dim, capacity, std::move(ledger));
     c.reserve_append(h.size);
-    const size_t n = size_t(h.size) * dim;
     for (int32_t l = 0; l < n_layer; ++l)
-        if (std::fread(c.k_[l].data(), sizeof(uint16_t), n, f.get()) != n || std::fread(c.v_[l].data(), sizeof(uint16_t), n, f.get()) != n)
-            return std::nullopt;
+        for (int side = 0; side < 2; ++side)
+            for (int32_t p = 0; p < h.size; p += run(p)) {
+                const size_t n = size_t(std::min(run(p), h.size - p)) * dim;
+                if (std::fread(side == 0 ? c.k(l, p) : c.v(l, p), sizeof(uint16_t), n, f.get()) != n) return std::nullopt;
+            }
     if (std::fgetc(f.get()) != EOF) return std::nullopt;  // trailing bytes: not our file
     c.commit(h.size);
     return c;

@@ -1,45 +1,112 @@
-// kv/kv_cache.h — one sequence's key/value cache.
-// Owns: F16 keys and values of every layer for positions 0..size()-1 of one
-// sequence, grown on demand up to a fixed capacity; truncation (to reuse a shared
-// prefix); saving to and restoring from disk. Must not touch: attention math (model/),
-// scheduling (engine/).
+// kv/kv_cache.h — one sequence's key/value cache, held in fixed-size blocks that several
+// sequences may share.
+// Owns: F16 keys and values of every layer for positions 0..size()-1 of one sequence, in
+// blocks of kBlockTokens positions (a block holds those positions of every layer); growth
+// up to a fixed capacity; copy-on-write of shared blocks before any write; truncation;
+// adopting another cache's blocks (prefix sharing); the bytes every live block takes
+// (Ledger); saving to and restoring from disk. Must not touch: attention math (model/),
+// which prefixes are worth keeping (prefix_cache.h), scheduling (engine/).
+//
+// Sharing contract: a block reachable from more than one owner (caches, the prefix
+// cache) is read-only; reserve_append() copies such a block before positions in it are
+// written. Caches and their blocks are handled on one thread (the engine's); a forward
+// pass only reads and writes positions its caller reserved.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace strata::kv {
 
+inline constexpr int32_t kBlockTokens = 16;
+
+// Bytes and count of every live block of the caches that share it (one per engine).
+class Ledger {
+public:
+    uint64_t bytes() const { return bytes_.load(std::memory_order_relaxed); }
+    uint64_t blocks() const { return blocks_.load(std::memory_order_relaxed); }
+    void add(uint64_t bytes) {
+        bytes_.fetch_add(bytes, std::memory_order_relaxed);
+        blocks_.fetch_add(1, std::memory_order_relaxed);
+    }
+    void remove(uint64_t bytes) {
+        bytes_.fetch_sub(bytes, std::memory_order_relaxed);
+        blocks_.fetch_sub(1, std::memory_order_relaxed);
+    }
+
+private:
+    std::atomic<uint64_t> bytes_{0}, blocks_{0};
+};
+
+// kBlockTokens positions of every layer: keys then values, [layer][k|v][position][dim].
+class Block {
+public:
+    Block(int32_t n_layer, int32_t dim, std::shared_ptr<Ledger> ledger);
+    Block(const Block& other);  // a private copy (copy-on-write)
+    Block& operator=(const Block&) = delete;
+    ~Block();
+
+    uint16_t* k(int32_t l, int32_t p) { return data_.data() + offset(l, 0, p); }
+    uint16_t* v(int32_t l, int32_t p) { return data_.data() + offset(l, 1, p); }
+    const uint16_t* k(int32_t l, int32_t p) const { return data_.data() + offset(l, 0, p); }
+    const uint16_t* v(int32_t l, int32_t p) const { return data_.data() + offset(l, 1, p); }
+    uint64_t bytes() const { return data_.size() * sizeof(uint16_t); }
+
+private:
+    size_t offset(int32_t l, int side, int32_t p) const { return ((size_t(l) * 2 + side) * kBlockTokens + p) * dim_; }
+    int32_t dim_;
+    std::vector<uint16_t> data_;
+    std::shared_ptr<Ledger> ledger_;
+};
+
+using BlockRef = std::shared_ptr<Block>;
+
 class KvCache {
 public:
     // n_layer layers of `dim` (= n_head_kv * head_dim) values per position, at most
-    // `capacity` positions.
-    KvCache(int32_t n_layer, int32_t dim, int32_t capacity);
+    // `capacity` positions; blocks are counted in `ledger` (a private one when null).
+    KvCache(int32_t n_layer, int32_t dim, int32_t capacity, std::shared_ptr<Ledger> ledger = nullptr);
 
     int32_t size() const { return size_; }
     int32_t capacity() const { return capacity_; }
     int32_t dim() const { return dim_; }
-    int32_t n_layer() const { return static_cast<int32_t>(k_.size()); }
-    // Bytes allocated now (grows with use).
-    uint64_t bytes() const;
+    int32_t n_layer() const { return n_layer_; }
+    // Bytes of the blocks this cache holds, shared ones included (see Ledger for the total).
+    uint64_t bytes() const { return uint64_t(blocks_.size()) * block_bytes(); }
+    uint64_t block_bytes() const { return uint64_t(n_layer_) * 2 * kBlockTokens * dim_ * sizeof(uint16_t); }
     // Bytes one position costs across all layers.
-    uint64_t bytes_per_position() const { return uint64_t(k_.size()) * 2 * dim_ * sizeof(uint16_t); }
+    uint64_t bytes_per_position() const { return block_bytes() / kBlockTokens; }
+    const std::shared_ptr<Ledger>& ledger() const { return ledger_; }
 
-    // Makes room for positions [size(), size() + n); throws std::length_error past capacity.
+    // Makes room for positions [size(), size() + n), each in a block of its own (shared
+    // blocks among them are copied first); throws std::length_error past capacity.
     void reserve_append(int32_t n);
-    // Rows of layer l at position p (valid after reserve_append covered p).
-    uint16_t* k(int32_t l, int32_t p) { return k_[l].data() + size_t(p) * dim_; }
-    uint16_t* v(int32_t l, int32_t p) { return v_[l].data() + size_t(p) * dim_; }
-    const uint16_t* k(int32_t l, int32_t p) const { return k_[l].data() + size_t(p) * dim_; }
-    const uint16_t* v(int32_t l, int32_t p) const { return v_[l].data() + size_t(p) * dim_; }
+    // Rows of layer l at position p (valid after reserve_append covered p). Positions
+    // p .. p + run(p) - 1 are contiguous rows of dim() values.
+    uint16_t* k(int32_t l, int32_t p) { return blocks_[p / kBlockTokens]->k(l, p % kBlockTokens); }
+    uint16_t* v(int32_t l, int32_t p) { return blocks_[p / kBlockTokens]->v(l, p % kBlockTokens); }
+    const uint16_t* k(int32_t l, int32_t p) const { return blocks_[p / kBlockTokens]->k(l, p % kBlockTokens); }
+    const uint16_t* v(int32_t l, int32_t p) const { return blocks_[p / kBlockTokens]->v(l, p % kBlockTokens); }
+    static int32_t run(int32_t p) { return kBlockTokens - p % kBlockTokens; }
     // Positions [size(), size()+n) now hold valid data.
     void commit(int32_t n);
-    // Forgets positions >= n (n <= size()).
+    // Forgets positions >= n (n <= size()); blocks past the new end are let go.
     void truncate(int32_t n);
+
+    // Sharing. The block holding positions [i * kBlockTokens, (i + 1) * kBlockTokens).
+    const BlockRef& block(int32_t i) const { return blocks_[i]; }
+    int32_t full_blocks() const { return size_ / kBlockTokens; }
+    // Appends a full block of another cache of the same geometry (size() must be a multiple
+    // of kBlockTokens); it is shared, never written through this cache.
+    void adopt(BlockRef block);
+    // Puts `block` in place of full block i, whose contents it must equal (deduplication).
+    void replace(int32_t i, BlockRef block);
 
     // Writes positions [0, size()) to `out`, tagged with `model_id` so that a cache is never
     // restored into another model (the caller makes the file durable). Throws
@@ -47,14 +114,14 @@ public:
     void write(std::FILE* out, uint64_t model_id) const;
     // Reads a cache written by write(); nullopt when the file is absent, damaged, made for
     // another model or geometry, or larger than `capacity`.
-    static std::optional<KvCache> load(const std::string& path, uint64_t model_id, int32_t n_layer, int32_t dim, int32_t capacity);
+    static std::optional<KvCache> load(const std::string& path, uint64_t model_id, int32_t n_layer, int32_t dim, int32_t capacity,
+                                       std::shared_ptr<Ledger> ledger = nullptr);
 
 private:
-    int32_t dim_;
-    int32_t capacity_;
+    int32_t n_layer_, dim_, capacity_;
     int32_t size_ = 0;
-    int32_t allocated_ = 0;  // positions allocated per layer
-    std::vector<std::vector<uint16_t>> k_, v_;
+    std::vector<BlockRef> blocks_;
+    std::shared_ptr<Ledger> ledger_;
 };
 
 }  // namespace strata::kv

@@ -208,9 +208,9 @@ weights::Stats Model::weight_stats() const { return impl_->weights->stats(); }
 
 uint64_t Model::layers_done() const { return impl_->layers_done.load(std::memory_order_relaxed); }
 
-kv::KvCache Model::new_cache(int32_t capacity) const {
+kv::KvCache Model::new_cache(int32_t capacity, std::shared_ptr<kv::Ledger> ledger) const {
     const auto& hp = impl_->hp;
-    return kv::KvCache(hp.n_layer, hp.kv_dim(), std::clamp(capacity, 1, hp.n_ctx_train));
+    return kv::KvCache(hp.n_layer, hp.kv_dim(), std::clamp(capacity, 1, hp.n_ctx_train), std::move(ledger));
 }
 
 void Model::forward(std::span<const SequenceBatch> batch, std::vector<float>& logits) {

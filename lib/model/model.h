@@ -59,8 +59,9 @@ public:
     // (any thread may ask).
     uint64_t layers_done() const;
 
-    // A cache for one sequence of at most `capacity` tokens (clamped to the trained context).
-    kv::KvCache new_cache(int32_t capacity) const;
+    // A cache for one sequence of at most `capacity` tokens (clamped to the trained context),
+    // its blocks counted in `ledger` (a private one when null).
+    kv::KvCache new_cache(int32_t capacity, std::shared_ptr<kv::Ledger> ledger = nullptr) const;
 
     // Evaluates the batch. `logits` receives, in batch order, one row of n_vocab floats
     // per new token of sequences asking for All, one row (the last token's) for Last, and

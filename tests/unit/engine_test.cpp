@@ -15,6 +15,7 @@
 #include "engine/engine.h"
 #include "engine/state_dir.h"
 #include "gguf/writer.h"
+#include "kv/kv_cache.h"
 #include "test_util.h"
 
 using namespace strata;
@@ -269,6 +270,82 @@ BOOST_AUTO_TEST_CASE(context_full_is_reported) {
     BOOST_TEST(fits->result_.finish_reason == "length");
     // The cache holds 32 positions; the last sampled token is text, never fed back.
     BOOST_TEST(fits->result_.usage.prompt_tokens + fits->result_.usage.completion_tokens == 33);
+}
+
+// A long prompt of plain story words (hundreds of tokens in stories260K's small vocabulary).
+std::string long_story(int sentences) {
+    std::string text;
+    for (int i = 0; i < sentences; ++i) text += " Once upon a time there was a little girl named Lily who loved to play in the park.";
+    return text;
+}
+
+BOOST_AUTO_TEST_CASE(a_request_sharing_a_prefix_computes_only_the_rest_and_gets_the_same_answer) {
+    const std::string shared = long_story(8);
+    Engine e(config());
+    auto first = run(e, greedy(shared + " The dog ran", 12));
+    BOOST_TEST(first->result_.usage.cached_tokens == 0);
+    auto second = run(e, greedy(shared + " Then the sun came out", 12));
+    const auto& u = second->result_.usage;
+    const int32_t shared_tokens = static_cast<int32_t>(e.tokenize(shared, true, false).size());
+    BOOST_TEST_REQUIRE(shared_tokens > 100);
+    // Every block of the shared part but the one it ends in is reused.
+    BOOST_TEST(u.cached_tokens >= shared_tokens / strata::kv::kBlockTokens * strata::kv::kBlockTokens - strata::kv::kBlockTokens);
+    BOOST_TEST(u.prompt_tokens - u.cached_tokens < 2 * strata::kv::kBlockTokens + 8);
+    const Status st = e.status();
+    BOOST_TEST(st.prefix_cache_hits >= 1u);
+    BOOST_TEST(st.prefix_cache_blocks > 0u);
+
+    // Greedy text is what an engine without any cached prefix gives.
+    Engine fresh(config());
+    BOOST_TEST(run(fresh, greedy(shared + " Then the sun came out", 12))->result_.text == second->result_.text);
+    // The same prompt again is served from the cache but for its last block.
+    auto again = run(e, greedy(shared + " The dog ran", 12));
+    BOOST_TEST(again->result_.text == first->result_.text);
+    BOOST_TEST(again->result_.usage.prompt_tokens - again->result_.usage.cached_tokens <= strata::kv::kBlockTokens);
+}
+
+BOOST_AUTO_TEST_CASE(sessions_sharing_a_system_prompt_share_its_kv) {
+    Config c = config();
+    c.memory.kv_bytes = 64ull << 20;  // room for all: nothing is evicted
+    Engine e(c);
+    const std::string system = long_story(10);
+    run(e, greedy(system + " Session 0 asks", 4, "s0"));
+    const uint64_t one = e.status().kv_bytes;
+    for (int i = 1; i < 8; ++i) {
+        auto out = run(e, greedy(system + " Session " + std::to_string(i) + " asks", 4, "s" + std::to_string(i)));
+        BOOST_TEST(out->result_.usage.cached_tokens > 100);
+    }
+    const Status st = e.status();
+    BOOST_TEST(st.kv_bytes < 2 * one, st.kv_bytes << " bytes for 8 sessions, " << one << " for one");
+    BOOST_TEST(st.kv_bytes_idle > 0u);
+}
+
+BOOST_AUTO_TEST_CASE(a_tiny_kv_budget_evicts_but_loses_no_session) {
+    Config tiny = config();
+    tiny.memory.kv_bytes = 128u << 10;  // about 200 positions of stories260K: two of the sessions
+    Engine small(tiny);
+    Engine roomy(config());
+    const std::string story = long_story(3);
+    for (int round = 0; round < 2; ++round)
+        for (int i = 0; i < 3; ++i) {
+            const std::string name = "s" + std::to_string(i);
+            auto request = greedy(round == 0 ? story + " Tale " + std::to_string(i) : " And then", 16, name);
+            const std::string got = run(small, request)->result_.text;
+            BOOST_TEST(got == run(roomy, request)->result_.text, name << " round " << round);
+        }
+    const Status st = small.status();
+    BOOST_TEST(st.kv_evictions > 0u);
+    BOOST_TEST(st.kv_bytes <= st.kv_budget_bytes);
+    for (int i = 0; i < 3; ++i) BOOST_TEST(small.session_info("s" + std::to_string(i), 1000).tokens > 100);
+}
+
+BOOST_AUTO_TEST_CASE(a_prompt_larger_than_the_kv_budget_is_refused_naming_it) {
+    Config tiny = config();
+    tiny.memory.kv_bytes = 128u << 10;
+    Engine e(tiny);
+    auto out = run(e, greedy(long_story(10), 4));
+    BOOST_TEST((out->error_ == Errc::ContextFull));
+    BOOST_TEST(out->message_.find("memory.kv_budget") != std::string::npos, out->message_);
 }
 
 BOOST_AUTO_TEST_CASE(stop_strings_end_the_text_before_them) {

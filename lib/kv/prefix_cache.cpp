@@ -1,0 +1,89 @@
+// kv/prefix_cache.cpp — the block index of the automatic prefix cache (see prefix_cache.h).
+#include "kv/prefix_cache.h"
+
+#include <algorithm>
+#include <cstring>
+#include <tuple>
+
+namespace strata::kv {
+
+uint64_t PrefixCache::key(uint64_t parent, const int32_t* tokens) {
+    uint64_t h = parent ^ 0x9e3779b97f4a7c15ull;
+    for (int32_t i = 0; i < kBlockTokens; ++i) {
+        h ^= static_cast<uint32_t>(tokens[i]);
+        h *= 0xff51afd7ed558ccdull;
+        h ^= h >> 32;
+    }
+    return h == 0 ? 1 : h;  // 0 is "no parent"
+}
+
+PrefixCache::Entry* PrefixCache::find(uint64_t k, uint64_t parent, const int32_t* tokens) {
+    const auto it = entries_.find(k);
+    if (it == entries_.end() || it->second.parent != parent ||
+        std::memcmp(it->second.tokens.data(), tokens, sizeof(int32_t) * kBlockTokens) != 0)
+        return nullptr;
+    return &it->second;
+}
+
+void PrefixCache::insert(const std::vector<int32_t>& tokens, KvCache& cache, uint64_t tick) {
+    uint64_t parent = 0;
+    const int32_t n = std::min<int32_t>(cache.full_blocks(), static_cast<int32_t>(tokens.size() / kBlockTokens));
+    for (int32_t i = 0; i < n; ++i) {
+        const int32_t* t = tokens.data() + size_t(i) * kBlockTokens;
+        const uint64_t k = key(parent, t);
+        if (Entry* known = find(k, parent, t)) {
+            if (known->block != cache.block(i)) cache.replace(i, known->block);
+            known->tick = tick;
+        } else if (!entries_.count(k)) {  // (a colliding key keeps its first owner)
+            entries_.emplace(k, Entry{parent, std::vector<int32_t>(t, t + kBlockTokens), cache.block(i), tick, i});
+        }
+        parent = k;
+    }
+}
+
+int32_t PrefixCache::extend(const std::vector<int32_t>& tokens, KvCache& cache, int32_t limit, uint64_t tick) {
+    ++stats_.lookups;
+    if (cache.size() % kBlockTokens != 0) return 0;
+    const int32_t had = cache.size();
+    uint64_t parent = 0;
+    for (int32_t i = 0; size_t(i + 1) * kBlockTokens <= tokens.size() && (i + 1) * kBlockTokens <= limit; ++i) {
+        const int32_t* t = tokens.data() + size_t(i) * kBlockTokens;
+        const uint64_t k = key(parent, t);
+        Entry* e = find(k, parent, t);
+        if (i >= cache.full_blocks()) {
+            if (!e) break;
+            cache.adopt(e->block);
+        }
+        if (e) e->tick = tick;
+        parent = k;
+    }
+    const int32_t added = cache.size() - had;
+    if (added > 0) {
+        ++stats_.hits;
+        stats_.blocks_reused += static_cast<uint64_t>(added / kBlockTokens);
+    }
+    return added;
+}
+
+std::unordered_map<uint64_t, PrefixCache::Entry>::const_iterator PrefixCache::oldest() const {
+    return std::min_element(entries_.begin(), entries_.end(), [](const auto& a, const auto& b) {
+        return std::make_tuple(a.second.tick, -a.second.depth) < std::make_tuple(b.second.tick, -b.second.depth);
+    });
+}
+
+uint64_t PrefixCache::oldest_tick() const { return entries_.empty() ? 0 : oldest()->second.tick; }
+
+void PrefixCache::evict_oldest() {
+    if (entries_.empty()) return;
+    entries_.erase(oldest());
+    ++stats_.evictions;
+}
+
+uint64_t PrefixCache::bytes_held_alone() const {
+    uint64_t total = 0;
+    for (const auto& [k, e] : entries_)
+        if (e.block.use_count() == 1) total += e.block->bytes();
+    return total;
+}
+
+}  // namespace strata::kv
