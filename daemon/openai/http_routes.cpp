@@ -6,6 +6,7 @@
 
 #include "host/metrics.h"
 #include "protocol/json_text.h"
+#include "protocol/tokens.h"
 
 namespace strata::daemon {
 namespace json = boost::json;
@@ -40,6 +41,22 @@ Routed models(Server& server, const std::string&, uint32_t) {
     return json_reply(200, models_json(server.model_id(), server.started()));
 }
 
+// GET /v1/models/{id}: the model object, or model_not_found.
+Routed model_by_id(Server& server, std::string_view id) {
+    if (id != server.model_id())
+        throw ApiError(ErrorKind::ModelNotFound, "no model \"" + std::string(id) + "\"; this daemon serves \"" + server.model_id() + "\"");
+    return json_reply(200, model_json(server.model_id(), server.started()));
+}
+
+Routed tokenize(Server& server, const std::string& body, uint32_t) {
+    return json_reply(200, tokenize_json(server.engine(), parse_body(body, server.settings().server.max_json_depth), "content"));
+}
+
+Routed detokenize(Server& server, const std::string& body, uint32_t) {
+    return json_reply(200, detokenize_json(server.engine(), server.model().n_vocab,
+                                           parse_body(body, server.settings().server.max_json_depth), "content"));
+}
+
 Routed generation(OpenAiKind kind, Server& server, const std::string& body, uint32_t uid) {
     if (server.stopping())
         throw ApiError(ErrorKind::ShuttingDown, "the daemon is shutting down");
@@ -60,9 +77,11 @@ struct Route {
     Routed (*handler)(Server&, const std::string&, uint32_t);
 };
 
-constexpr std::array<Route, 5> kRoutes{{
+constexpr std::array<Route, 7> kRoutes{{
     {"/health", "GET", health},
     {"/metrics", "GET", metrics},
+    {"/tokenize", "POST", tokenize},
+    {"/detokenize", "POST", detokenize},
     {"/v1/models", "GET", models},
     {"/v1/completions", "POST", completions},
     {"/v1/chat/completions", "POST", chat_completions},
@@ -78,6 +97,15 @@ HttpReply error_reply(const ApiError& error) {
 
 Routed route(Server& server, std::string_view method, std::string_view target, const std::string& body, uint32_t uid) {
     const std::string_view path = target.substr(0, target.find('?'));
+    constexpr std::string_view kModelPrefix = "/v1/models/";
+    if (path.starts_with(kModelPrefix) && path.size() > kModelPrefix.size()) {
+        if (method != "GET" && method != "HEAD") {
+            HttpReply reply = json_reply(405, error_json(ApiError(ErrorKind::InvalidRequest, std::string(path) + " only accepts GET")));
+            reply.allow = "GET, HEAD";
+            return reply;
+        }
+        return model_by_id(server, path.substr(kModelPrefix.size()));
+    }
     for (const Route& route : kRoutes) {
         if (route.path != path)
             continue;

@@ -172,10 +172,12 @@ json::object error_json(const ApiError& error) {
     return {{"error", std::move(body)}};
 }
 
+json::object model_json(const std::string& model, int64_t created) {
+    return {{"id", model}, {"object", "model"}, {"created", created}, {"owned_by", "strata"}};
+}
+
 json::object models_json(const std::string& model, int64_t created) {
-    return {{"object", "list"},
-            {"data", json::array{json::object{
-                         {"id", model}, {"object", "model"}, {"created", created}, {"owned_by", "strata"}}}}};
+    return {{"object", "list"}, {"data", json::array{model_json(model, created)}}};
 }
 
 }  // namespace strata::daemon

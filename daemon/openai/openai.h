@@ -43,6 +43,7 @@ boost::json::object final_chunk_json(const OpenAiReply& reply, const std::string
 boost::json::object usage_chunk_json(const OpenAiReply& reply, const engine::Usage& usage);
 
 boost::json::object error_json(const ApiError& error);  // {"error":{"message","type","code","param"}}
-boost::json::object models_json(const std::string& model, int64_t created);
+boost::json::object model_json(const std::string& model, int64_t created);   // one /v1/models entry
+boost::json::object models_json(const std::string& model, int64_t created);  // the /v1/models list
 
 }  // namespace strata::daemon

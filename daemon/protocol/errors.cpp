@@ -23,6 +23,7 @@ constexpr Spelling kSpellings[] = {
     {ErrorKind::ContextFull, -32004, "context_full", 400, 0},
     {ErrorKind::ModelError, -32005, "model_error", 500, 0},
     {ErrorKind::ShuttingDown, -32006, "shutting_down", 503, 5},
+    {ErrorKind::ModelNotFound, -32007, "model_not_found", 404, 0},
     {ErrorKind::Internal, -32603, "internal_error", 500, 0},
 };
 

@@ -23,6 +23,7 @@ enum class ErrorKind {
     ContextFull,
     ModelError,
     ShuttingDown,
+    ModelNotFound,
     Internal,
 };
 

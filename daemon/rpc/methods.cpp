@@ -7,6 +7,7 @@
 
 #include "protocol/errors.h"
 #include "protocol/fields.h"
+#include "protocol/tokens.h"
 #include "protocol/views.h"
 
 namespace strata::daemon {
@@ -33,30 +34,10 @@ uint32_t session_owner(const Fields& fields, uint32_t caller) {
     return owner;
 }
 
-json::value tokenize(Server& server, const json::object& params, uint32_t) {
-    const Fields fields(params);
-    fields.allow_only({"text", "add_special", "parse_special"});
-    const auto text = fields.string("text", SIZE_MAX);
-    if (!text)
-        throw invalid_params("text", "text is missing");
-    const auto ids = server.engine().tokenize(*text, fields.boolean("add_special").value_or(true),
-                                              fields.boolean("parse_special").value_or(false));
-    return json::object{{"tokens", json::value_from(ids)}};
-}
+json::value tokenize(Server& server, const json::object& params, uint32_t) { return tokenize_json(server.engine(), params, "text"); }
 
 json::value detokenize(Server& server, const json::object& params, uint32_t) {
-    const Fields fields(params);
-    fields.allow_only({"tokens"});
-    const json::value* tokens = fields.find("tokens");
-    if (tokens == nullptr)
-        throw invalid_params("tokens", "tokens is missing");
-    const json::array& items = array_value(*tokens, "tokens", SIZE_MAX);
-    std::vector<int32_t> ids;
-    ids.reserve(items.size());
-    const int64_t last = server.model().n_vocab - 1;
-    for (size_t i = 0; i < items.size(); ++i)
-        ids.push_back(static_cast<int32_t>(integer_value(items[i], "tokens[" + std::to_string(i) + "]", 0, last)));
-    return json::object{{"text", server.engine().detokenize(ids)}};
+    return detokenize_json(server.engine(), server.model().n_vocab, params, "text");
 }
 
 json::value session_list(Server& server, const json::object& params, uint32_t uid) {

@@ -128,6 +128,41 @@ class HttpTest(DaemonTestCase):
         self.assertGreaterEqual(values["strata_completion_tokens_total"], 3)
         self.assertGreater(values["strata_resident_memory_bytes"], 0)
 
+    def test_one_model_by_id(self):
+        _, _, body = self.curl(BASE + "/v1/models")
+        listed = json.loads(body)["data"][0]
+        status, _, body = self.curl(BASE + "/v1/models/" + listed["id"])
+        self.assertEqual(status, 200, body)
+        self.assertEqual(json.loads(body), listed)
+        status, _, body = self.curl(BASE + "/v1/models/gpt-17")
+        self.assertEqual(status, 404)
+        error = json.loads(body)["error"]
+        self.assertEqual(error["code"], "model_not_found")
+        self.assertIn("gpt-17", error["message"])
+        status, head, _ = self.curl("-X", "POST", BASE + "/v1/models/" + listed["id"])
+        self.assertEqual(status, 405)
+        self.assertIn("Allow: GET, HEAD", head)
+
+    def test_tokenize_and_detokenize(self):
+        status, _, body = self.curl(BASE + "/tokenize", data={"content": "Once upon a time"})
+        self.assertEqual(status, 200, body)
+        tokens = json.loads(body)["tokens"]
+        with self.daemon.client() as c:
+            self.assertEqual(c.call("tokenize", {"text": "Once upon a time"})["result"]["tokens"], tokens)
+        self.assertEqual(tokens[0], 1)  # BOS, unless add_special is false
+        status, _, body = self.curl(BASE + "/tokenize", data={"content": "Once upon a time", "add_special": False})
+        self.assertEqual(json.loads(body)["tokens"], tokens[1:])
+        status, _, body = self.curl(BASE + "/detokenize", data={"tokens": tokens[1:]})
+        self.assertEqual(status, 200, body)
+        self.assertEqual(json.loads(body)["content"].strip(), "Once upon a time")
+        # Bad input names what is wrong.
+        for path, data, field in (("/tokenize", {"text": "x"}, "text"), ("/tokenize", {}, "content"),
+                                  ("/detokenize", {"tokens": [1, 99999]}, "tokens[1]"),
+                                  ("/detokenize", {"tokens": "1 2"}, "tokens")):
+            status, _, body = self.curl(BASE + path, data=data)
+            self.assertEqual(status, 400, (path, data, body))
+            self.assertIn(field, json.loads(body)["error"]["message"] + json.loads(body)["error"].get("param", ""))
+
     def test_models(self):
         status, _, body = self.curl(BASE + "/v1/models")
         self.assertEqual(status, 200)
