@@ -51,6 +51,10 @@ private:
 struct Workspace {
     int32_t tokens = 0;
     std::vector<float> x, h, q, k, v, att, qkv, gate, up;
+    // Mixture of experts: router output [T][n_expert], choices and weights [T][used], the
+    // rows routed to one expert [T][n_embd], its output, and the weighted sum [T][n_embd].
+    std::vector<float> moe_logits, moe_weight, moe_in, moe_out, moe_acc;
+    std::vector<int32_t> moe_choice;
     std::array<std::vector<float>, 2> rope_cos, rope_sin;  // [global, sliding-window][token][n_rot/2]
     std::vector<uint8_t> embd_rows;                   // [token] raw embedding rows
     std::vector<int32_t> ids;                         // the pass's token ids
@@ -104,6 +108,10 @@ struct Model::Impl {
     void project_qkv(const LayerWeights& w, const float* in, int32_t T);
     void attend(int l, std::span<const TokenSlot> tokens);
     void ffn_block(const LayerWeights& w, const float* in, float* out, int32_t T);
+
+    // moe.cpp
+    void route(const Matrix& router, const float* in, int32_t T);
+    void moe_block(const LayerWeights& w, const float* in, float* out, int32_t T);
 
     // rope.cpp
     void rope_tables(std::span<const TokenSlot> tokens);
