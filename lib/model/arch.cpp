@@ -6,7 +6,8 @@
 namespace strata::model {
 namespace {
 
-const std::array<const Builder*, 8> kBuilders = {&kLlama, &kQwen2, &kQwen3, &kGemma2, &kGemma3, &kPhi3, &kGranite, &kOlmo2};
+const std::array<const Builder*, 10> kBuilders = {&kLlama,  &kQwen2,   &kQwen3,    &kGemma2, &kGemma3,
+                                                  &kPhi3,   &kGranite, &kOlmo2,    &kQwen3Moe, &kOlmoe};
 
 }  // namespace
 

@@ -25,7 +25,8 @@ void Blocks::norm(const float* in, const float* weight, float* out) {
 void Blocks::attention(const LayerWeights& w, int l, const float* in, float* out) { m_.attention_block(w, l, in, out, tokens_); }
 
 void Blocks::ffn(const LayerWeights& w, const float* in, float* out) {
-    m_.ffn_block(w, in, out, static_cast<int32_t>(tokens_.size()));
+    if (w.router.data) m_.moe_block(w, in, out, static_cast<int32_t>(tokens_.size()));
+    else m_.ffn_block(w, in, out, static_cast<int32_t>(tokens_.size()));
 }
 
 void Blocks::residual(float* y) {

@@ -15,19 +15,25 @@
 
 namespace strata::model {
 
-// A weight matrix of `rows` rows of k elements (ggml ne = [k, rows]).
+// A weight matrix of `rows` rows of k elements (ggml ne = [k, rows]; a 3-D tensor of
+// experts, ne = [k, rows per expert, experts], is one matrix of all their rows).
 struct Matrix {
     DType type = DType::F32;
     int64_t k = 0;
     int64_t rows = 0;
     size_t row_bytes = 0;
     const uint8_t* data = nullptr;
+
+    // Rows [first, first + n) as a matrix of their own (one expert of a 3-D tensor).
+    Matrix slice(int64_t first, int64_t n) const { return {type, k, n, row_bytes, data + size_t(first) * row_bytes}; }
 };
 
 // The tensors a transformer block may have ("blk.N.<name>"; names in model.cpp).
 enum Slot : int {
     AttnNorm, Wq, Wk, Wv, Wqkv, Wo, Bq, Bk, Bv, QNorm, KNorm, PostAttnNorm,
-    FfnNorm, Gate, Up, Down, PostFfnNorm, kSlots
+    FfnNorm, Gate, Up, Down, PostFfnNorm,
+    Router, GateExps, UpExps, DownExps,  // mixture of experts: they take the place of Gate, Up, Down
+    kSlots
 };
 
 // One tensor of a family's layer: required, or used when the file has it.
@@ -46,6 +52,7 @@ struct LayerWeights {
     const float* ffn_norm = nullptr;
     Matrix gate, up, down;
     const float* post_ffn_norm = nullptr;
+    Matrix router, gate_exps, up_exps, down_exps;  // mixture of experts (router absent: dense FFN)
 };
 
 struct TokenSlot;
@@ -61,7 +68,7 @@ public:
     void norm(const float* in, const float* weight, float* out);
     // Self-attention of layer l on `in`, appending k/v to each token's cache; out may be in.
     void attention(const LayerWeights& w, int l, const float* in, float* out);
-    // Gated feed-forward on `in`; out may be in.
+    // Gated feed-forward on `in` (a mixture of experts when the layer has a router); out may be in.
     void ffn(const LayerWeights& w, const float* in, float* out);
     // x += residual_scale * y (y is scaled in place).
     void residual(float* y);

@@ -42,8 +42,15 @@ void Workspace::ensure(int32_t n_tokens, const HParams& hp, int n_threads) {
         att.resize(T * hp.q_dim());
         k.resize(T * hp.kv_dim());
         v.resize(T * hp.kv_dim());
-        gate.resize(T * hp.n_ff);
-        up.resize(T * hp.n_ff * (hp.fused_gate_up ? 2 : 1));
+        const size_t ff = std::max(size_t(hp.n_ff), size_t(hp.n_ff_exp) * hp.n_expert_used);
+        gate.resize(T * ff);
+        up.resize(T * ff * (hp.fused_gate_up ? 2 : 1));
+        if (hp.n_expert > 0) {
+            moe_logits.resize(T * hp.n_expert);
+            moe_weight.resize(T * hp.n_expert_used);
+            moe_choice.resize(T * hp.n_expert_used);
+            for (auto* b : {&moe_in, &moe_out}) b->resize(T * hp.n_expert_used * hp.n_embd);
+        }
         for (int i = 0; i < (hp.any_swa() ? 2 : 1); ++i) {
             rope_cos[i].resize(T * hp.n_rot / 2);
             rope_sin[i].resize(T * hp.n_rot / 2);

@@ -81,6 +81,9 @@ std::string HParams::features() const {
         const auto it = std::find_if(t.begin(), t.end(), [&](const TensorNeed& n) { return n.slot == s; });
         return it == t.end() ? nullptr : &*it;
     };
+    if (n_expert > 0)
+        f.push_back(std::to_string(n_expert) + " experts (" + std::to_string(n_expert_used) + " used" +
+                    (moe_norm_weights ? ", weights renormalized)" : ")"));
     if (need(Wqkv)) f.push_back("fused qkv");
     if (need(Bq) && need(Bq)->required) f.push_back("q/k/v biases");
     if (qk_norm != QkNorm::None) f.push_back(qk_norm == QkNorm::PerHead ? "per-head q/k norm" : "q/k norm");
@@ -108,6 +111,11 @@ HParams HParams::from_gguf(const gguf::File& f) {
     h.n_embd = r.required("embedding_length", 1, 1 << 16);
     h.n_layer = r.required("block_count", 1, 512);
     h.n_ff = r.required("feed_forward_length", 1, 1 << 18);
+    h.n_expert = r.optional("expert_count", 0, 0, 4096);
+    if (h.n_expert > 0) {
+        h.n_expert_used = r.required("expert_used_count", 1, h.n_expert);
+        h.n_ff_exp = r.optional("expert_feed_forward_length", h.n_ff, 1, 1 << 18);
+    }
     h.n_head = r.required("attention.head_count", 1, 1024);
     h.n_head_kv = r.optional("attention.head_count_kv", h.n_head, 1, h.n_head);
     if (h.n_head % h.n_head_kv)

@@ -50,6 +50,9 @@ struct HParams {
     int32_t head_dim = 0;   // attention.key_length (= value_length), default n_embd / n_head
     int32_t n_rot = 0;      // rope.dimension_count, default head_dim
     float rms_eps = 1e-5f;
+    // Mixture of experts (expert_count > 0): the FFN is n_expert_used of n_expert experts of
+    // n_ff_exp rows each, chosen per token by a softmax router over all experts.
+    int32_t n_expert = 0, n_expert_used = 0, n_ff_exp = 0;
 
     // Set by the family's builder (defaults: llama).
     RopeStyle rope_style = RopeStyle::Normal;
@@ -68,6 +71,7 @@ struct HParams {
     float embd_scale = 1.0f;          // multiplies the embeddings
     float residual_scale = 1.0f;      // multiplies each block's output before the residual add
     float logit_scale = 1.0f;         // multiplies the logits
+    bool moe_norm_weights = true;     // the chosen experts' router weights are renormalized to sum 1
 
     int32_t q_dim() const { return n_head * head_dim; }
     int32_t kv_dim() const { return n_head_kv * head_dim; }

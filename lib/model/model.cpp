@@ -21,12 +21,18 @@ constexpr std::array<const char*, kSlots> kSlotNames = {
     "attn_qkv.weight",   "attn_output.weight", "attn_q.bias",        "attn_k.bias",
     "attn_v.bias",       "attn_q_norm.weight", "attn_k_norm.weight", "post_attention_norm.weight",
     "ffn_norm.weight",   "ffn_gate.weight",    "ffn_up.weight",      "ffn_down.weight",
-    "post_ffw_norm.weight",
+    "post_ffw_norm.weight", "ffn_gate_inp.weight", "ffn_gate_exps.weight", "ffn_up_exps.weight",
+    "ffn_down_exps.weight",
 };
 
-// The shape {ne0, ne1} of a slot's tensor (ne1 = 0: a vector).
-std::pair<int64_t, int64_t> slot_shape(Slot s, const HParams& hp) {
+// A tensor's expected {ne0, ne1, ne2}: ne1 = 0 a vector, ne2 = 0 a matrix.
+struct Shape {
+    int64_t ne0, ne1 = 0, ne2 = 0;
+};
+
+Shape slot_shape(Slot s, const HParams& hp) {
     const int64_t E = hp.n_embd, Q = hp.q_dim(), KV = hp.kv_dim(), F = hp.n_ff, hd = hp.head_dim;
+    const int64_t X = hp.n_expert, FX = hp.n_ff_exp;
     const bool per_head = hp.qk_norm == QkNorm::PerHead;
     switch (s) {
         case Wq: return {E, Q};
@@ -40,7 +46,10 @@ std::pair<int64_t, int64_t> slot_shape(Slot s, const HParams& hp) {
         case Gate: return {E, F};
         case Up: return {E, hp.fused_gate_up ? 2 * F : F};
         case Down: return {F, E};
-        default: return {E, 0};  // the norms
+        case Router: return {E, X};
+        case GateExps: case UpExps: return {E, FX, X};
+        case DownExps: return {FX, E, X};
+        default: return {E};  // the norms
     }
 }
 
@@ -53,12 +62,25 @@ std::string shape_of(const gguf::TensorInfo& t) {
     return s + "]";
 }
 
-// Checks that t has exactly the shape {ne0, ne1} (ne1 = 0: a vector of ne0).
-void expect_shape(const gguf::TensorInfo& t, int64_t ne0, int64_t ne1) {
-    const bool ok = ne1 == 0 ? (t.n_dims == 1 && t.ne[0] == ne0) : (t.n_dims == 2 && t.ne[0] == ne0 && t.ne[1] == ne1);
+// Checks that t has exactly the shape s.
+void expect_shape(const gguf::TensorInfo& t, Shape s) {
+    const int dims = s.ne2 ? 3 : s.ne1 ? 2 : 1;
+    const bool ok = t.n_dims == dims && t.ne[0] == s.ne0 && (dims < 2 || t.ne[1] == s.ne1) && (dims < 3 || t.ne[2] == s.ne2);
     if (!ok)
-        throw std::runtime_error("tensor " + t.name + " has shape " + shape_of(t) + ", expected [" + std::to_string(ne0) +
-                                 (ne1 ? ", " + std::to_string(ne1) : std::string()) + "]");
+        throw std::runtime_error("tensor " + t.name + " has shape " + shape_of(t) + ", expected [" + std::to_string(s.ne0) +
+                                 (dims > 1 ? ", " + std::to_string(s.ne1) : std::string()) +
+                                 (dims > 2 ? ", " + std::to_string(s.ne2) : std::string()) + "]");
+}
+
+// The family's tensors of a layer; with experts, the router and the expert tensors take the
+// place of the dense FFN's gate, up and down.
+std::vector<TensorNeed> layer_needs(const HParams& hp) {
+    std::vector<TensorNeed> needs;
+    for (const TensorNeed& need : hp.builder->tensors)
+        if (hp.n_expert == 0 || (need.slot != Gate && need.slot != Up && need.slot != Down)) needs.push_back(need);
+    if (hp.n_expert > 0)
+        for (Slot s : {Router, GateExps, UpExps, DownExps}) needs.push_back({s});
+    return needs;
 }
 
 void expect_matrix_type(const gguf::TensorInfo& t) {
@@ -92,10 +114,12 @@ int physical_cores() {
 
 uint64_t working_memory_bytes(const HParams& hp, int32_t batch_tokens, int32_t context, int32_t logit_rows, int threads) {
     const uint64_t T = static_cast<uint64_t>(batch_tokens);
-    const uint64_t ffn = (hp.fused_gate_up ? 3ull : 2ull) * hp.n_ff;
+    const uint64_t ffn = (hp.fused_gate_up ? 3ull : 2ull) * std::max<uint64_t>(hp.n_ff, uint64_t(hp.n_ff_exp) * hp.n_expert_used) +
+                         (hp.n_expert > 0 ? 2ull * hp.n_expert_used * (1 + hp.n_embd) + hp.n_expert : 0);
     const uint64_t qkv = 2ull * hp.q_dim() + 2ull * hp.kv_dim() + hp.q_dim() + 2ull * hp.kv_dim();  // q, att, k, v, fused qkv
     const uint64_t floats = T * (2ull * hp.n_embd + qkv + ffn + (hp.any_swa() ? 2ull : 1ull) * hp.n_rot);
-    const uint64_t converted = T * 2ull * std::max(hp.n_embd, hp.n_ff);  // at most 2 bytes per value (F16)
+    const uint64_t converted =  // at most 2 bytes per value (F16); experts convert [T * used] rows
+        T * 2ull * std::max<uint64_t>({uint64_t(hp.n_embd), uint64_t(hp.n_ff), uint64_t(hp.n_embd + hp.n_ff_exp) * hp.n_expert_used});
     const uint64_t attention = uint64_t(threads) * 6ull * static_cast<uint64_t>(context);
     return 4 * floats + converted + attention + 4ull * static_cast<uint64_t>(logit_rows) * hp.n_vocab;
 }
@@ -124,7 +148,7 @@ void Model::Impl::bind_tensors() {
     auto rope_factors = [&](const char* name) {
         const auto* rf = find(name);
         if (!rf) return -1;
-        expect_shape(*rf, hp.n_rot / 2, 0);
+        expect_shape(*rf, {hp.n_rot / 2});
         expect_f32(*rf);
         return add_global(rf);
     };
@@ -139,13 +163,13 @@ void Model::Impl::bind_tensors() {
         idx.fill(-1);
         std::array<const gguf::TensorInfo*, kSlots> info{};
         std::vector<const gguf::TensorInfo*> tensors;
-        for (const TensorNeed& need : hp.builder->tensors) {
+        for (const TensorNeed& need : layer_needs(hp)) {
             const std::string name = "blk." + std::to_string(l) + "." + kSlotNames[need.slot];
             const auto* t = need.required ? require(name) : find(name);
             if (!t) continue;
-            const auto [ne0, ne1] = slot_shape(need.slot, hp);
-            expect_shape(*t, ne0, ne1);
-            if (ne1) expect_matrix_type(*t);
+            const Shape shape = slot_shape(need.slot, hp);
+            expect_shape(*t, shape);
+            if (shape.ne1) expect_matrix_type(*t);
             else expect_f32(*t);
             idx[need.slot] = static_cast<int>(tensors.size());
             info[need.slot] = t;
@@ -156,11 +180,11 @@ void Model::Impl::bind_tensors() {
         slot_info.push_back(info);
     }
     const auto* norm = require("output_norm.weight");
-    expect_shape(*norm, hp.n_embd, 0);
+    expect_shape(*norm, {hp.n_embd});
     expect_f32(*norm);
     const auto* out = find("output.weight");
     if (!out) out = embd;  // tied embeddings
-    expect_shape(*out, hp.n_embd, hp.n_vocab);
+    expect_shape(*out, {hp.n_embd, hp.n_vocab});
     expect_matrix_type(*out);
     layout.layers.push_back({norm, out});
 }
@@ -172,12 +196,14 @@ LayerWeights Model::Impl::layer_weights(int l, std::span<const uint8_t* const> p
     auto mat = [&](int s) {
         const auto* t = info[s];
         if (!t) return Matrix{};
-        return Matrix{t->type, t->ne[0], t->ne[1], static_cast<size_t>(dtype_bytes(t->type, t->ne[0])), ptrs[idx[s]]};
+        const int64_t rows = t->n_dims == 3 ? t->ne[1] * t->ne[2] : t->ne[1];
+        return Matrix{t->type, t->ne[0], rows, static_cast<size_t>(dtype_bytes(t->type, t->ne[0])), ptrs[idx[s]]};
     };
     return {.attn_norm = vec(AttnNorm), .wq = mat(Wq), .wk = mat(Wk), .wv = mat(Wv), .wqkv = mat(Wqkv), .wo = mat(Wo),
             .bq = vec(Bq), .bk = vec(Bk), .bv = vec(Bv), .q_norm = vec(QNorm), .k_norm = vec(KNorm),
             .post_attn_norm = vec(PostAttnNorm), .ffn_norm = vec(FfnNorm), .gate = mat(Gate), .up = mat(Up),
-            .down = mat(Down), .post_ffn_norm = vec(PostFfnNorm)};
+            .down = mat(Down), .post_ffn_norm = vec(PostFfnNorm), .router = mat(Router), .gate_exps = mat(GateExps),
+            .up_exps = mat(UpExps), .down_exps = mat(DownExps)};
 }
 
 Model::Model(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}

@@ -51,6 +51,11 @@ private:
 struct Workspace {
     int32_t tokens = 0;
     std::vector<float> x, h, q, k, v, att, qkv, gate, up;
+    // Mixture of experts: router output [T][n_expert], choices and weights [T][used], the
+    // tokens' rows grouped by expert [T * used][n_embd] and the experts' outputs (gate and
+    // up hold [T * used][n_ff_exp]).
+    std::vector<float> moe_logits, moe_weight, moe_in, moe_out;
+    std::vector<int32_t> moe_choice;
     std::array<std::vector<float>, 2> rope_cos, rope_sin;  // [global, sliding-window][token][n_rot/2]
     std::vector<uint8_t> embd_rows;                   // [token] raw embedding rows
     std::vector<int32_t> ids;                         // the pass's token ids
@@ -104,6 +109,12 @@ struct Model::Impl {
     void project_qkv(const LayerWeights& w, const float* in, int32_t T);
     void attend(int l, std::span<const TokenSlot> tokens);
     void ffn_block(const LayerWeights& w, const float* in, float* out, int32_t T);
+
+    // moe.cpp
+    void route(const Matrix& router, const float* in, int32_t T);
+    void moe_block(const LayerWeights& w, const float* in, float* out, int32_t T);
+    void expert_gemm(const Matrix& m, int64_t rows, std::span<const int32_t> active, std::span<const int32_t> start,
+                     const void* x, size_t ldx, float* y);
 
     // rope.cpp
     void rope_tables(std::span<const TokenSlot> tokens);

@@ -88,10 +88,11 @@ BOOST_AUTO_TEST_CASE(decode_steps_and_small_passes_match_one_batch) {
 }
 
 // One small model per further family (qwen3, gemma2, gemma3, phi3, llama with linear and
-// YaRN RoPE scaling, granite, olmo2), F16 and a quantized mix, 7 tokens (inside the sliding windows
+// YaRN RoPE scaling, granite, olmo2, and the mixtures of experts qwen3moe, olmoe and
+// Mixtral-style llama), F16 and a quantized mix, 7 tokens (inside the sliding windows
 // and LongRoPE's original context) and 64 (past them).
 BOOST_AUTO_TEST_CASE(architectures_match_llama_cpp_on_every_kernel_variant) {
-    check_on_every_isa(test::arch_cases(), 36);
+    check_on_every_isa(test::arch_cases(), 48);
 }
 
 BOOST_AUTO_TEST_CASE(architectures_decode_steps_and_small_passes_match_one_batch) {

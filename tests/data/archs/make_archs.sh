@@ -28,7 +28,13 @@ synth llama-linear --arch llama --n-layer 2 --rope-scale 4 --rope-scaling linear
 synth llama-yarn --arch llama --n-layer 2 --rope-scale 4 --rope-scaling yarn --rope-orig-ctx 32 --seed 16
 synth granite --arch granite --n-layer 2 --seed 17
 synth olmo2 --arch olmo2 --n-layer 2 --seed 19
-for m in qwen3 gemma2 gemma3 phi3 phi3-short llama-linear llama-yarn granite olmo2; do
+# ---- mixture of experts (synth_moe.py): n_embd 256 (so the Q4_K_M mix keeps K-quants for the experts), 2 layers,
+# vocab 320, decisive routing (4 token groups: no top-k near-ties that rounding could flip)
+M="--preset tiny --dtype f16 --n-layer 2 --vocab-size 320 --route-groups 4"
+$PY $PEER/synth_moe.py --arch qwen3moe $M --n-expert 8 --n-expert-used 3 --seed 21 --name archs-qwen3moe -o models/qwen3moe-f16.gguf > /dev/null
+$PY $PEER/synth_moe.py --arch olmoe $M --n-expert 8 --n-expert-used 3 --seed 22 --name archs-olmoe -o models/olmoe-f16.gguf > /dev/null
+$PY $PEER/synth_moe.py --arch llama $M --n-ff-exp 128 --seed 23 --name archs-mixtral -o models/mixtral-f16.gguf > /dev/null
+for m in qwen3 gemma2 gemma3 phi3 phi3-short llama-linear llama-yarn granite olmo2 qwen3moe olmoe mixtral; do
   $BIN/peer-quantize models/$m-f16.gguf models/$m-q4_k_m.gguf q4_k_m --threads 1 > /dev/null 2>&1
   for t in f16 q4_k_m; do
     for s in seven long; do
@@ -42,7 +48,8 @@ $PY - <<'PY'
 import json
 tol = {"F16": (5e-3, 4e-3), "Q4_K_M": (8e-2, 6e-2)}
 cases = []
-for m in ["qwen3", "gemma2", "gemma3", "phi3", "phi3-short", "llama-linear", "llama-yarn", "granite", "olmo2"]:
+for m in ["qwen3", "gemma2", "gemma3", "phi3", "phi3-short", "llama-linear", "llama-yarn", "granite", "olmo2",
+          "qwen3moe", "olmoe", "mixtral"]:
     for t, w in (("f16", "F16"), ("q4_k_m", "Q4_K_M")):
         for s in ("seven", "long"):
             toks = [int(x) for x in open(s + ".tokens.txt").read().split()]

@@ -1,0 +1,25 @@
+// model/archs/olmoe.cpp — OLMoE (AI2's 1B-active / 7B mixture of experts): a pre-norm
+// block with q and k RMS-normalized over the whole projection before NEOX RoPE, and a
+// softmax-routed mixture of feed_forward_length-wide experts whose chosen weights are not
+// renormalized.
+#include "model/arch.h"
+
+#include <stdexcept>
+
+namespace strata::model {
+namespace {
+
+constexpr TensorNeed kTensors[] = {{AttnNorm}, {Wq}, {Wk}, {Wv}, {QNorm}, {KNorm}, {Wo}, {FfnNorm}, {Gate}, {Up}, {Down}};
+
+void hparams(const Keys&, HParams& hp) {
+    if (hp.n_expert == 0) throw std::runtime_error("model metadata: olmoe.expert_count is missing or 0");
+    hp.rope_style = RopeStyle::Neox;
+    hp.qk_norm = QkNorm::Whole;
+    hp.moe_norm_weights = false;
+}
+
+}  // namespace
+
+const Builder kOlmoe{"olmoe", hparams, kTensors, pre_norm_layer};
+
+}  // namespace strata::model

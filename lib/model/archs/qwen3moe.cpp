@@ -1,0 +1,25 @@
+// model/archs/qwen3moe.cpp — Qwen3 mixture of experts (Qwen3-30B-A3B, 235B-A22B): the
+// Qwen3 block (per-head q/k RMSNorm, NEOX RoPE, no biases) whose FFN is a softmax-routed
+// mixture (expert_feed_forward_length rows per expert), the chosen weights renormalized.
+#include "model/arch.h"
+
+#include <stdexcept>
+
+namespace strata::model {
+namespace {
+
+// Gate, up and down give way to the router and the expert tensors (model.cpp).
+constexpr TensorNeed kTensors[] = {{AttnNorm}, {Wq}, {Wk}, {Wv}, {QNorm}, {KNorm}, {Wo}, {FfnNorm}, {Gate}, {Up}, {Down}};
+
+void hparams(const Keys&, HParams& hp) {
+    if (hp.n_expert == 0) throw std::runtime_error("model metadata: qwen3moe.expert_count is missing or 0");
+    hp.rope_style = RopeStyle::Neox;
+    hp.qk_norm = QkNorm::PerHead;
+    hp.moe_norm_weights = true;
+}
+
+}  // namespace
+
+const Builder kQwen3Moe{"qwen3moe", hparams, kTensors, pre_norm_layer};
+
+}  // namespace strata::model

@@ -1,0 +1,106 @@
+// model/moe.cpp — the mixture-of-experts feed-forward block: a softmax router over all
+// experts for every token, its n_expert_used best (their weights renormalized when the
+// family does), and each chosen expert's gated FFN run once for all the tokens routed to
+// it — its rows of the merged 3-D tensors are read once per pass, whatever the batch —
+// then the experts' outputs weighted and summed per token.
+// Must not touch: architecture names, weight I/O.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <numeric>
+#include <span>
+
+#include "kernels/kernels.h"
+#include "model/model_impl.h"
+
+namespace strata::model {
+
+// Router: softmax over the experts' logits, the top n_expert_used (ties to the lower
+// index), as llama.cpp's build_moe_ffn; fills ws.moe_choice / ws.moe_weight [T][used].
+void Model::Impl::route(const Matrix& router, const float* in, int32_t T) {
+    const int X = hp.n_expert, K = hp.n_expert_used;
+    matmul(router, in, T, ws.moe_logits.data(), X);
+    std::vector<int32_t> order(static_cast<size_t>(X));
+    for (int32_t t = 0; t < T; ++t) {
+        float* p = ws.moe_logits.data() + size_t(t) * X;
+        const float max = *std::max_element(p, p + X);
+        double sum = 0;
+        for (int i = 0; i < X; ++i) sum += p[i] = std::exp(p[i] - max);
+        for (int i = 0; i < X; ++i) p[i] = static_cast<float>(p[i] / sum);
+        std::iota(order.begin(), order.end(), 0);
+        std::partial_sort(order.begin(), order.begin() + K, order.end(),
+                          [&](int32_t a, int32_t b) { return p[a] > p[b] || (p[a] == p[b] && a < b); });
+        float chosen = 0;
+        for (int j = 0; j < K; ++j) chosen += p[order[j]];
+        for (int j = 0; j < K; ++j) {
+            ws.moe_choice[size_t(t) * K + j] = order[j];
+            ws.moe_weight[size_t(t) * K + j] = hp.moe_norm_weights ? p[order[j]] / chosen : p[order[j]];
+        }
+    }
+}
+
+// The weight rows of `m` for experts' segments: expert e's rows [e * rows, (e + 1) * rows)
+// against its segment [start[e], start[e + 1]) of the activations `x` (stride ldx bytes),
+// into y [segment row][rows]. All experts' rows in one parallel loop: a decode step with
+// k experts synchronizes the threads once, not k times.
+void Model::Impl::expert_gemm(const Matrix& m, int64_t rows, std::span<const int32_t> active, std::span<const int32_t> start,
+                              const void* x, size_t ldx, float* y) {
+    const int64_t chunks = int64_t(pool.size()) * 8;
+    const int64_t total = rows * static_cast<int64_t>(active.size());
+    const int64_t grain = std::max<int64_t>(16, ((total + chunks - 1) / chunks + 15) / 16 * 16);
+    pool.parallel_for(total, grain, [&](int64_t b, int64_t e, int) {
+        while (b < e) {
+            const int32_t expert = active[size_t(b / rows)];
+            const int64_t r0 = b % rows, r1 = std::min(rows, r0 + (e - b));
+            const int32_t first = start[size_t(expert)], n = start[size_t(expert) + 1] - first;
+            const Matrix w = m.slice(int64_t(expert) * rows, rows);
+            kernels::gemm(w.type, w.k, w.data, w.row_bytes, r0, r1, static_cast<const uint8_t*>(x) + size_t(first) * ldx, ldx, n,
+                          y + size_t(first) * rows, size_t(rows));
+            b += r1 - r0;
+        }
+    });
+}
+
+void Model::Impl::moe_block(const LayerWeights& w, const float* in, float* out, int32_t T) {
+    const int E = hp.n_embd, X = hp.n_expert, K = hp.n_expert_used, F = hp.n_ff_exp;
+    acts.invalidate();
+    route(w.router, in, T);
+    // The (token, weight) pairs of each expert, experts in order (a counting sort), and the
+    // tokens' rows gathered in that order.
+    std::vector<int32_t> start(static_cast<size_t>(X) + 1, 0), token(size_t(T) * K), active;
+    std::vector<float> weight(size_t(T) * K);
+    for (size_t i = 0; i < size_t(T) * K; ++i) ++start[size_t(ws.moe_choice[i]) + 1];
+    std::partial_sum(start.begin(), start.end(), start.begin());
+    std::vector<int32_t> fill(start.begin(), start.end() - 1);
+    for (int32_t t = 0; t < T; ++t)
+        for (int j = 0; j < K; ++j) {
+            const size_t i = size_t(t) * K + j;
+            const auto slot = static_cast<size_t>(fill[size_t(ws.moe_choice[i])]++);
+            token[slot] = t;
+            weight[slot] = ws.moe_weight[i];
+        }
+    for (int e = 0; e < X; ++e)
+        if (start[size_t(e) + 1] > start[size_t(e)]) active.push_back(e);
+    const int32_t rows = T * K;
+    for (int32_t i = 0; i < rows; ++i) std::memcpy(ws.moe_in.data() + size_t(i) * E, in + size_t(token[i]) * E, E * sizeof(float));
+    // gate and up of every chosen expert, the activation, then down.
+    const auto gate_in = acts.get(ws.moe_in.data(), rows, E, kernels::activation_type(w.gate_exps.type), pool);
+    expert_gemm(w.gate_exps, F, active, start, gate_in.first, gate_in.second, ws.gate.data());
+    const auto up_in = acts.get(ws.moe_in.data(), rows, E, kernels::activation_type(w.up_exps.type), pool);
+    expert_gemm(w.up_exps, F, active, start, up_in.first, up_in.second, ws.up.data());
+    const auto act_mul = hp.ffn_act == FfnAct::Silu ? kernels::silu_mul : kernels::gelu_mul;
+    for_rows(pool, rows, F, [&](int32_t i) { act_mul(ws.gate.data() + size_t(i) * F, ws.up.data() + size_t(i) * F, F); });
+    acts.invalidate();
+    const auto down_in = acts.get(ws.gate.data(), rows, F, kernels::activation_type(w.down_exps.type), pool);
+    expert_gemm(w.down_exps, E, active, start, down_in.first, down_in.second, ws.moe_out.data());
+    // out[t] = sum of its experts' outputs, weighted (out may be in: in is no longer read).
+    std::fill(out, out + size_t(T) * E, 0.0f);
+    for (int32_t i = 0; i < rows; ++i) {
+        float* dst = out + size_t(token[i]) * E;
+        const float* src = ws.moe_out.data() + size_t(i) * E;
+        for (int c = 0; c < E; ++c) dst[c] += weight[i] * src[c];
+    }
+    acts.invalidate();
+}
+
+}  // namespace strata::model
