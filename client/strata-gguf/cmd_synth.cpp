@@ -1,6 +1,8 @@
 // client/strata-gguf/cmd_synth.cpp — `strata-gguf synth OUT`: a random-weight model of
-// any llama/qwen2 shape and weight type, deterministic from --seed (for tests and
-// benchmarks, e.g. Llama-3.1-8B shapes at F16 or Q4_K_M). Matrices are N(0, std), norm
+// any llama/qwen2 shape, or a qwen3moe mixture of experts, and any weight type,
+// deterministic from --seed (for tests and benchmarks, e.g. Llama-3.1-8B or
+// Qwen3-30B-A3B shapes at F16 or Q4_K_M). The random router of a MoE file picks experts
+// about uniformly. Matrices are N(0, std), norm
 // weights 1 + N(0, std/2.5) stored F32, qwen2 biases N(0, std). The vocabulary is a
 // synthetic SentencePiece one, or the tokenizer section of another GGUF (--vocab-from).
 // F32/F16/BF16 are written directly; quantized types (Q8_0, Q4_K_M, ...) are written as
@@ -25,9 +27,14 @@ namespace {
 struct Shape {
     int64_t n_embd, n_layer, n_ff, n_head, n_head_kv, vocab, ctx;
     double rope_base;
+    int64_t head_dim = 0;  // 0: n_embd / n_head
+    int64_t n_expert = 0, n_expert_used = 0;  // qwen3moe (n_ff is then each expert's width)
 };
 
-Shape preset(const std::string& name) {
+Shape preset(const std::string& name, bool moe) {
+    if (moe && name == "tiny") return {256, 2, 64, 8, 2, 512, 2048, 1000000.0, 64, 8, 2};
+    if (moe && name == "30b-a3b") return {2048, 48, 768, 32, 4, 151936, 40960, 1000000.0, 128, 128, 8};
+    if (moe) throw UsageError("unknown preset '" + name + "' for qwen3moe (tiny, 30b-a3b)");
     if (name == "tiny") return {64, 2, 192, 4, 2, 512, 2048, 10000.0};
     if (name == "1b") return {2048, 16, 8192, 32, 8, 32000, 8192, 500000.0};
     if (name == "8b") return {4096, 32, 14336, 32, 8, 128256, 8192, 500000.0};
@@ -125,14 +132,15 @@ int64_t copy_vocab(gguf::Writer& w, const std::string& path) {
     return static_cast<int64_t>(toks->array_count);
 }
 
-// Adds a tensor of `rows` rows of k values drawn row block by row block (each block
-// with its own stream, so threads produce the same bytes in any order), encoded as `type`.
-void add_random(gguf::Writer& w, const std::string& name, DType type, int64_t k, int64_t rows, float mean, float std, uint64_t seed,
+// Adds a tensor of shape `ne` (rows of ne[0] values) drawn row block by row block (each
+// block with its own stream, so threads produce the same bytes in any order), encoded as `type`.
+void add_random(gguf::Writer& w, const std::string& name, DType type, std::vector<int64_t> ne, float mean, float std, uint64_t seed,
                 int threads) {
     constexpr int64_t kBlockRows = 64;
+    const int64_t k = ne[0];
+    int64_t rows = 1;
+    for (size_t d = 1; d < ne.size(); ++d) rows *= ne[d];
     const size_t row_bytes = dtype_bytes(type, k);
-    std::vector<int64_t> ne = {k};
-    if (rows > 1) ne.push_back(rows);
     w.add_tensor(name, type, ne, [=](const gguf::Writer::Emit& out) {
         const int64_t chunk_rows = kBlockRows * threads * 4;
         std::vector<uint8_t> buf(row_bytes * chunk_rows);
@@ -161,13 +169,14 @@ void add_random(gguf::Writer& w, const std::string& name, DType type, int64_t k,
 
 int cmd_synth(const Argv& argv) {
     Args args(argv,
-              {"preset", "arch", "n-embd", "n-layer", "n-ff", "n-head", "n-head-kv", "vocab", "ctx", "rope-base", "type", "seed", "std",
-               "vocab-from", "threads"},
+              {"preset", "arch", "n-embd", "n-layer", "n-ff", "n-head", "n-head-kv", "head-dim", "n-expert", "n-expert-used", "vocab", "ctx",
+               "rope-base", "type", "seed", "std", "vocab-from", "threads"},
               {"tie-embeddings"});
     const std::string out = args.pos(0, "OUT");
     const std::string arch = args.get_or("arch", "llama");
-    if (arch != "llama" && arch != "qwen2") throw UsageError("--arch must be llama or qwen2");
-    Shape s = preset(args.get_or("preset", "tiny"));
+    if (arch != "llama" && arch != "qwen2" && arch != "qwen3moe") throw UsageError("--arch must be llama, qwen2 or qwen3moe");
+    const bool moe = arch == "qwen3moe";
+    Shape s = preset(args.get_or("preset", "tiny"), moe);
     s.n_embd = args.get_int("n-embd", s.n_embd, 32, 1 << 16);
     s.n_layer = args.get_int("n-layer", s.n_layer, 1, 512);
     s.n_ff = args.get_int("n-ff", s.n_ff, 32, 1 << 18);
@@ -176,8 +185,14 @@ int cmd_synth(const Argv& argv) {
     s.vocab = args.get_int("vocab", s.vocab, 300, 1 << 22);
     s.ctx = args.get_int("ctx", s.ctx, 16, 1 << 24);
     s.rope_base = args.get_double("rope-base", s.rope_base);
-    if (s.n_embd % s.n_head || s.n_head % s.n_head_kv || (s.n_embd / s.n_head) % 2)
-        throw UsageError("n-embd must be a multiple of n-head (even head size), n-head a multiple of n-head-kv");
+    if (moe) {
+        s.head_dim = args.get_int("head-dim", s.head_dim, 2, 1024);
+        s.n_expert = args.get_int("n-expert", s.n_expert, 1, 4096);
+        s.n_expert_used = args.get_int("n-expert-used", std::min(s.n_expert, s.n_expert_used), 1, s.n_expert);
+    }
+    if (!moe && (s.n_embd % s.n_head || (s.n_embd / s.n_head) % 2))
+        throw UsageError("n-embd must be a multiple of n-head (even head size)");
+    if (s.n_head % s.n_head_kv || (s.head_dim % 2)) throw UsageError("n-head must be a multiple of n-head-kv, head-dim even");
     const std::string type_name = args.get_or("type", "F16");
     const auto target = model::file_type_from_name(type_name);
     if (!target) throw UsageError("unknown --type '" + type_name + "' (F32, F16, BF16, Q8_0, Q4_0, Q4_K_M, Q5_K_M, Q6_K, ...)");
@@ -200,18 +215,27 @@ int cmd_synth(const Argv& argv) {
     w.set_u32(a + "attention.head_count", static_cast<uint32_t>(s.n_head));
     w.set_u32(a + "attention.head_count_kv", static_cast<uint32_t>(s.n_head_kv));
     w.set_f32(a + "rope.freq_base", static_cast<float>(s.rope_base));
-    w.set_u32(a + "rope.dimension_count", static_cast<uint32_t>(s.n_embd / s.n_head));
+    const int64_t hd = s.head_dim ? s.head_dim : s.n_embd / s.n_head, q = s.n_head * hd, kv = s.n_head_kv * hd;
+    w.set_u32(a + "rope.dimension_count", static_cast<uint32_t>(hd));
+    if (moe) {
+        w.set_u32(a + "attention.key_length", static_cast<uint32_t>(hd));
+        w.set_u32(a + "attention.value_length", static_cast<uint32_t>(hd));
+        w.set_u32(a + "expert_count", static_cast<uint32_t>(s.n_expert));
+        w.set_u32(a + "expert_used_count", static_cast<uint32_t>(s.n_expert_used));
+        w.set_u32(a + "expert_feed_forward_length", static_cast<uint32_t>(s.n_ff));
+    }
     w.set_f32(a + "attention.layer_norm_rms_epsilon", 1e-5f);
     w.set_u32(a + "vocab_size", static_cast<uint32_t>(s.vocab));
     w.set_u32("general.file_type", plain ? target->id : 1u);
 
-    const int64_t hd = s.n_embd / s.n_head, kv = s.n_head_kv * hd;
     uint64_t tensor_seed = mix(seed);
-    auto matrix = [&](const std::string& name, int64_t k, int64_t rows) {
-        add_random(w, name, matrix_type, k, rows, 0.0f, std, tensor_seed = mix(tensor_seed), threads);
+    auto matrix = [&](const std::string& name, int64_t k, int64_t rows, int64_t experts = 0) {
+        std::vector<int64_t> ne = {k, rows};
+        if (experts) ne.push_back(experts);
+        add_random(w, name, matrix_type, ne, 0.0f, std, tensor_seed = mix(tensor_seed), threads);
     };
     auto vector = [&](const std::string& name, int64_t n, float mean, float sd) {
-        add_random(w, name, DType::F32, n, 1, mean, sd, tensor_seed = mix(tensor_seed), 1);
+        add_random(w, name, DType::F32, {n}, mean, sd, tensor_seed = mix(tensor_seed), 1);
     };
     matrix("token_embd.weight", s.n_embd, s.vocab);
     vector("output_norm.weight", s.n_embd, 1.0f, std / 2.5f);
@@ -219,19 +243,30 @@ int cmd_synth(const Argv& argv) {
     for (int l = 0; l < s.n_layer; ++l) {
         const std::string p = "blk." + std::to_string(l) + ".";
         vector(p + "attn_norm.weight", s.n_embd, 1.0f, std / 2.5f);
-        matrix(p + "attn_q.weight", s.n_embd, s.n_embd);
+        matrix(p + "attn_q.weight", s.n_embd, q);
         matrix(p + "attn_k.weight", s.n_embd, kv);
         matrix(p + "attn_v.weight", s.n_embd, kv);
         if (arch == "qwen2") {
-            vector(p + "attn_q.bias", s.n_embd, 0.0f, std);
+            vector(p + "attn_q.bias", q, 0.0f, std);
             vector(p + "attn_k.bias", kv, 0.0f, std);
             vector(p + "attn_v.bias", kv, 0.0f, std);
         }
-        matrix(p + "attn_output.weight", s.n_embd, s.n_embd);
+        if (moe) {
+            vector(p + "attn_q_norm.weight", hd, 1.0f, std / 2.5f);
+            vector(p + "attn_k_norm.weight", hd, 1.0f, std / 2.5f);
+        }
+        matrix(p + "attn_output.weight", q, s.n_embd);
         vector(p + "ffn_norm.weight", s.n_embd, 1.0f, std / 2.5f);
-        matrix(p + "ffn_gate.weight", s.n_embd, s.n_ff);
-        matrix(p + "ffn_up.weight", s.n_embd, s.n_ff);
-        matrix(p + "ffn_down.weight", s.n_ff, s.n_embd);
+        if (moe) {
+            add_random(w, p + "ffn_gate_inp.weight", DType::F32, {s.n_embd, s.n_expert}, 0.0f, std, tensor_seed = mix(tensor_seed), threads);
+            matrix(p + "ffn_gate_exps.weight", s.n_embd, s.n_ff, s.n_expert);
+            matrix(p + "ffn_up_exps.weight", s.n_embd, s.n_ff, s.n_expert);
+            matrix(p + "ffn_down_exps.weight", s.n_ff, s.n_embd, s.n_expert);
+        } else {
+            matrix(p + "ffn_gate.weight", s.n_embd, s.n_ff);
+            matrix(p + "ffn_up.weight", s.n_embd, s.n_ff);
+            matrix(p + "ffn_down.weight", s.n_ff, s.n_embd);
+        }
     }
     if (plain) {
         w.write(out);

@@ -149,6 +149,22 @@ class GgufToolTest(unittest.TestCase):
             self.assertEqual(r.returncode, 0, r.stderr)
             self.assertEqual(len(r.stdout.split()), 5)
 
+    def test_synth_writes_a_mixture_of_experts(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "moe.gguf")
+            r = tool("synth", path, "--arch", "qwen3moe", "--preset", "tiny", "--n-expert", "4", "--type", "Q4_K_M")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            info = tool("info", path).stdout.decode()
+            self.assertIn("4 experts (2 used, weights renormalized)", info)
+            self.assertIn("ffn_gate_exps.weight", info)
+            self.assertRegex(info, r"ffn_gate_inp.weight +F32")
+            r = tool("generate", path, "--tokens", "1 2 3", "-n", "5")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertEqual(len(r.stdout.split()), 5)
+            r = tool("synth", path, "--arch", "qwen3moe", "--preset", "8b")
+            self.assertEqual(r.returncode, 2)
+            self.assertIn(b"tiny, 30b-a3b", r.stderr)
+
     def test_info_escapes_what_the_file_says(self):
         def s(b):
             return struct.pack("<Q", len(b)) + b

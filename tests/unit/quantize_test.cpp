@@ -131,9 +131,10 @@ BOOST_AUTO_TEST_SUITE_END()
 BOOST_AUTO_TEST_SUITE(same_as_llama_cpp)
 
 // Every architecture's F16 file quantized to Q4_K_M gives llama.cpp's file byte for byte
-// (its fused qkv, q/k norms and post norms classified as llama-quantize does).
+// (its fused qkv, q/k norms, post norms, 3-D expert tensors and F32 routers classified as
+// llama-quantize does).
 BOOST_AUTO_TEST_CASE(architectures_quantize_like_llama_quantize) {
-    for (const char* m : {"qwen3", "gemma2", "gemma3", "phi3", "llama-yarn", "granite", "olmo2"}) {
+    for (const char* m : {"qwen3", "gemma2", "gemma3", "phi3", "llama-yarn", "granite", "olmo2", "qwen3moe", "olmoe", "mixtral"}) {
         const auto dir = test::data_dir() / "archs" / "models";
         TempFile out(std::string(m) + "-q4_k_m.gguf");
         model::QuantizeOptions opt;
