@@ -63,5 +63,16 @@ void f16_to_f32(const uint16_t* x, float* y, int64_t n);
 float dot_f16(const uint16_t* a, const uint16_t* b, int64_t n);
 // y[i] += a * x[i], x F16.
 void axpy_f16(float* y, float a, const uint16_t* x, int64_t n);
+// Flash attention's inner step over one KV block of 16 positions: G query rows q[g] (F32,
+// hd floats each, one after another) against the block's positions j in [lo, hi), whose
+// keys are stored transposed (one KV head: element d of position j at kt[d * 16 + j], F16)
+// and whose values are F16 rows of hd at v + j * ldv. Scores s = dot(q[g], k_j) * scale,
+// then cap * tanh(s / cap) when cap > 0, fold into an online softmax: running max m[g],
+// sum l[g], and accumulator acc[g * hd ..] = sum of exp(s - m[g]) * v_j (rescaled when the
+// max grows). Start from m = -inf, l = 0, acc = 0; the attention output is acc / l. Calls
+// over consecutive blocks compose; so do partial states, merged by rescaling to the
+// larger max. Positions outside [lo, hi) are never part of the result.
+void attend_f16(const float* q, int G, int hd, const uint16_t* kt, const uint16_t* v, size_t ldv, int lo, int hi, float scale,
+                float cap, float* m, float* l, float* acc);
 
 }  // namespace strata::kernels

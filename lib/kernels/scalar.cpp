@@ -2,6 +2,7 @@
 // with GGML's CPU numerics (rms_norm sums squares in double; silu is x / (1 + e^-x)),
 // and the install function that fills a Table with every scalar entry point.
 // Must not touch: SIMD, threads.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -82,6 +83,34 @@ void axpy_f16(float* y, float a, const uint16_t* x, int64_t n) {
 
 }  // namespace
 
+void attend_f16_scalar(const float* q, int G, int hd, const uint16_t* kt, const uint16_t* v, size_t ldv, int lo, int hi, float scale,
+                       float cap, float* m, float* l, float* acc) {
+    float s[kAttendBlock];
+    for (int g = 0; g < G; ++g) {
+        const float* qg = q + size_t(g) * hd;
+        float* ag = acc + size_t(g) * hd;
+        float mx = m[g];
+        for (int j = lo; j < hi; ++j) {
+            float d = 0;
+            for (int i = 0; i < hd; ++i) d += fp16_to_fp32(kt[size_t(i) * kAttendBlock + j]) * qg[i];
+            d *= scale;
+            if (cap > 0) d = cap * std::tanh(d / cap);
+            s[j] = d;
+            mx = std::max(mx, d);
+        }
+        const float corr = std::exp(m[g] - mx);
+        l[g] *= corr;
+        for (int i = 0; i < hd; ++i) ag[i] *= corr;
+        for (int j = lo; j < hi; ++j) {
+            const float p = std::exp(s[j] - mx);
+            l[g] += p;
+            const uint16_t* vj = v + size_t(j) * ldv;
+            for (int i = 0; i < hd; ++i) ag[i] += p * fp16_to_fp32(vj[i]);
+        }
+        m[g] = mx;
+    }
+}
+
 void install_scalar(Table& t) {
     install_scalar_gemm(t);
     t.convert[slot(DType::F32)] = convert_f32;
@@ -98,6 +127,7 @@ void install_scalar(Table& t) {
     t.f16_to_f32 = f16_to_f32;
     t.dot_f16 = dot_f16;
     t.axpy_f16 = axpy_f16;
+    t.attend_f16 = attend_f16_scalar;
 }
 
 }  // namespace strata::kernels::detail

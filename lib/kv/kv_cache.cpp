@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <string>
 #include <system_error>
+#include <vector>
 
 namespace strata::kv {
 
@@ -36,6 +37,20 @@ void KvCache::reserve_append(int32_t n) {
     for (size_t b = first; b < std::min(end, blocks_.size()); ++b)
         if (blocks_[b].use_count() > 1) blocks_[b] = std::make_shared<Block>(*blocks_[b]);
     while (blocks_.size() < end) blocks_.push_back(std::make_shared<Block>(n_layer_, dim_, ledger_));
+}
+
+void KvCache::store(int32_t l, int32_t p, const uint16_t* k, const uint16_t* v) {
+    Block& b = *blocks_[size_t(p / kBlockTokens)];
+    uint16_t* kt = b.k(l) + p % kBlockTokens;
+    for (int32_t d = 0; d < dim_; ++d) kt[size_t(d) * kBlockTokens] = k[d];
+    std::memcpy(b.v(l, p % kBlockTokens), v, size_t(dim_) * sizeof(uint16_t));
+}
+
+void KvCache::load(int32_t l, int32_t p, uint16_t* k, uint16_t* v) const {
+    const Block& b = *blocks_[size_t(p / kBlockTokens)];
+    const uint16_t* kt = b.k(l) + p % kBlockTokens;
+    for (int32_t d = 0; d < dim_; ++d) k[d] = kt[size_t(d) * kBlockTokens];
+    std::memcpy(v, b.v(l, p % kBlockTokens), size_t(dim_) * sizeof(uint16_t));
 }
 
 void KvCache::commit(int32_t n) {
@@ -86,12 +101,12 @@ void KvCache::write(std::FILE* out, uint64_t model_id) const {
     h.size = size_;
     h.model_id = model_id;
     bool ok = std::fwrite(&h, sizeof h, 1, out) == 1;
-    for (int32_t l = 0; l < n_layer_; ++l)
-        for (int side = 0; side < 2; ++side)
-            for (int32_t p = 0; ok && p < size_; p += run(p)) {
-                const size_t n = size_t(std::min(run(p), size_ - p)) * dim_;
-                ok = std::fwrite(side == 0 ? k(l, p) : v(l, p), sizeof(uint16_t), n, out) == n;
-            }
+    // Layer by layer, all keys then all values, row by row (the layout of version 1).
+    std::vector<uint16_t> k(size_t(dim_) * size_), v(size_t(dim_) * size_);
+    for (int32_t l = 0; ok && l < n_layer_; ++l) {
+        for (int32_t p = 0; p < size_; ++p) load(l, p, k.data() + size_t(p) * dim_, v.data() + size_t(p) * dim_);
+        ok = std::fwrite(k.data(), sizeof(uint16_t), k.size(), out) == k.size() && std::fwrite(v.data(), sizeof(uint16_t), v.size(), out) == v.size();
+    }
     if (!ok) throw std::system_error(errno, std::generic_category(), "cannot write the KV cache");
 }
 
@@ -105,12 +120,13 @@ std::optional<KvCache> KvCache::load(const std::string& path, uint64_t model_id,
         return std::nullopt;
     KvCache c(n_layer, dim, capacity, std::move(ledger));
     c.reserve_append(h.size);
-    for (int32_t l = 0; l < n_layer; ++l)
-        for (int side = 0; side < 2; ++side)
-            for (int32_t p = 0; p < h.size; p += run(p)) {
-                const size_t n = size_t(std::min(run(p), h.size - p)) * dim;
-                if (std::fread(side == 0 ? c.k(l, p) : c.v(l, p), sizeof(uint16_t), n, f.get()) != n) return std::nullopt;
-            }
+    std::vector<uint16_t> k(size_t(dim) * h.size), v(size_t(dim) * h.size);
+    for (int32_t l = 0; l < n_layer; ++l) {
+        if (std::fread(k.data(), sizeof(uint16_t), k.size(), f.get()) != k.size() ||
+            std::fread(v.data(), sizeof(uint16_t), v.size(), f.get()) != v.size())
+            return std::nullopt;
+        for (int32_t p = 0; p < h.size; ++p) c.store(l, p, k.data() + size_t(p) * dim, v.data() + size_t(p) * dim);
+    }
     if (std::fgetc(f.get()) != EOF) return std::nullopt;  // trailing bytes: not our file
     c.commit(h.size);
     return c;

@@ -44,7 +44,9 @@ private:
     std::atomic<uint64_t> bytes_{0}, blocks_{0};
 };
 
-// kBlockTokens positions of every layer: keys then values, [layer][k|v][position][dim].
+// kBlockTokens positions of every layer, per layer the keys transposed, [dim][position]
+// (a query's scores for the block's positions are then dim-by-dim vector FMAs), then the
+// values, [position][dim].
 class Block {
 public:
     Block(int32_t n_layer, int32_t dim, std::shared_ptr<Ledger> ledger);
@@ -52,14 +54,14 @@ public:
     Block& operator=(const Block&) = delete;
     ~Block();
 
-    uint16_t* k(int32_t l, int32_t p) { return data_.data() + offset(l, 0, p); }
-    uint16_t* v(int32_t l, int32_t p) { return data_.data() + offset(l, 1, p); }
-    const uint16_t* k(int32_t l, int32_t p) const { return data_.data() + offset(l, 0, p); }
-    const uint16_t* v(int32_t l, int32_t p) const { return data_.data() + offset(l, 1, p); }
+    // Layer l's keys, element (d, p) at [d * kBlockTokens + p].
+    uint16_t* k(int32_t l) { return data_.data() + size_t(l) * 2 * kBlockTokens * dim_; }
+    const uint16_t* k(int32_t l) const { return data_.data() + size_t(l) * 2 * kBlockTokens * dim_; }
+    uint16_t* v(int32_t l, int32_t p) { return k(l) + size_t(kBlockTokens + p) * dim_; }
+    const uint16_t* v(int32_t l, int32_t p) const { return k(l) + size_t(kBlockTokens + p) * dim_; }
     uint64_t bytes() const { return data_.size() * sizeof(uint16_t); }
 
 private:
-    size_t offset(int32_t l, int side, int32_t p) const { return ((size_t(l) * 2 + side) * kBlockTokens + p) * dim_; }
     int32_t dim_;
     std::vector<uint16_t> data_;
     std::shared_ptr<Ledger> ledger_;
@@ -87,11 +89,13 @@ public:
     // Makes room for positions [size(), size() + n), each in a block of its own (shared
     // blocks among them are copied first); throws std::length_error past capacity.
     void reserve_append(int32_t n);
-    // Rows of layer l at position p (valid after reserve_append covered p). Positions
-    // p .. p + run(p) - 1 are contiguous rows of dim() values.
-    uint16_t* k(int32_t l, int32_t p) { return blocks_[p / kBlockTokens]->k(l, p % kBlockTokens); }
-    uint16_t* v(int32_t l, int32_t p) { return blocks_[p / kBlockTokens]->v(l, p % kBlockTokens); }
-    const uint16_t* k(int32_t l, int32_t p) const { return blocks_[p / kBlockTokens]->k(l, p % kBlockTokens); }
+    // Writes layer l's key and value rows (dim() F16 values each) at position p (reserved).
+    void store(int32_t l, int32_t p, const uint16_t* k, const uint16_t* v);
+    // Reads them back.
+    void load(int32_t l, int32_t p, uint16_t* k, uint16_t* v) const;
+    // For attention: layer l's keys of the block holding p ([dim][kBlockTokens], see Block)
+    // and the value row of p; a block's positions are consecutive rows of dim() values.
+    const uint16_t* k_block(int32_t l, int32_t p) const { return blocks_[p / kBlockTokens]->k(l); }
     const uint16_t* v(int32_t l, int32_t p) const { return blocks_[p / kBlockTokens]->v(l, p % kBlockTokens); }
     static int32_t run(int32_t p) { return kBlockTokens - p % kBlockTokens; }
     // Positions [size(), size()+n) now hold valid data.

@@ -102,48 +102,78 @@ void Model::Impl::attention_block(const LayerWeights& w, int l, const float* in,
     apply_rope(ws.q.data(), T, hp.n_head, table);
     apply_rope(ws.k.data(), T, hp.n_head_kv, table);
     if (hp.scale_q) scale_rows(ws.q.data(), size_t(T) * Q, hp.kq_scale);
+    ws.kv16.resize(2 * size_t(KV));
     for (int32_t t = 0; t < T; ++t) {
-        kernels::f32_to_f16(ws.k.data() + size_t(t) * KV, tokens[t].cache->k(l, tokens[t].pos), KV);
-        kernels::f32_to_f16(ws.v.data() + size_t(t) * KV, tokens[t].cache->v(l, tokens[t].pos), KV);
+        kernels::f32_to_f16(ws.k.data() + size_t(t) * KV, ws.kv16.data(), KV);
+        kernels::f32_to_f16(ws.v.data() + size_t(t) * KV, ws.kv16.data() + KV, KV);
+        tokens[t].cache->store(l, tokens[t].pos, ws.kv16.data(), ws.kv16.data() + KV);
     }
     attend(l, tokens);
     matmul(w.wo, ws.att.data(), T, out, E);
 }
 
-// Grouped-query causal attention of every (token, head) against its sequence's cache; on
-// a sliding-window layer only the last n_swa positions (the token's own included).
+// Grouped-query causal attention, flash-attention style: for every token and KV head, the
+// group of query heads sharing that KV head streams over its sequence's cache, run by
+// contiguous run of positions, with an online softmax (kernels::attend_f16), so each key
+// and value row is read once per group; on a sliding-window layer only the last n_swa
+// positions (the token's own included). When the pass has fewer (token, KV head) pairs
+// than twice the threads (one sequence decoding), each pair's positions are split into
+// chunks computed in parallel and merged.
 void Model::Impl::attend(int l, std::span<const TokenSlot> tokens) {
-    const int hd = hp.head_dim, n_head = hp.n_head, group = hp.n_head / hp.n_head_kv, Q = hp.q_dim();
+    static_assert(kv::kBlockTokens == 16, "kernels::attend_f16 takes KV blocks of 16 positions");
+    constexpr int32_t kMinChunk = 64;  // positions worth a task of their own
+    const int hd = hp.head_dim, n_kv = hp.n_head_kv, G = hp.n_head / hp.n_head_kv, Q = hp.q_dim(), KV = hp.kv_dim();
     const float scale = hp.scale_q ? 1.0f : hp.kq_scale;
-    const float cap = hp.attn_softcap, inv_cap = cap > 0 ? 1.0f / cap : 0.0f;
     const int32_t window = hp.is_swa(l) ? hp.n_swa : 0;
-    pool.parallel_for(int64_t(tokens.size()) * n_head, 1, [&](int64_t b, int64_t e, int thread) {
+    const int64_t pairs = int64_t(tokens.size()) * n_kv, threads = pool.size();
+    int32_t longest = 1;
+    for (const auto& t : tokens) longest = std::max(longest, t.pos + 1);
+    const int64_t chunks = pairs >= 2 * threads ? 1 : std::clamp<int64_t>((2 * threads + pairs - 1) / pairs, 1, std::max(1, longest / kMinChunk));
+    const size_t state = size_t(G) * (hd + 2);  // m[G], l[G], acc[G][hd]
+    if (ws.attn_states.size() < size_t(pairs * chunks) * state) ws.attn_states.resize(size_t(pairs * chunks) * state);
+    pool.parallel_for(pairs * chunks, 1, [&](int64_t b, int64_t e, int thread) {
         uint16_t* q16 = ws.q16[thread].data();
-        float* sc = ws.scores[thread].data();
-        uint16_t* p16 = ws.p16[thread].data();
+        float* q = ws.attn_q[thread].data();
         for (int64_t task = b; task < e; ++task) {
-            const TokenSlot& tok = tokens[task / n_head];
-            const int h = static_cast<int>(task % n_head);
-            const int kv_off = (h / group) * hd;
+            const int64_t pair = task / chunks, c = task % chunks;
+            const TokenSlot& tok = tokens[size_t(pair / n_kv)];
+            const int h = static_cast<int>(pair % n_kv);
             const int32_t n = tok.pos + 1, j0 = window ? std::max(0, n - window) : 0;
-            kernels::f32_to_f16(ws.q.data() + (task / n_head) * Q + h * hd, q16, hd);
-            float max = -INFINITY;
-            for (int32_t j = j0; j < n; ++j) {
-                float s = kernels::dot_f16(q16, tok.cache->k(l, j) + kv_off, hd) * scale;
-                if (cap > 0) s = std::tanh(s * inv_cap) * cap;
-                sc[j] = s;
-                max = std::max(max, s);
+            const auto from = static_cast<int32_t>(j0 + (n - j0) * c / chunks), to = static_cast<int32_t>(j0 + (n - j0) * (c + 1) / chunks);
+            float* m = ws.attn_states.data() + size_t(task) * state;
+            float *sum = m + G, *acc = m + 2 * G;
+            std::fill(m, m + G, -INFINITY);
+            std::fill(sum, sum + size_t(G) * (hd + 1), 0.0f);
+            // The group's queries rounded to F16, as llama.cpp's F16 K*Q product rounds them.
+            kernels::f32_to_f16(ws.q.data() + (pair / n_kv) * Q + size_t(h) * G * hd, q16, int64_t(G) * hd);
+            kernels::f16_to_f32(q16, q, int64_t(G) * hd);
+            for (int32_t p = from; p < to;) {
+                const int32_t first = p - p % kv::kBlockTokens, hi = std::min(to - first, kv::kBlockTokens);
+                kernels::attend_f16(q, G, hd, tok.cache->k_block(l, p) + size_t(h) * hd * kv::kBlockTokens,
+                                    tok.cache->v(l, first) + h * hd, KV, p - first, hi, scale, hp.attn_softcap, m, sum, acc);
+                p = first + hi;
             }
-            double sum = 0;
-            for (int32_t j = j0; j < n; ++j) {
-                sc[j] = std::exp(sc[j] - max);
-                sum += sc[j];
+        }
+    });
+    // Merge each pair's chunks (rescaled to the largest max) and normalize.
+    for_rows(pool, static_cast<int32_t>(pairs), int64_t(G) * hd * chunks, [&](int32_t pair) {
+        const float* first = ws.attn_states.data() + size_t(pair) * chunks * state;
+        float* out = ws.att.data() + size_t(pair / n_kv) * Q + size_t(pair % n_kv) * G * hd;
+        for (int g = 0; g < G; ++g) {
+            float mx = -INFINITY;
+            for (int64_t c = 0; c < chunks; ++c) mx = std::max(mx, first[size_t(c) * state + g]);
+            float total = 0;
+            float* o = out + size_t(g) * hd;
+            std::fill(o, o + hd, 0.0f);
+            for (int64_t c = 0; c < chunks; ++c) {
+                const float* st = first + size_t(c) * state;
+                if (st[g] == -INFINITY) continue;
+                const float w = std::exp(st[g] - mx);
+                total += st[G + g] * w;
+                const float* acc = st + 2 * G + size_t(g) * hd;
+                for (int i = 0; i < hd; ++i) o[i] += acc[i] * w;
             }
-            const float inv = static_cast<float>(1.0 / sum);
-            for (int32_t j = j0; j < n; ++j) p16[j] = fp32_to_fp16(sc[j] * inv);
-            float* out = ws.att.data() + (task / n_head) * Q + h * hd;
-            std::fill(out, out + hd, 0.0f);
-            for (int32_t j = j0; j < n; ++j) kernels::axpy_f16(out, fp16_to_fp32(p16[j]), tok.cache->v(l, j) + kv_off, hd);
+            for (int i = 0; i < hd; ++i) o[i] /= total;
         }
     });
     acts.invalidate();

@@ -57,27 +57,18 @@ void Workspace::ensure(int32_t n_tokens, const HParams& hp, int n_threads) {
         }
         tokens = n_tokens;
     }
+    const size_t group = size_t(hp.n_head / hp.n_head_kv) * hp.head_dim;
     q16.resize(n_threads);
-    for (auto& b : q16) b.resize(hp.head_dim);
-}
-
-void Workspace::ensure_context(int32_t context, int n_threads) {
-    scores.resize(n_threads);
-    p16.resize(n_threads);
-    for (auto& s : scores)
-        if (s.size() < size_t(context)) s.resize(context);
-    for (auto& p : p16)
-        if (p.size() < size_t(context)) p.resize(context);
+    attn_q.resize(n_threads);
+    for (auto& b : q16) b.resize(group);
+    for (auto& b : attn_q) b.resize(group);
 }
 
 // The pass -------------------------------------------------------------------------------
 
 void Model::Impl::run_pass(std::span<const TokenSlot> tokens, float* logits) {
     const int32_t T = static_cast<int32_t>(tokens.size());
-    int32_t context = 0;
-    for (const auto& t : tokens) context = std::max(context, t.pos + 1);
     ws.ensure(T, hp, pool.size());
-    ws.ensure_context(context, pool.size());
     embed(tokens);
     rope_tables(tokens);
     weights->begin_pass();

@@ -112,7 +112,7 @@ int physical_cores() {
     return std::max(1, n);
 }
 
-uint64_t working_memory_bytes(const HParams& hp, int32_t batch_tokens, int32_t context, int32_t logit_rows, int threads) {
+uint64_t working_memory_bytes(const HParams& hp, int32_t batch_tokens, int32_t logit_rows, int threads) {
     const uint64_t T = static_cast<uint64_t>(batch_tokens);
     const uint64_t ffn = (hp.fused_gate_up ? 3ull : 2ull) * std::max<uint64_t>(hp.n_ff, uint64_t(hp.n_ff_exp) * hp.n_expert_used) +
                          (hp.n_expert > 0 ? 2ull * hp.n_expert_used * (1 + hp.n_embd) + hp.n_expert : 0);
@@ -120,7 +120,9 @@ uint64_t working_memory_bytes(const HParams& hp, int32_t batch_tokens, int32_t c
     const uint64_t floats = T * (2ull * hp.n_embd + qkv + ffn + (hp.any_swa() ? 2ull : 1ull) * hp.n_rot);
     const uint64_t converted =  // at most 2 bytes per value (F16); experts convert [T * used] rows
         T * 2ull * std::max<uint64_t>({uint64_t(hp.n_embd), uint64_t(hp.n_ff), uint64_t(hp.n_embd + hp.n_ff_exp) * hp.n_expert_used});
-    const uint64_t attention = uint64_t(threads) * 6ull * static_cast<uint64_t>(context);
+    const uint64_t group = uint64_t(hp.n_head / hp.n_head_kv) * hp.head_dim;
+    const uint64_t attention = 4ull * (T * hp.n_head_kv + 2ull * threads) * (group + 2ull * hp.n_head / hp.n_head_kv) +
+                               6ull * threads * group;  // online-softmax states, per-thread queries
     return 4 * floats + converted + attention + 4ull * static_cast<uint64_t>(logit_rows) * hp.n_vocab;
 }
 

@@ -80,8 +80,8 @@ private:
 int physical_cores();
 
 // Bytes of working memory a forward pass of `batch_tokens` tokens needs (activations,
-// converted activations, attention scratch for `context` positions) plus `logit_rows`
-// rows of logits; for the memory budget.
-uint64_t working_memory_bytes(const HParams& hp, int32_t batch_tokens, int32_t context, int32_t logit_rows, int threads);
+// converted activations, attention states, which do not grow with the context) plus
+// `logit_rows` rows of logits; for the memory budget.
+uint64_t working_memory_bytes(const HParams& hp, int32_t batch_tokens, int32_t logit_rows, int threads);
 
 }  // namespace strata::model

@@ -59,10 +59,11 @@ struct Workspace {
     std::array<std::vector<float>, 2> rope_cos, rope_sin;  // [global, sliding-window][token][n_rot/2]
     std::vector<uint8_t> embd_rows;                   // [token] raw embedding rows
     std::vector<int32_t> ids;                         // the pass's token ids
-    std::vector<std::vector<float>> scores;            // per thread, [context]
-    std::vector<std::vector<uint16_t>> q16, p16;       // per thread
+    std::vector<uint16_t> kv16;                        // one token's key and value rows in F16
+    std::vector<std::vector<uint16_t>> q16;            // per thread: one query group in F16
+    std::vector<std::vector<float>> attn_q;            // per thread: the same back in F32
+    std::vector<float> attn_states;                    // online-softmax states of the attention tasks
     void ensure(int32_t n_tokens, const HParams& hp, int n_threads);
-    void ensure_context(int32_t context, int n_threads);
 };
 
 // Where one token of the current pass comes from and where its logits go.

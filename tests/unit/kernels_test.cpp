@@ -480,6 +480,74 @@ BOOST_AUTO_TEST_CASE(vector_ops_match_scalar) {
 
 // GELU(tanh) as GGML's geglu: 0 below -10, x above 10, else the F16-rounded gelu of the
 // F16-rounded input, times u.
+// Flash attention over several KV blocks (keys transposed per block), each ISA against a
+// float64 softmax of the same F16 inputs: groups of 1 to 9 queries, head sizes that do
+// and do not fill a vector, partial first and last blocks, the soft-cap, and two halves
+// computed apart and merged as the model merges its chunks.
+BOOST_AUTO_TEST_CASE(attention_matches_a_float64_softmax) {
+    constexpr int B = 16;
+    std::mt19937 rng(11);
+    for (int hd : {8, 64, 128})
+        for (int G : {1, 2, 4, 5, 9})
+            for (float cap : {0.0f, 20.0f}) {
+                const int blocks = 5, lo = 3, hi = 4 * B + 7;  // positions [lo, hi)
+                const std::vector<float> qf = random_floats(rng, int64_t(G) * hd, 1.0f);
+                std::vector<uint16_t> kt(size_t(blocks) * hd * B), v(size_t(blocks) * B * hd);
+                for (auto& x : kt) x = strata::fp32_to_fp16(std::uniform_real_distribution<float>(-1, 1)(rng));
+                for (auto& x : v) x = strata::fp32_to_fp16(std::uniform_real_distribution<float>(-1, 1)(rng));
+                std::vector<float> q(qf.size());
+                for (size_t i = 0; i < q.size(); ++i) q[i] = strata::fp16_to_fp32(strata::fp32_to_fp16(qf[i]));
+                const float scale = 1.0f / std::sqrt(float(hd)) * 4;
+                // float64 reference
+                std::vector<double> want(size_t(G) * hd, 0.0);
+                for (int g = 0; g < G; ++g) {
+                    std::vector<double> s;
+                    for (int p = lo; p < hi; ++p) {
+                        double d = 0;
+                        for (int i = 0; i < hd; ++i)
+                            d += double(q[size_t(g) * hd + i]) * strata::fp16_to_fp32(kt[(size_t(p / B) * hd + i) * B + p % B]);
+                        d *= scale;
+                        if (cap > 0) d = cap * std::tanh(d / cap);
+                        s.push_back(d);
+                    }
+                    const double mx = *std::max_element(s.begin(), s.end());
+                    double sum = 0;
+                    for (double& x : s) sum += x = std::exp(x - mx);
+                    for (int p = lo; p < hi; ++p)
+                        for (int i = 0; i < hd; ++i)
+                            want[size_t(g) * hd + i] += s[size_t(p - lo)] / sum * strata::fp16_to_fp32(v[(size_t(p / B) * B + p % B) * hd + i]);
+                }
+                for (k::Isa isa : supported_isas()) {
+                    const UseIsa use(isa);
+                    // Two halves, [lo, 40) and [40, hi), each its own online softmax, merged.
+                    std::vector<float> m[2], l[2], acc[2];
+                    for (int h = 0; h < 2; ++h) {
+                        m[h].assign(G, -INFINITY);
+                        l[h].assign(G, 0.0f);
+                        acc[h].assign(size_t(G) * hd, 0.0f);
+                        const int from = h ? 40 : lo, to = h ? hi : 40;
+                        for (int p = from; p < to;) {
+                            const int first = p - p % B, end = std::min(to - first, B);
+                            k::attend_f16(q.data(), G, hd, kt.data() + size_t(first / B) * hd * B, v.data() + size_t(first) * hd, hd, p - first,
+                                          end, scale, cap, m[h].data(), l[h].data(), acc[h].data());
+                            p = first + end;
+                        }
+                    }
+                    for (int g = 0; g < G; ++g) {
+                        const float mx = std::max(m[0][g], m[1][g]);
+                        const float w0 = std::exp(m[0][g] - mx), w1 = std::exp(m[1][g] - mx);
+                        const float total = l[0][g] * w0 + l[1][g] * w1;
+                        for (int i = 0; i < hd; ++i) {
+                            const float got = (acc[0][size_t(g) * hd + i] * w0 + acc[1][size_t(g) * hd + i] * w1) / total;
+                            BOOST_TEST(std::abs(got - want[size_t(g) * hd + i]) < 2e-5,
+                                       k::isa_name(isa) << " hd " << hd << " G " << G << " cap " << cap << ": " << got << " vs "
+                                                        << want[size_t(g) * hd + i]);
+                        }
+                    }
+                }
+            }
+}
+
 BOOST_AUTO_TEST_CASE(gelu_mul_follows_ggml_table) {
     const std::vector<float> x = {-12.0f, -10.0f, -3.3f, -0.5f, 0.0f, 0.1234f, 1.0f, 2.71828f, 9.99f, 10.0f, 15.0f};
     std::vector<float> g = x, u(x.size(), 2.0f);

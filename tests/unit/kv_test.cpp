@@ -15,24 +15,32 @@ namespace {
 
 constexpr int32_t kLayers = 3, kDim = 8;
 
-// Position p of layer l holds the value `tag + p` in every K element and `tag + p + 1000`
-// in every V element.
+// Position p of layer l holds the value `tag + p + d` in element d of its key and
+// `tag + p + d + 1000` in its value.
 void fill(KvCache& c, int32_t from, int32_t n, uint16_t tag) {
     c.reserve_append(n);
+    uint16_t k[kDim], v[kDim];
     for (int32_t p = from; p < from + n; ++p)
-        for (int32_t l = 0; l < kLayers; ++l)
-            for (int32_t i = 0; i < kDim; ++i) {
-                c.k(l, p)[i] = static_cast<uint16_t>(tag + p);
-                c.v(l, p)[i] = static_cast<uint16_t>(tag + p + 1000);
+        for (int32_t l = 0; l < kLayers; ++l) {
+            for (int32_t d = 0; d < kDim; ++d) {
+                k[d] = static_cast<uint16_t>(tag + p + d);
+                v[d] = static_cast<uint16_t>(tag + p + d + 1000);
             }
+            c.store(l, p, k, v);
+        }
     c.commit(n);
 }
 
 bool holds(const KvCache& c, int32_t from, int32_t n, uint16_t tag) {
+    uint16_t k[kDim], v[kDim];
     for (int32_t p = from; p < from + n; ++p)
-        for (int32_t l = 0; l < kLayers; ++l)
-            if (c.k(l, p)[kDim - 1] != static_cast<uint16_t>(tag + p) || c.v(l, p)[0] != static_cast<uint16_t>(tag + p + 1000))
-                return false;
+        for (int32_t l = 0; l < kLayers; ++l) {
+            c.load(l, p, k, v);
+            for (int32_t d = 0; d < kDim; ++d)
+                if (k[d] != static_cast<uint16_t>(tag + p + d) || v[d] != static_cast<uint16_t>(tag + p + d + 1000)) return false;
+            // The attention view: keys transposed per block, values as rows.
+            if (c.k_block(l, p)[(kDim - 1) * kBlockTokens + p % kBlockTokens] != k[kDim - 1] || c.v(l, p)[0] != v[0]) return false;
+        }
     return true;
 }
 

@@ -161,4 +161,26 @@ BOOST_AUTO_TEST_CASE(stories260k_greedy_200_steps) {
     BOOST_TEST(got == expected, boost::test_tools::per_element());
 }
 
+// One sequence decoding alone splits each KV head's positions among the threads and
+// merges the parts: 8 threads (4 chunks per head) give what 1 thread (no split) gives.
+BOOST_AUTO_TEST_CASE(attention_split_along_the_context_matches_one_piece) {
+    const auto path = test::source_dir() / "daemon/models/stories260K.gguf";
+    auto one = load(path, 1), eight = load(path, 8);
+    std::vector<int32_t> prompt(400);
+    for (size_t i = 0; i < prompt.size(); ++i) prompt[i] = static_cast<int32_t>(1 + (i * 37) % 500);
+    std::vector<float> a, b;
+    for (auto* m : {one.get(), eight.get()}) {
+        auto cache = m->new_cache(512);
+        std::vector<float> logits;
+        const model::SequenceBatch s{&cache, prompt, model::Logits::None};
+        m->forward({&s, 1}, logits);
+        const std::vector<int32_t> next = {42};
+        const model::SequenceBatch d{&cache, next, model::Logits::Last};
+        m->forward({&d, 1}, m == one.get() ? a : b);
+    }
+    BOOST_REQUIRE_EQUAL(a.size(), b.size());
+    const auto cmp = test::compare_logits(b, a, static_cast<int32_t>(a.size()), 1e-4);
+    BOOST_TEST(cmp.max_rel < 1e-4, "max_rel " << cmp.max_rel);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

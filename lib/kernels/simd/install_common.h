@@ -3,6 +3,7 @@
 // Must not touch: the entries an ISA specialises with its own intrinsics.
 #pragma once
 
+#include "kernels/simd/attention.h"
 #include "kernels/simd/vec_ops.h"
 #include "kernels/table.h"
 
@@ -22,6 +23,7 @@ void install_common(strata::kernels::detail::Table& t) {
     t.f16_to_f32 = f16_to_f32<V>;
     t.dot_f16 = dot_f16<V>;
     t.axpy_f16 = axpy_f16<V>;
+    t.attend_f16 = attend_f16<V>;
 }
 
 }  // namespace simd
