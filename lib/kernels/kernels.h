@@ -38,9 +38,10 @@ void convert_activations(DType at, const float* x, void* out, int64_t n);
 //   Y[t * ldy + r] = dot(W row r, X row t)   for r in [r0, r1), t in [0, nt)
 // W rows hold k elements of type w and start ldw bytes apart; X rows hold k elements
 // already converted to activation_type(w), ldx bytes apart; ldy counts floats.
-// Callers split rows among threads. For nt > 2 each call repacks its activations (cost
-// ~ nt * k), so give each thread a few large row ranges rather than many small ones;
-// for nt <= 2 (decode) each row is streamed once, and any chunking works.
+// Callers split rows among threads. For nt > 8 (quantized weights; 4 for float ones) each
+// call repacks its activations (cost ~ nt * k), so give each thread a few large row ranges
+// rather than many small ones; for fewer tokens (decode, up to 8 sessions together) each
+// row is streamed once and applied to every token at once, and any chunking works.
 // Numerics: integer block dots are exact; the float steps follow llama.cpp's AVX-512 order
 // bit for bit for F32/F16 (all nt) and Q8_0 (nt <= 2; on AVX2 all nt), and differ from it
 // in the last bits otherwise (the scalar reference sums F32/F16 products in double).

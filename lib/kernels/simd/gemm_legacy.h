@@ -187,7 +187,7 @@ struct Legacy {
 
     // Few tokens: each block unpacked in registers (256 bits, one block per vector) and
     // applied at once.
-    static constexpr int kFusedTokens = 2;
+    static constexpr int kFusedTokens = 8;  // as gemm_kquant.h: batched decode of up to 8 sessions
     static constexpr int kFusedRows = 1;  // one sequential weight stream: see gemm_kquant.h
 
     template <int NR, int NT>
