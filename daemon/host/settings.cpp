@@ -19,6 +19,7 @@
 #include "host/ini.h"
 
 namespace strata::daemon {
+namespace kv = strata::kv;
 namespace {
 
 // A value that does not parse; the caller adds where it came from and the key.
@@ -236,6 +237,14 @@ std::vector<KeySpec> make_keys() {
             [](bool v) { return std::string(v ? "yes" : "no"); }),
         size_key("memory.kv_budget", false, 1ull << 20, 1ull << 50, true,
                  [](auto& s) -> auto& { return s.engine.memory.kv_bytes; }),
+        key(
+            "memory.kv_type", false, [](auto& s) -> auto& { return s.engine.memory.kv_type; },
+            [](std::string_view v) {
+                const auto type = kv::kv_type_from_name(lower(v));
+                if (!type) throw BadValue("expected f16 or q8_0, got '" + std::string(v) + "'");
+                return *type;
+            },
+            [](kv::KvType v) { return std::string(kv::kv_type_name(v)); }),
 
         integer_key("limits.max_prompt_tokens", true, 1, 1 << 24,
                     [](auto& s) -> auto& { return s.engine.limits.max_prompt_tokens; }),

@@ -8,6 +8,7 @@
 #include <functional>
 #include <string>
 
+#include "kv/kv_cache.h"
 #include "weights/streamed.h"
 
 namespace strata::engine {
@@ -40,6 +41,7 @@ struct MemoryConfig {
     std::string mode = "auto";           // auto, resident, streamed
     bool lock = false;                   // mlock the weights kept in memory
     uint64_t kv_bytes = 0;               // KV caches to keep in memory; 0 = one full context
+    kv::KvType kv_type = kv::KvType::F16;  // how keys and values are stored
     weights::StreamOptions stream;       // streamer tuning (and its test fault hook)
 };
 

@@ -86,6 +86,11 @@ Engine::Impl::Impl(Config c) : config(std::move(c)), store("", 0) {
     mo.n_threads = threads;
     mo.weights = memory->factory();
     model = model::Model::load(file, mo);
+    try {
+        model->new_cache(1, nullptr, config.memory.kv_type);  // a KV type the model cannot take fails here, at start
+    } catch (const std::invalid_argument& e) {
+        throw std::runtime_error(e.what());
+    }
     const MemorySetup& ms = memory->setup();
     batch_tokens = ms.batch_tokens;
     model->set_max_batch_tokens(batch_tokens);
@@ -282,6 +287,7 @@ Status Engine::status() const {
     st.generate_tps_recent = secs > 0 ? gen / secs : 0;
     st.prompt_tps_recent = secs > 0 ? prompt / secs : 0;
     st.kv_bytes = m.kv_ledger->bytes();
+    st.kv_type = std::string(kv::kv_type_name(m.config.memory.kv_type));
     st.kv_budget_bytes = m.kv_budget;
     st.kv_bytes_running = m.kv_kinds.running;
     st.kv_bytes_idle = m.kv_kinds.idle;

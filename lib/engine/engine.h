@@ -131,6 +131,7 @@ struct Status {
     double generate_tps_recent = 0;  // aggregate over the last completed steps
     double prompt_tps_recent = 0;
     uint64_t kv_bytes = 0, rss_bytes = 0;
+    std::string kv_type;            // memory.kv_type
     // KV memory: the budget, what holds it (a block shared by several counts once), LRU
     // evictions (idle sessions' caches and cached prefix blocks), and the prefix cache.
     uint64_t kv_budget_bytes = 0, kv_bytes_running = 0, kv_bytes_idle = 0, kv_bytes_prefix = 0, kv_evictions = 0;

@@ -22,7 +22,7 @@ MemoryPlanner::MemoryPlanner(const Config& config, const model::HParams& hp, int
 }
 
 weights::Reserve MemoryPlanner::reserve(int32_t batch_tokens) const {
-    const uint64_t per_position = 2ull * 2 * hp_.n_layer * hp_.kv_dim();
+    const uint64_t per_position = uint64_t(hp_.n_layer) * kv::BlockFormat{config_.memory.kv_type, hp_.kv_dim()}.layer_bytes() / kv::kBlockTokens;
     return {.kv = config_.memory.kv_bytes ? config_.memory.kv_bytes : per_position * static_cast<uint64_t>(context_),
             .working = model::working_memory_bytes(hp_, batch_tokens, std::min(batch_tokens, 256), threads_),
             .overhead = kOverhead};

@@ -240,7 +240,8 @@ void Engine::Impl::prepare(Active& a) {
 void Engine::Impl::attach_cache(Active& a, const std::vector<int32_t>& full) {
     Session& s = *a.session;
     const auto& hp = model->hparams();
-    const uint64_t need = uint64_t(full.size()) * model->new_cache(1).bytes_per_position();
+    const kv::KvType type = config.memory.kv_type;
+    const uint64_t need = uint64_t(full.size()) * model->new_cache(1, nullptr, type).bytes_per_position();
     if (need > kv_budget)
         throw EngineError(Errc::ContextFull, "the prompt's KV cache needs " + std::to_string(need >> 20) + " MiB; memory.kv_budget is " +
                                                  std::to_string(kv_budget >> 20) + " MiB");
@@ -249,8 +250,8 @@ void Engine::Impl::attach_cache(Active& a, const std::vector<int32_t>& full) {
             std::lock_guard lk(mu);
             evict_caches(need);
         }
-        auto restored = store.load_cache(s, hp.n_layer, hp.kv_dim(), context, kv_ledger);
-        auto cache = std::make_unique<kv::KvCache>(restored ? std::move(*restored) : model->new_cache(context, kv_ledger));
+        auto restored = store.load_cache(s, hp.n_layer, hp.kv_dim(), context, kv_ledger, type);
+        auto cache = std::make_unique<kv::KvCache>(restored ? std::move(*restored) : model->new_cache(context, kv_ledger, type));
         std::lock_guard lk(mu);
         s.cache = std::move(cache);
     }

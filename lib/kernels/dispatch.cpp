@@ -195,5 +195,10 @@ void attend_f16(const float* q, int G, int hd, const uint16_t* kt, const uint16_
     if (lo < 0 || hi > detail::kAttendBlock || lo >= hi) throw std::invalid_argument("attend_f16: bad position range");
     table().attend_f16(q, G, hd, kt, v, ldv, lo, hi, scale, cap, m, l, acc);
 }
+void attend_q8_0(const float* q, int G, int hd, const int8_t* kq, const uint16_t* ks, const uint8_t* v, size_t ldv, int lo, int hi,
+                 float scale, float cap, float* m, float* l, float* acc) {
+    if (lo < 0 || hi > detail::kAttendBlock || lo >= hi || hd % 32 != 0) throw std::invalid_argument("attend_q8_0: bad range or head size");
+    table().attend_q8_0(q, G, hd, kq, ks, v, ldv, lo, hi, scale, cap, m, l, acc);
+}
 
 }  // namespace strata::kernels

@@ -75,5 +75,10 @@ void axpy_f16(float* y, float a, const uint16_t* x, int64_t n);
 // larger max. Positions outside [lo, hi) are never part of the result.
 void attend_f16(const float* q, int G, int hd, const uint16_t* kt, const uint16_t* v, size_t ldv, int lo, int hi, float scale,
                 float cap, float* m, float* l, float* acc);
+// The same over a Q8_0 block (hd a multiple of 32): keys int8 kq[d * 16 + j] times the F16
+// scale ks[(d / 32) * 16 + j]; value rows of hd / 32 GGML Q8_0 blocks (F16 scale, 32 int8),
+// ldv bytes apart.
+void attend_q8_0(const float* q, int G, int hd, const int8_t* kq, const uint16_t* ks, const uint8_t* v, size_t ldv, int lo, int hi,
+                 float scale, float cap, float* m, float* l, float* acc);
 
 }  // namespace strata::kernels

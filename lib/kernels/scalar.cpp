@@ -83,8 +83,13 @@ void axpy_f16(float* y, float a, const uint16_t* x, int64_t n) {
 
 }  // namespace
 
-void attend_f16_scalar(const float* q, int G, int hd, const uint16_t* kt, const uint16_t* v, size_t ldv, int lo, int hi, float scale,
-                       float cap, float* m, float* l, float* acc) {
+namespace {
+
+// The online-softmax step over positions [lo, hi) of a block, with key(d, j) and
+// value(j, i) giving element d of position j's key and element i of its value.
+template <class Key, class Value>
+void attend_scalar(const float* q, int G, int hd, int lo, int hi, float scale, float cap, float* m, float* l, float* acc, Key key,
+                   Value value) {
     float s[kAttendBlock];
     for (int g = 0; g < G; ++g) {
         const float* qg = q + size_t(g) * hd;
@@ -92,7 +97,7 @@ void attend_f16_scalar(const float* q, int G, int hd, const uint16_t* kt, const 
         float mx = m[g];
         for (int j = lo; j < hi; ++j) {
             float d = 0;
-            for (int i = 0; i < hd; ++i) d += fp16_to_fp32(kt[size_t(i) * kAttendBlock + j]) * qg[i];
+            for (int i = 0; i < hd; ++i) d += key(i, j) * qg[i];
             d *= scale;
             if (cap > 0) d = cap * std::tanh(d / cap);
             s[j] = d;
@@ -104,11 +109,32 @@ void attend_f16_scalar(const float* q, int G, int hd, const uint16_t* kt, const 
         for (int j = lo; j < hi; ++j) {
             const float p = std::exp(s[j] - mx);
             l[g] += p;
-            const uint16_t* vj = v + size_t(j) * ldv;
-            for (int i = 0; i < hd; ++i) ag[i] += p * fp16_to_fp32(vj[i]);
+            for (int i = 0; i < hd; ++i) ag[i] += p * value(j, i);
         }
         m[g] = mx;
     }
+}
+
+}  // namespace
+
+void attend_f16_scalar(const float* q, int G, int hd, const uint16_t* kt, const uint16_t* v, size_t ldv, int lo, int hi, float scale,
+                       float cap, float* m, float* l, float* acc) {
+    attend_scalar(
+        q, G, hd, lo, hi, scale, cap, m, l, acc, [&](int d, int j) { return fp16_to_fp32(kt[size_t(d) * kAttendBlock + j]); },
+        [&](int j, int i) { return fp16_to_fp32(v[size_t(j) * ldv + i]); });
+}
+
+void attend_q8_0_scalar(const float* q, int G, int hd, const int8_t* kq, const uint16_t* ks, const uint8_t* v, size_t ldv, int lo,
+                        int hi, float scale, float cap, float* m, float* l, float* acc) {
+    attend_scalar(
+        q, G, hd, lo, hi, scale, cap, m, l, acc,
+        [&](int d, int j) { return fp16_to_fp32(ks[size_t(d / 32) * kAttendBlock + j]) * kq[size_t(d) * kAttendBlock + j]; },
+        [&](int j, int i) {
+            const uint8_t* block = v + size_t(j) * ldv + size_t(i / 32) * 34;
+            uint16_t d;
+            std::memcpy(&d, block, 2);
+            return fp16_to_fp32(d) * reinterpret_cast<const int8_t*>(block + 2)[i % 32];
+        });
 }
 
 void install_scalar(Table& t) {
@@ -128,6 +154,7 @@ void install_scalar(Table& t) {
     t.dot_f16 = dot_f16;
     t.axpy_f16 = axpy_f16;
     t.attend_f16 = attend_f16_scalar;
+    t.attend_q8_0 = attend_q8_0_scalar;
 }
 
 }  // namespace strata::kernels::detail

@@ -36,6 +36,8 @@ struct Table {
     void (*axpy_f16)(float* y, float a, const uint16_t* x, int64_t n) = nullptr;
     void (*attend_f16)(const float* q, int G, int hd, const uint16_t* kt, const uint16_t* v, size_t ldv, int lo, int hi,
                        float scale, float cap, float* m, float* l, float* acc) = nullptr;
+    void (*attend_q8_0)(const float* q, int G, int hd, const int8_t* kq, const uint16_t* ks, const uint8_t* v, size_t ldv, int lo,
+                        int hi, float scale, float cap, float* m, float* l, float* acc) = nullptr;
 };
 
 // attend_f16: positions per KV block, and the largest query group the SIMD variants take
@@ -43,6 +45,8 @@ struct Table {
 constexpr int kAttendBlock = 16, kAttendMaxGroup = 64;
 void attend_f16_scalar(const float* q, int G, int hd, const uint16_t* kt, const uint16_t* v, size_t ldv, int lo, int hi, float scale,
                        float cap, float* m, float* l, float* acc);
+void attend_q8_0_scalar(const float* q, int G, int hd, const int8_t* kq, const uint16_t* ks, const uint8_t* v, size_t ldv, int lo,
+                        int hi, float scale, float cap, float* m, float* l, float* acc);
 
 // Fill every slot (scalar) or override the slots an ISA implements (simd/install.cpp,
 // compiled once per variant). The AVX-512 variant may assume AVX2/FMA/F16C too;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -12,20 +13,33 @@
 #include <system_error>
 #include <vector>
 
+#include "tensor/fp16.h"
+
 namespace strata::kv {
 
-Block::Block(int32_t n_layer, int32_t dim, std::shared_ptr<Ledger> ledger)
-    : dim_(dim), data_(size_t(n_layer) * 2 * kBlockTokens * dim), ledger_(std::move(ledger)) {
+std::string_view kv_type_name(KvType type) { return type == KvType::F16 ? "f16" : "q8_0"; }
+
+std::optional<KvType> kv_type_from_name(std::string_view name) {
+    if (name == "f16") return KvType::F16;
+    if (name == "q8_0") return KvType::Q8_0;
+    return std::nullopt;
+}
+
+Block::Block(int32_t n_layer, BlockFormat format, std::shared_ptr<Ledger> ledger)
+    : layer_bytes_(format.layer_bytes()), data_(size_t(n_layer) * layer_bytes_), ledger_(std::move(ledger)) {
     ledger_->add(bytes());
 }
 
-Block::Block(const Block& other) : dim_(other.dim_), data_(other.data_), ledger_(other.ledger_) { ledger_->add(bytes()); }
+Block::Block(const Block& other) : layer_bytes_(other.layer_bytes_), data_(other.data_), ledger_(other.ledger_) { ledger_->add(bytes()); }
 
 Block::~Block() { ledger_->remove(bytes()); }
 
-KvCache::KvCache(int32_t n_layer, int32_t dim, int32_t capacity, std::shared_ptr<Ledger> ledger)
-    : n_layer_(n_layer), dim_(dim), capacity_(capacity), ledger_(ledger ? std::move(ledger) : std::make_shared<Ledger>()) {
+KvCache::KvCache(int32_t n_layer, int32_t dim, int32_t capacity, std::shared_ptr<Ledger> ledger, KvType type)
+    : n_layer_(n_layer), dim_(dim), capacity_(capacity), format_{type, dim}, ledger_(ledger ? std::move(ledger) : std::make_shared<Ledger>()) {
     if (n_layer < 1 || dim < 1 || capacity < 1) throw std::invalid_argument("KvCache: bad geometry");
+    if (type == KvType::Q8_0 && dim % 32 != 0)
+        throw std::invalid_argument("a q8_0 KV cache needs key/value rows that are a multiple of 32 values (this model's are " +
+                                    std::to_string(dim) + ")");
 }
 
 void KvCache::reserve_append(int32_t n) {
@@ -36,21 +50,71 @@ void KvCache::reserve_append(int32_t n) {
     const size_t first = size_t(size_ / kBlockTokens), end = size_t((size_ + n + kBlockTokens - 1) / kBlockTokens);
     for (size_t b = first; b < std::min(end, blocks_.size()); ++b)
         if (blocks_[b].use_count() > 1) blocks_[b] = std::make_shared<Block>(*blocks_[b]);
-    while (blocks_.size() < end) blocks_.push_back(std::make_shared<Block>(n_layer_, dim_, ledger_));
+    while (blocks_.size() < end) blocks_.push_back(std::make_shared<Block>(n_layer_, format_, ledger_));
 }
 
-void KvCache::store(int32_t l, int32_t p, const uint16_t* k, const uint16_t* v) {
-    Block& b = *blocks_[size_t(p / kBlockTokens)];
-    uint16_t* kt = b.k(l) + p % kBlockTokens;
-    for (int32_t d = 0; d < dim_; ++d) kt[size_t(d) * kBlockTokens] = k[d];
-    std::memcpy(b.v(l, p % kBlockTokens), v, size_t(dim_) * sizeof(uint16_t));
+namespace {
+
+// GGML's Q8_0 rounding of 32 values: d = max |x| / 127, q = round(x / d), d kept as F16.
+uint16_t quantize32(const float* x, int8_t* q, size_t stride) {
+    float amax = 0;
+    for (int i = 0; i < 32; ++i) amax = std::max(amax, std::fabs(x[i]));
+    const float d = amax / 127.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
+    for (int i = 0; i < 32; ++i) q[size_t(i) * stride] = static_cast<int8_t>(std::lround(x[i] * id));
+    return fp32_to_fp16(d);
 }
 
-void KvCache::load(int32_t l, int32_t p, uint16_t* k, uint16_t* v) const {
-    const Block& b = *blocks_[size_t(p / kBlockTokens)];
-    const uint16_t* kt = b.k(l) + p % kBlockTokens;
-    for (int32_t d = 0; d < dim_; ++d) k[d] = kt[size_t(d) * kBlockTokens];
-    std::memcpy(v, b.v(l, p % kBlockTokens), size_t(dim_) * sizeof(uint16_t));
+}  // namespace
+
+void KvCache::store(int32_t l, int32_t p, const float* k, const float* v) {
+    uint8_t* base = blocks_[size_t(p / kBlockTokens)]->layer(l);
+    const int32_t j = p % kBlockTokens;
+    uint8_t* row = base + format_.key_bytes() + format_.key_scale_bytes() + size_t(j) * format_.value_row_bytes();
+    if (format_.type == KvType::F16) {
+        auto* kt = reinterpret_cast<uint16_t*>(base) + j;
+        auto* vr = reinterpret_cast<uint16_t*>(row);
+        for (int32_t d = 0; d < dim_; ++d) {
+            kt[size_t(d) * kBlockTokens] = fp32_to_fp16(k[d]);
+            vr[d] = fp32_to_fp16(v[d]);
+        }
+        return;
+    }
+    auto* kq = reinterpret_cast<int8_t*>(base) + j;
+    auto* ks = reinterpret_cast<uint16_t*>(base + format_.key_bytes()) + j;
+    for (int32_t c = 0; c < dim_ / 32; ++c) {
+        ks[size_t(c) * kBlockTokens] = quantize32(k + c * 32, kq + size_t(c) * 32 * kBlockTokens, kBlockTokens);
+        uint8_t* block = row + size_t(c) * 34;
+        const uint16_t d = quantize32(v + c * 32, reinterpret_cast<int8_t*>(block + 2), 1);
+        std::memcpy(block, &d, 2);
+    }
+}
+
+void KvCache::load(int32_t l, int32_t p, float* k, float* v) const {
+    const uint8_t* base = k_block(l, p);
+    const int32_t j = p % kBlockTokens;
+    const uint8_t* row = this->v(l, p);
+    if (format_.type == KvType::F16) {
+        const auto* kt = reinterpret_cast<const uint16_t*>(base) + j;
+        const auto* vr = reinterpret_cast<const uint16_t*>(row);
+        for (int32_t d = 0; d < dim_; ++d) {
+            k[d] = fp16_to_fp32(kt[size_t(d) * kBlockTokens]);
+            v[d] = fp16_to_fp32(vr[d]);
+        }
+        return;
+    }
+    const auto* kq = reinterpret_cast<const int8_t*>(base) + j;
+    const auto* ks = reinterpret_cast<const uint16_t*>(base + format_.key_bytes()) + j;
+    for (int32_t c = 0; c < dim_ / 32; ++c) {
+        const float dk = fp16_to_fp32(ks[size_t(c) * kBlockTokens]);
+        uint16_t dv16;
+        std::memcpy(&dv16, row + size_t(c) * 34, 2);
+        const float dv = fp16_to_fp32(dv16);
+        const auto* qv = reinterpret_cast<const int8_t*>(row + size_t(c) * 34 + 2);
+        for (int i = 0; i < 32; ++i) {
+            k[c * 32 + i] = dk * kq[size_t(c * 32 + i) * kBlockTokens];
+            v[c * 32 + i] = dv * qv[i];
+        }
+    }
 }
 
 void KvCache::commit(int32_t n) {
@@ -101,31 +165,46 @@ void KvCache::write(std::FILE* out, uint64_t model_id) const {
     h.size = size_;
     h.model_id = model_id;
     bool ok = std::fwrite(&h, sizeof h, 1, out) == 1;
-    // Layer by layer, all keys then all values, row by row (the layout of version 1).
-    std::vector<uint16_t> k(size_t(dim_) * size_), v(size_t(dim_) * size_);
+    // Layer by layer, all keys then all values, F16 rows (the layout of version 1).
+    std::vector<float> k(dim_), v(dim_);
+    std::vector<uint16_t> k16(size_t(dim_) * size_), v16(size_t(dim_) * size_);
     for (int32_t l = 0; ok && l < n_layer_; ++l) {
-        for (int32_t p = 0; p < size_; ++p) load(l, p, k.data() + size_t(p) * dim_, v.data() + size_t(p) * dim_);
-        ok = std::fwrite(k.data(), sizeof(uint16_t), k.size(), out) == k.size() && std::fwrite(v.data(), sizeof(uint16_t), v.size(), out) == v.size();
+        for (int32_t p = 0; p < size_; ++p) {
+            load(l, p, k.data(), v.data());
+            for (int32_t d = 0; d < dim_; ++d) {
+                k16[size_t(p) * dim_ + d] = fp32_to_fp16(k[d]);
+                v16[size_t(p) * dim_ + d] = fp32_to_fp16(v[d]);
+            }
+        }
+        ok = std::fwrite(k16.data(), sizeof(uint16_t), k16.size(), out) == k16.size() &&
+             std::fwrite(v16.data(), sizeof(uint16_t), v16.size(), out) == v16.size();
     }
     if (!ok) throw std::system_error(errno, std::generic_category(), "cannot write the KV cache");
 }
 
 std::optional<KvCache> KvCache::load(const std::string& path, uint64_t model_id, int32_t n_layer, int32_t dim, int32_t capacity,
-                                     std::shared_ptr<Ledger> ledger) {
+                                     std::shared_ptr<Ledger> ledger, KvType type) {
     FilePtr f(std::fopen(path.c_str(), "rb"), std::fclose);
     if (!f) return std::nullopt;
     Header h{};
     if (std::fread(&h, sizeof h, 1, f.get()) != 1 || std::memcmp(h.magic, kMagic, sizeof kMagic) != 0 || h.version != kVersion ||
         h.model_id != model_id || h.n_layer != n_layer || h.dim != dim || h.size < 0 || h.size > capacity)
         return std::nullopt;
-    KvCache c(n_layer, dim, capacity, std::move(ledger));
+    KvCache c(n_layer, dim, capacity, std::move(ledger), type);
     c.reserve_append(h.size);
-    std::vector<uint16_t> k(size_t(dim) * h.size), v(size_t(dim) * h.size);
+    std::vector<uint16_t> k16(size_t(dim) * h.size), v16(size_t(dim) * h.size);
+    std::vector<float> k(dim), v(dim);
     for (int32_t l = 0; l < n_layer; ++l) {
-        if (std::fread(k.data(), sizeof(uint16_t), k.size(), f.get()) != k.size() ||
-            std::fread(v.data(), sizeof(uint16_t), v.size(), f.get()) != v.size())
+        if (std::fread(k16.data(), sizeof(uint16_t), k16.size(), f.get()) != k16.size() ||
+            std::fread(v16.data(), sizeof(uint16_t), v16.size(), f.get()) != v16.size())
             return std::nullopt;
-        for (int32_t p = 0; p < h.size; ++p) c.store(l, p, k.data() + size_t(p) * dim, v.data() + size_t(p) * dim);
+        for (int32_t p = 0; p < h.size; ++p) {
+            for (int32_t d = 0; d < dim; ++d) {
+                k[d] = fp16_to_fp32(k16[size_t(p) * dim + d]);
+                v[d] = fp16_to_fp32(v16[size_t(p) * dim + d]);
+            }
+            c.store(l, p, k.data(), v.data());
+        }
     }
     if (std::fgetc(f.get()) != EOF) return std::nullopt;  // trailing bytes: not our file
     c.commit(h.size);

@@ -20,6 +20,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace strata::kv {
@@ -44,26 +45,42 @@ private:
     std::atomic<uint64_t> bytes_{0}, blocks_{0};
 };
 
-// kBlockTokens positions of every layer, per layer the keys transposed, [dim][position]
-// (a query's scores for the block's positions are then dim-by-dim vector FMAs), then the
-// values, [position][dim].
+// How keys and values are stored (memory.kv_type): F16, or Q8_0 (8-bit integers with an
+// F16 scale per 32 values along the head dimension, as GGML's q8_0; about half the bytes).
+enum class KvType { F16, Q8_0 };
+std::string_view kv_type_name(KvType type);                   // "f16", "q8_0"
+std::optional<KvType> kv_type_from_name(std::string_view name);
+
+// Where one layer's keys and values sit in a block of kBlockTokens positions. Keys are
+// transposed, [dim][position] (a query's scores for the block's positions are then
+// dim-by-dim vector FMAs): F16 values, or Q8_0's int8 values followed by their F16 scales
+// [dim / 32][position]. Values are rows, [position][dim]: F16, or Q8_0 blocks (F16 scale,
+// 32 int8) of GGML's layout.
+struct BlockFormat {
+    KvType type = KvType::F16;
+    int32_t dim = 0;
+
+    size_t key_bytes() const { return size_t(dim) * kBlockTokens * (type == KvType::F16 ? 2 : 1); }
+    size_t key_scale_bytes() const { return type == KvType::F16 ? 0 : size_t(dim / 32) * kBlockTokens * 2; }
+    size_t value_row_bytes() const { return type == KvType::F16 ? size_t(dim) * 2 : size_t(dim / 32) * 34; }
+    size_t layer_bytes() const { return key_bytes() + key_scale_bytes() + kBlockTokens * value_row_bytes(); }
+};
+
+// kBlockTokens positions of every layer, layer after layer in BlockFormat's layout.
 class Block {
 public:
-    Block(int32_t n_layer, int32_t dim, std::shared_ptr<Ledger> ledger);
+    Block(int32_t n_layer, BlockFormat format, std::shared_ptr<Ledger> ledger);
     Block(const Block& other);  // a private copy (copy-on-write)
     Block& operator=(const Block&) = delete;
     ~Block();
 
-    // Layer l's keys, element (d, p) at [d * kBlockTokens + p].
-    uint16_t* k(int32_t l) { return data_.data() + size_t(l) * 2 * kBlockTokens * dim_; }
-    const uint16_t* k(int32_t l) const { return data_.data() + size_t(l) * 2 * kBlockTokens * dim_; }
-    uint16_t* v(int32_t l, int32_t p) { return k(l) + size_t(kBlockTokens + p) * dim_; }
-    const uint16_t* v(int32_t l, int32_t p) const { return k(l) + size_t(kBlockTokens + p) * dim_; }
-    uint64_t bytes() const { return data_.size() * sizeof(uint16_t); }
+    uint8_t* layer(int32_t l) { return data_.data() + size_t(l) * layer_bytes_; }
+    const uint8_t* layer(int32_t l) const { return data_.data() + size_t(l) * layer_bytes_; }
+    uint64_t bytes() const { return data_.size(); }
 
 private:
-    int32_t dim_;
-    std::vector<uint16_t> data_;
+    size_t layer_bytes_;
+    std::vector<uint8_t> data_;
     std::shared_ptr<Ledger> ledger_;
 };
 
@@ -72,8 +89,9 @@ using BlockRef = std::shared_ptr<Block>;
 class KvCache {
 public:
     // n_layer layers of `dim` (= n_head_kv * head_dim) values per position, at most
-    // `capacity` positions; blocks are counted in `ledger` (a private one when null).
-    KvCache(int32_t n_layer, int32_t dim, int32_t capacity, std::shared_ptr<Ledger> ledger = nullptr);
+    // `capacity` positions; blocks are counted in `ledger` (a private one when null). Q8_0
+    // needs a dim that is a multiple of 32 (std::invalid_argument otherwise).
+    KvCache(int32_t n_layer, int32_t dim, int32_t capacity, std::shared_ptr<Ledger> ledger = nullptr, KvType type = KvType::F16);
 
     int32_t size() const { return size_; }
     int32_t capacity() const { return capacity_; }
@@ -81,7 +99,9 @@ public:
     int32_t n_layer() const { return n_layer_; }
     // Bytes of the blocks this cache holds, shared ones included (see Ledger for the total).
     uint64_t bytes() const { return uint64_t(blocks_.size()) * block_bytes(); }
-    uint64_t block_bytes() const { return uint64_t(n_layer_) * 2 * kBlockTokens * dim_ * sizeof(uint16_t); }
+    uint64_t block_bytes() const { return uint64_t(n_layer_) * format_.layer_bytes(); }
+    KvType type() const { return format_.type; }
+    const BlockFormat& format() const { return format_; }
     // Bytes one position costs across all layers.
     uint64_t bytes_per_position() const { return block_bytes() / kBlockTokens; }
     const std::shared_ptr<Ledger>& ledger() const { return ledger_; }
@@ -89,14 +109,17 @@ public:
     // Makes room for positions [size(), size() + n), each in a block of its own (shared
     // blocks among them are copied first); throws std::length_error past capacity.
     void reserve_append(int32_t n);
-    // Writes layer l's key and value rows (dim() F16 values each) at position p (reserved).
-    void store(int32_t l, int32_t p, const uint16_t* k, const uint16_t* v);
-    // Reads them back.
-    void load(int32_t l, int32_t p, uint16_t* k, uint16_t* v) const;
-    // For attention: layer l's keys of the block holding p ([dim][kBlockTokens], see Block)
-    // and the value row of p; a block's positions are consecutive rows of dim() values.
-    const uint16_t* k_block(int32_t l, int32_t p) const { return blocks_[p / kBlockTokens]->k(l); }
-    const uint16_t* v(int32_t l, int32_t p) const { return blocks_[p / kBlockTokens]->v(l, p % kBlockTokens); }
+    // Writes layer l's key and value rows (dim() values each) at position p (reserved),
+    // rounded to the cache's type.
+    void store(int32_t l, int32_t p, const float* k, const float* v);
+    // Reads them back (as stored: rounded).
+    void load(int32_t l, int32_t p, float* k, float* v) const;
+    // For attention, in BlockFormat's layout: layer l's keys of the block holding p (then
+    // their scales), and the value row of p; a block's value rows follow each other.
+    const uint8_t* k_block(int32_t l, int32_t p) const { return blocks_[p / kBlockTokens]->layer(l); }
+    const uint8_t* v(int32_t l, int32_t p) const {
+        return k_block(l, p) + format_.key_bytes() + format_.key_scale_bytes() + size_t(p % kBlockTokens) * format_.value_row_bytes();
+    }
     static int32_t run(int32_t p) { return kBlockTokens - p % kBlockTokens; }
     // Positions [size(), size()+n) now hold valid data.
     void commit(int32_t n);
@@ -119,10 +142,11 @@ public:
     // Reads a cache written by write(); nullopt when the file is absent, damaged, made for
     // another model or geometry, or larger than `capacity`.
     static std::optional<KvCache> load(const std::string& path, uint64_t model_id, int32_t n_layer, int32_t dim, int32_t capacity,
-                                       std::shared_ptr<Ledger> ledger = nullptr);
+                                       std::shared_ptr<Ledger> ledger = nullptr, KvType type = KvType::F16);
 
 private:
     int32_t n_layer_, dim_, capacity_;
+    BlockFormat format_;
     int32_t size_ = 0;
     std::vector<BlockRef> blocks_;
     std::shared_ptr<Ledger> ledger_;

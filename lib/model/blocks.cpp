@@ -102,14 +102,29 @@ void Model::Impl::attention_block(const LayerWeights& w, int l, const float* in,
     apply_rope(ws.q.data(), T, hp.n_head, table);
     apply_rope(ws.k.data(), T, hp.n_head_kv, table);
     if (hp.scale_q) scale_rows(ws.q.data(), size_t(T) * Q, hp.kq_scale);
-    ws.kv16.resize(2 * size_t(KV));
-    for (int32_t t = 0; t < T; ++t) {
-        kernels::f32_to_f16(ws.k.data() + size_t(t) * KV, ws.kv16.data(), KV);
-        kernels::f32_to_f16(ws.v.data() + size_t(t) * KV, ws.kv16.data() + KV, KV);
-        tokens[t].cache->store(l, tokens[t].pos, ws.kv16.data(), ws.kv16.data() + KV);
-    }
+    for (int32_t t = 0; t < T; ++t) tokens[t].cache->store(l, tokens[t].pos, ws.k.data() + size_t(t) * KV, ws.v.data() + size_t(t) * KV);
     attend(l, tokens);
     matmul(w.wo, ws.att.data(), T, out, E);
+}
+
+// One KV block's positions [lo, hi) (block start `first`) for the query group of KV head h,
+// in the cache's type.
+void Model::Impl::attend_block(const kv::KvCache& cache, int l, int h, const float* q, int32_t p, int32_t first, int32_t hi, float scale,
+                               float* m, float* sum, float* acc) const {
+    const int hd = hp.head_dim, G = hp.n_head / hp.n_head_kv;
+    const kv::BlockFormat& f = cache.format();
+    const uint8_t* keys = cache.k_block(l, p);
+    const uint8_t* values = cache.v(l, first);
+    if (f.type == kv::KvType::F16) {
+        kernels::attend_f16(q, G, hd, reinterpret_cast<const uint16_t*>(keys) + size_t(h) * hd * kv::kBlockTokens,
+                            reinterpret_cast<const uint16_t*>(values) + size_t(h) * hd, f.dim, p - first, hi, scale, hp.attn_softcap, m,
+                            sum, acc);
+    } else {
+        kernels::attend_q8_0(q, G, hd, reinterpret_cast<const int8_t*>(keys) + size_t(h) * hd * kv::kBlockTokens,
+                             reinterpret_cast<const uint16_t*>(keys + f.key_bytes()) + size_t(h) * (hd / 32) * kv::kBlockTokens,
+                             values + size_t(h) * (hd / 32) * 34, f.value_row_bytes(), p - first, hi, scale, hp.attn_softcap, m, sum,
+                             acc);
+    }
 }
 
 // Grouped-query causal attention, flash-attention style: for every token and KV head, the
@@ -122,7 +137,7 @@ void Model::Impl::attention_block(const LayerWeights& w, int l, const float* in,
 void Model::Impl::attend(int l, std::span<const TokenSlot> tokens) {
     static_assert(kv::kBlockTokens == 16, "kernels::attend_f16 takes KV blocks of 16 positions");
     constexpr int32_t kMinChunk = 64;  // positions worth a task of their own
-    const int hd = hp.head_dim, n_kv = hp.n_head_kv, G = hp.n_head / hp.n_head_kv, Q = hp.q_dim(), KV = hp.kv_dim();
+    const int hd = hp.head_dim, n_kv = hp.n_head_kv, G = hp.n_head / hp.n_head_kv, Q = hp.q_dim();
     const float scale = hp.scale_q ? 1.0f : hp.kq_scale;
     const int32_t window = hp.is_swa(l) ? hp.n_swa : 0;
     const int64_t pairs = int64_t(tokens.size()) * n_kv, threads = pool.size();
@@ -149,8 +164,7 @@ void Model::Impl::attend(int l, std::span<const TokenSlot> tokens) {
             kernels::f16_to_f32(q16, q, int64_t(G) * hd);
             for (int32_t p = from; p < to;) {
                 const int32_t first = p - p % kv::kBlockTokens, hi = std::min(to - first, kv::kBlockTokens);
-                kernels::attend_f16(q, G, hd, tok.cache->k_block(l, p) + size_t(h) * hd * kv::kBlockTokens,
-                                    tok.cache->v(l, first) + h * hd, KV, p - first, hi, scale, hp.attn_softcap, m, sum, acc);
+                attend_block(*tok.cache, l, h, q, p, first, hi, scale, m, sum, acc);
                 p = first + hi;
             }
         }

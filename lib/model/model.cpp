@@ -236,9 +236,12 @@ weights::Stats Model::weight_stats() const { return impl_->weights->stats(); }
 
 uint64_t Model::layers_done() const { return impl_->layers_done.load(std::memory_order_relaxed); }
 
-kv::KvCache Model::new_cache(int32_t capacity, std::shared_ptr<kv::Ledger> ledger) const {
+kv::KvCache Model::new_cache(int32_t capacity, std::shared_ptr<kv::Ledger> ledger, kv::KvType type) const {
     const auto& hp = impl_->hp;
-    return kv::KvCache(hp.n_layer, hp.kv_dim(), std::clamp(capacity, 1, hp.n_ctx_train), std::move(ledger));
+    if (type == kv::KvType::Q8_0 && hp.head_dim % 32 != 0)
+        throw std::invalid_argument("memory.kv_type = q8_0 needs a head size that is a multiple of 32 (this model's is " +
+                                    std::to_string(hp.head_dim) + "); use f16");
+    return kv::KvCache(hp.n_layer, hp.kv_dim(), std::clamp(capacity, 1, hp.n_ctx_train), std::move(ledger), type);
 }
 
 void Model::forward(std::span<const SequenceBatch> batch, std::vector<float>& logits) {

@@ -60,8 +60,9 @@ public:
     uint64_t layers_done() const;
 
     // A cache for one sequence of at most `capacity` tokens (clamped to the trained context),
-    // its blocks counted in `ledger` (a private one when null).
-    kv::KvCache new_cache(int32_t capacity, std::shared_ptr<kv::Ledger> ledger = nullptr) const;
+    // its blocks counted in `ledger` (a private one when null), keys and values stored as
+    // `type` (Q8_0 needs a head size that is a multiple of 32: std::invalid_argument).
+    kv::KvCache new_cache(int32_t capacity, std::shared_ptr<kv::Ledger> ledger = nullptr, kv::KvType type = kv::KvType::F16) const;
 
     // Evaluates the batch. `logits` receives, in batch order, one row of n_vocab floats
     // per new token of sequences asking for All, one row (the last token's) for Last, and

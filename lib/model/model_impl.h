@@ -59,7 +59,6 @@ struct Workspace {
     std::array<std::vector<float>, 2> rope_cos, rope_sin;  // [global, sliding-window][token][n_rot/2]
     std::vector<uint8_t> embd_rows;                   // [token] raw embedding rows
     std::vector<int32_t> ids;                         // the pass's token ids
-    std::vector<uint16_t> kv16;                        // one token's key and value rows in F16
     std::vector<std::vector<uint16_t>> q16;            // per thread: one query group in F16
     std::vector<std::vector<float>> attn_q;            // per thread: the same back in F32
     std::vector<float> attn_states;                    // online-softmax states of the attention tasks
@@ -109,6 +108,8 @@ struct Model::Impl {
     void attention_block(const LayerWeights& w, int l, const float* in, float* out, std::span<const TokenSlot> tokens);
     void project_qkv(const LayerWeights& w, const float* in, int32_t T);
     void attend(int l, std::span<const TokenSlot> tokens);
+    void attend_block(const kv::KvCache& cache, int l, int h, const float* q, int32_t p, int32_t first, int32_t hi, float scale, float* m,
+                      float* sum, float* acc) const;
     void ffn_block(const LayerWeights& w, const float* in, float* out, int32_t T);
 
     // moe.cpp

@@ -9,7 +9,7 @@
 //
 // usage: strata-bench MODEL [--threads N] [--pp 512] [--tg 128] [--reps 3] [--tg-prompt 16]
 //                           [--sessions N] [--budget SIZE] [--mode auto|resident|streamed]
-//                           [--peer auto|off] [--seed S] [--fresh-copy]
+//                           [--peer auto|off] [--seed S] [--fresh-copy] [--kv-type f16|q8_0]
 //        strata-bench MODEL --read-speed
 // --fresh-copy benchmarks (both engines) a copy of MODEL written just before, beside it,
 // as an admin's copy or download is right before the daemon starts; the copy is removed.      (the file's sequential read speed, O_DIRECT)
@@ -48,13 +48,14 @@ struct Options {
     bool read_speed = false;  // only measure the file's read speed
     bool fresh_copy = false;
     uint64_t seed = 42;
+    kv::KvType kv_type = kv::KvType::F16;
 };
 
 [[noreturn]] void usage(const std::string& why) {
     std::fprintf(stderr,
                  "strata-bench: %s\nusage: strata-bench MODEL [--threads N] [--pp 512] [--tg 128] [--reps 3] [--tg-prompt 16] [--sessions N]\n"
                  "                    [--budget SIZE] [--mode auto|resident|streamed] [--peer auto|off] [--seed S]\n"
-                 "                    [--fresh-copy]\n"
+                 "                    [--fresh-copy] [--kv-type f16|q8_0]\n"
                  "       strata-bench MODEL --read-speed\n",
                  why.c_str());
     std::exit(2);
@@ -91,6 +92,11 @@ Options parse(int argc, char** argv) {
         else if (a == "--mode") o.mode = value();
         else if (a == "--read-speed") o.read_speed = true;
         else if (a == "--fresh-copy") o.fresh_copy = true;
+        else if (a == "--kv-type") {
+            const auto type = kv::kv_type_from_name(value());
+            if (!type) usage("--kv-type must be f16 or q8_0");
+            o.kv_type = *type;
+        }
         else if (a == "--peer") {
             const std::string v = value();
             if (v != "auto" && v != "off") usage("--peer must be auto or off");
@@ -108,6 +114,9 @@ double median(std::vector<double> v) {
     std::sort(v.begin(), v.end());
     return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
 }
+
+double lowest(const std::vector<double>& v) { return v.empty() ? 0 : *std::min_element(v.begin(), v.end()); }
+double highest(const std::vector<double>& v) { return v.empty() ? 0 : *std::max_element(v.begin(), v.end()); }
 
 std::string json_array(const std::vector<double>& v) {
     std::string s = "[";
@@ -144,6 +153,7 @@ public:
         config_.model_path = o.model;
         config_.memory.budget = o.budget;
         config_.memory.mode = o.mode;
+        config_.memory.kv_type = o.kv_type;
         config_.context = std::max(o.pp, o.tg_prompt + o.tg) + 1;
         config_.batch_tokens = std::max({o.pp, o.tg_prompt, o.sessions, 1});
         const int threads = o.threads > 0 ? o.threads : model::physical_cores();
@@ -195,14 +205,17 @@ public:
                       "\"engine\":\"strata\",\"pp_tps\":%.4f,\"tg_tps\":%.4f,\"threads\":%d,\"model_bytes\":%llu,\"file_bytes\":%llu,"
                       "\"n_params\":%llu,\"pp\":%d,\"tg\":%d,\"reps\":%d,\"tg_prompt\":%d,\"sessions\":%d,\"tg_tps_per_session\":%.4f,"
                       "\"n_batch\":%d,\"mode\":\"%s\",\"budget_bytes\":%llu,\"budget_source\":\"%s\",\"streamed_bytes_per_pass\":%llu,"
-                      "\"resident_weight_bytes\":%llu,\"ring_bytes\":%llu,\"isa\":\"%.*s\",\"pp_runs\":%s,\"tg_runs\":%s,"
+                      "\"resident_weight_bytes\":%llu,\"ring_bytes\":%llu,\"isa\":\"%.*s\",\"kv_type\":\"%.*s\",\"pp_runs\":%s,\"tg_runs\":%s,"
+                      "\"pp_min_tps\":%.4f,\"pp_max_tps\":%.4f,\"tg_min_tps\":%.4f,\"tg_max_tps\":%.4f,"
                       "\"tg_read_bytes_per_token\":%.0f,\"tg_weight_read_bytes_per_pass\":%.0f,\"tg_read_busy_fraction\":%.3f,\"tg_majflt_per_token\":%.1f,"
                       "\"read_bytes_per_s\":%.0f,\"read_stall_s\":%.3f,\"load_s\":%.3f,\"maxrss_kb\":%ld,\"n_vocab\":%d,\"model\":\"%s\"",
                       median(pp), median(tg), model_->n_threads(), (unsigned long long)bytes, (unsigned long long)model_->file().file_size(),
                       (unsigned long long)params, o_.pp, o_.tg, o_.reps, o_.tg_prompt, o_.sessions, median(tg) / o_.sessions,
                       config_.batch_tokens, weights::mode_name(plan.mode), (unsigned long long)plan.budget,
                       planner_->setup().budget.source.c_str(), (unsigned long long)plan.streamed_bytes, (unsigned long long)plan.resident_bytes,
-                      (unsigned long long)plan.ring_bytes, int(isa.size()), isa.data(), json_array(pp).c_str(), json_array(tg).c_str(),
+                      (unsigned long long)plan.ring_bytes, int(isa.size()), isa.data(), int(kv::kv_type_name(o_.kv_type).size()),
+                      kv::kv_type_name(o_.kv_type).data(), json_array(pp).c_str(), json_array(tg).c_str(), lowest(pp), highest(pp), lowest(tg),
+                      highest(tg),
                       tg_tokens_ ? double(tg_read_) / tg_tokens_ : 0.0, tg_passes_ ? double(tg_weight_read_) / tg_passes_ : 0.0,
                       tg_seconds_ > 0 ? tg_read_busy_s_ / tg_seconds_ : 0.0, tg_tokens_ ? double(tg_majflt_) / tg_tokens_ : 0.0, ws.read_bytes_per_s(), ws.stall_s, load_s_, ru.ru_maxrss, hp.n_vocab,
                       o_.model.c_str());
@@ -218,7 +231,7 @@ private:
     }
 
     void run_prompt(int n) {
-        auto cache = model_->new_cache(n);
+        auto cache = model_->new_cache(n, nullptr, o_.kv_type);
         const auto toks = random_tokens(n);
         const model::SequenceBatch s{&cache, toks, model::Logits::None};
         model_->forward({&s, 1}, logits_);
@@ -237,7 +250,7 @@ private:
         std::vector<std::vector<int32_t>> prompts;
         std::vector<model::SequenceBatch> batch;
         for (int s = 0; s < o_.sessions; ++s) {
-            caches.push_back(model_->new_cache(prompt + n));
+            caches.push_back(model_->new_cache(prompt + n, nullptr, o_.kv_type));
             prompts.push_back(random_tokens(prompt));
         }
         for (int s = 0; s < o_.sessions; ++s) batch.push_back({&caches[s], prompts[s], model::Logits::None});

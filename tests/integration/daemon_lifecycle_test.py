@@ -16,7 +16,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from daemon_harness import LONG, MODEL, STRATAD, TIMEOUT, Daemon, as_user, temporary_directory  # noqa: E402
+from daemon_harness import LONG, MODEL, SRC, STRATAD, TIMEOUT, Daemon, as_user, temporary_directory  # noqa: E402
 
 NOBODY = 65534
 
@@ -77,6 +77,23 @@ class StartupErrorTest(unittest.TestCase):
                 self.assertGreater(len(err.split(path + ": ", 1)[1].strip()), 10)  # says why
                 self.assertNotIn("READY", err)
                 self.assertFalse(os.path.exists(sock))
+
+    def test_a_kv_type_the_model_cannot_take_is_refused_at_start(self):
+        directory = temporary_directory()
+        run = self.run_stratad("--model", MODEL, "--socket", os.path.join(directory, "s.sock"), "--set", "memory.kv_type=q8_0")
+        self.assertEqual(run.returncode, 1)
+        self.assertIn("q8_0 needs a head size that is a multiple of 32 (this model's is 8)", run.stderr.decode())
+
+    def test_a_q8_0_kv_cache_serves(self):
+        model = os.path.join(SRC, "tests", "data", "archs", "models", "qwen3-f16.gguf")
+        daemon = Daemon("[memory]\nkv_type = q8_0\n", model=model).start()
+        try:
+            with daemon.client() as c:
+                reply = c.generate({"prompt": "a b c", "max_tokens": 8, "temperature": 0, "stream": False})[0]
+                self.assertEqual(reply["result"]["usage"]["completion_tokens"], 8, reply)
+                self.assertEqual(c.call("status")["result"]["kv_type"], "q8_0")
+        finally:
+            self.assertEqual(daemon.stop(), 0)
 
     def test_configuration_errors(self):
         directory = temporary_directory()

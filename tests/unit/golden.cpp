@@ -77,8 +77,8 @@ Comparison compare_logits(const std::vector<float>& a, const std::vector<float>&
     return c;
 }
 
-std::vector<float> logits_in_chunks(model::Model& m, const std::vector<int32_t>& tokens, size_t chunk) {
-    auto cache = m.new_cache(static_cast<int32_t>(tokens.size()));
+std::vector<float> logits_in_chunks(model::Model& m, const std::vector<int32_t>& tokens, size_t chunk, kv::KvType kv_type) {
+    auto cache = m.new_cache(static_cast<int32_t>(tokens.size()), nullptr, kv_type);
     std::vector<float> all, part;
     for (size_t b = 0; b < tokens.size(); b += chunk) {
         const std::vector<int32_t> piece(tokens.begin() + b, tokens.begin() + std::min(tokens.size(), b + chunk));

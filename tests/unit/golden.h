@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "kv/kv_cache.h"
+
 namespace strata::model {
 class Model;
 }
@@ -37,6 +39,7 @@ struct Comparison {
 Comparison compare_logits(const std::vector<float>& engine, const std::vector<float>& golden, int32_t n_vocab, double tol_rms_rel);
 
 // The logits of every position of `tokens`, fed to a fresh cache `chunk` tokens per forward call.
-std::vector<float> logits_in_chunks(model::Model& m, const std::vector<int32_t>& tokens, size_t chunk);
+std::vector<float> logits_in_chunks(model::Model& m, const std::vector<int32_t>& tokens, size_t chunk,
+                                    kv::KvType kv_type = kv::KvType::F16);
 
 }  // namespace strata::test

@@ -548,6 +548,61 @@ BOOST_AUTO_TEST_CASE(attention_matches_a_float64_softmax) {
             }
 }
 
+// The Q8_0 block variant against a float64 softmax of the dequantized keys and values.
+BOOST_AUTO_TEST_CASE(q8_0_attention_matches_a_float64_softmax) {
+    constexpr int B = 16;
+    std::mt19937 rng(13);
+    std::uniform_int_distribution<int> i8(-127, 127);
+    for (int hd : {32, 64, 128})
+        for (int G : {1, 3, 4, 8}) {
+            const int lo = 2, hi = 13;
+            std::vector<float> q = random_floats(rng, size_t(G) * hd, 1.0f);
+            std::vector<int8_t> kq(size_t(hd) * B);
+            std::vector<uint16_t> ks(size_t(hd / 32) * B);
+            const size_t ldv = size_t(hd / 32) * 34;
+            std::vector<uint8_t> v(ldv * B);
+            for (auto& x : kq) x = static_cast<int8_t>(i8(rng));
+            for (auto& x : ks) x = strata::fp32_to_fp16(std::uniform_real_distribution<float>(0.001f, 0.02f)(rng));
+            for (int j = 0; j < B; ++j)
+                for (int c = 0; c < hd / 32; ++c) {
+                    uint8_t* block = v.data() + size_t(j) * ldv + size_t(c) * 34;
+                    const uint16_t d = strata::fp32_to_fp16(std::uniform_real_distribution<float>(0.001f, 0.02f)(rng));
+                    std::memcpy(block, &d, 2);
+                    for (int i = 0; i < 32; ++i) block[2 + i] = static_cast<uint8_t>(static_cast<int8_t>(i8(rng)));
+                }
+            auto key = [&](int d, int j) { return double(strata::fp16_to_fp32(ks[size_t(d / 32) * B + j])) * kq[size_t(d) * B + j]; };
+            auto value = [&](int j, int i) {
+                const uint8_t* block = v.data() + size_t(j) * ldv + size_t(i / 32) * 34;
+                uint16_t d;
+                std::memcpy(&d, block, 2);
+                return double(strata::fp16_to_fp32(d)) * static_cast<int8_t>(block[2 + i % 32]);
+            };
+            const float scale = 1.0f / std::sqrt(float(hd));
+            for (k::Isa isa : supported_isas()) {
+                const UseIsa use(isa);
+                std::vector<float> m(G, -INFINITY), l(G, 0.0f), acc(size_t(G) * hd, 0.0f);
+                k::attend_q8_0(q.data(), G, hd, kq.data(), ks.data(), v.data(), ldv, lo, hi, scale, 0.0f, m.data(), l.data(), acc.data());
+                for (int g = 0; g < G; ++g) {
+                    std::vector<double> s;
+                    for (int j = lo; j < hi; ++j) {
+                        double d = 0;
+                        for (int i = 0; i < hd; ++i) d += double(q[size_t(g) * hd + i]) * key(i, j);
+                        s.push_back(d * scale);
+                    }
+                    const double mx = *std::max_element(s.begin(), s.end());
+                    double sum = 0;
+                    for (double& x : s) sum += x = std::exp(x - mx);
+                    for (int i = 0; i < hd; ++i) {
+                        double want = 0;
+                        for (int j = lo; j < hi; ++j) want += s[size_t(j - lo)] / sum * value(j, i);
+                        const double got = acc[size_t(g) * hd + i] / l[g];
+                        BOOST_TEST(std::abs(got - want) < 2e-5, k::isa_name(isa) << " hd " << hd << " G " << G << ": " << got << " vs " << want);
+                    }
+                }
+            }
+        }
+}
+
 BOOST_AUTO_TEST_CASE(gelu_mul_follows_ggml_table) {
     const std::vector<float> x = {-12.0f, -10.0f, -3.3f, -0.5f, 0.0f, 0.1234f, 1.0f, 2.71828f, 9.99f, 10.0f, 15.0f};
     std::vector<float> g = x, u(x.size(), 2.0f);

@@ -5,9 +5,14 @@
 #include <cstdio>
 #include <filesystem>
 #include <numeric>
+#include <random>
+#include <cmath>
+#include <algorithm>
+#include <unistd.h>
 
 #include "kv/kv_cache.h"
 #include "kv/prefix_cache.h"
+#include "tensor/fp16.h"
 
 using namespace strata::kv;
 
@@ -16,15 +21,15 @@ namespace {
 constexpr int32_t kLayers = 3, kDim = 8;
 
 // Position p of layer l holds the value `tag + p + d` in element d of its key and
-// `tag + p + d + 1000` in its value.
+// `tag + p + d + 1000` in its value (integers below 2048: exact in F16).
 void fill(KvCache& c, int32_t from, int32_t n, uint16_t tag) {
     c.reserve_append(n);
-    uint16_t k[kDim], v[kDim];
+    float k[kDim], v[kDim];
     for (int32_t p = from; p < from + n; ++p)
         for (int32_t l = 0; l < kLayers; ++l) {
             for (int32_t d = 0; d < kDim; ++d) {
-                k[d] = static_cast<uint16_t>(tag + p + d);
-                v[d] = static_cast<uint16_t>(tag + p + d + 1000);
+                k[d] = float(tag + p + d);
+                v[d] = float(tag + p + d + 1000);
             }
             c.store(l, p, k, v);
         }
@@ -32,14 +37,17 @@ void fill(KvCache& c, int32_t from, int32_t n, uint16_t tag) {
 }
 
 bool holds(const KvCache& c, int32_t from, int32_t n, uint16_t tag) {
-    uint16_t k[kDim], v[kDim];
+    float k[kDim], v[kDim];
     for (int32_t p = from; p < from + n; ++p)
         for (int32_t l = 0; l < kLayers; ++l) {
             c.load(l, p, k, v);
             for (int32_t d = 0; d < kDim; ++d)
-                if (k[d] != static_cast<uint16_t>(tag + p + d) || v[d] != static_cast<uint16_t>(tag + p + d + 1000)) return false;
+                if (k[d] != float(tag + p + d) || v[d] != float(tag + p + d + 1000)) return false;
             // The attention view: keys transposed per block, values as rows.
-            if (c.k_block(l, p)[(kDim - 1) * kBlockTokens + p % kBlockTokens] != k[kDim - 1] || c.v(l, p)[0] != v[0]) return false;
+            const auto* kt = reinterpret_cast<const uint16_t*>(c.k_block(l, p));
+            const auto* vr = reinterpret_cast<const uint16_t*>(c.v(l, p));
+            if (strata::fp16_to_fp32(kt[(kDim - 1) * kBlockTokens + p % kBlockTokens]) != k[kDim - 1] || strata::fp16_to_fp32(vr[0]) != v[0])
+                return false;
         }
     return true;
 }
@@ -115,6 +123,57 @@ BOOST_AUTO_TEST_CASE(the_file_form_round_trips_across_blocks) {
     BOOST_TEST(!KvCache::load(path.string(), 43, kLayers, kDim, 64).has_value());  // another model
     BOOST_TEST(!KvCache::load(path.string(), 42, kLayers, kDim, 16).has_value());  // over capacity
     std::filesystem::remove(path);
+}
+
+// Q8_0: about half the bytes; every value within half a quantization step (max / 254) of
+// what was stored, plus the rounding of the step to F16 (values are rounded with the float
+// step, read back with the F16 one, as GGML does: up to 127 * 2^-11 of a step), in the
+// cache and after the file round trip; geometry it cannot hold is refused.
+BOOST_AUTO_TEST_CASE(q8_0_blocks_round_to_half_a_step) {
+    constexpr int32_t dim = 64;
+    KvCache f16(2, dim, 64), q8(2, dim, 64, nullptr, KvType::Q8_0);
+    BOOST_TEST(q8.bytes_per_position() * 100 < f16.bytes_per_position() * 54);
+    std::mt19937 rng(5);
+    std::normal_distribution<float> normal(0.0f, 2.0f);
+    std::vector<float> k(size_t(dim) * 40), v(size_t(dim) * 40);
+    for (auto& x : k) x = normal(rng);
+    for (auto& x : v) x = normal(rng);
+    q8.reserve_append(40);
+    for (int32_t p = 0; p < 40; ++p)
+        for (int32_t l = 0; l < 2; ++l) q8.store(l, p, k.data() + size_t(p) * dim, v.data() + size_t(p) * dim);
+    q8.commit(40);
+    auto within = [&](const KvCache& c) {
+        std::vector<float> kb(dim), vb(dim);
+        for (int32_t p = 0; p < 40; ++p) {
+            c.load(1, p, kb.data(), vb.data());
+            for (int32_t c32 = 0; c32 < dim / 32; ++c32) {
+                float kmax = 0, vmax = 0;
+                for (int i = 0; i < 32; ++i) {
+                    kmax = std::max(kmax, std::fabs(k[size_t(p) * dim + c32 * 32 + i]));
+                    vmax = std::max(vmax, std::fabs(v[size_t(p) * dim + c32 * 32 + i]));
+                }
+                for (int i = 0; i < 32; ++i) {
+                    const size_t e = size_t(p) * dim + c32 * 32 + i;
+                    if (std::fabs(kb[c32 * 32 + i] - k[e]) > kmax / 254 * 1.13f || std::fabs(vb[c32 * 32 + i] - v[e]) > vmax / 254 * 1.13f)
+                        return false;
+                }
+            }
+        }
+        return true;
+    };
+    BOOST_TEST(within(q8));
+    const auto path = std::filesystem::temp_directory_path() / ("strata-kv-q8-" + std::to_string(::getpid()));
+    std::FILE* out = std::fopen(path.c_str(), "wb");
+    q8.write(out, 7);
+    std::fclose(out);
+    auto back = KvCache::load(path.string(), 7, 2, dim, 64, nullptr, KvType::Q8_0);
+    std::filesystem::remove(path);
+    BOOST_REQUIRE(back.has_value());
+    BOOST_TEST(within(*back));
+    BOOST_CHECK_THROW(KvCache(2, 48, 64, nullptr, KvType::Q8_0), std::invalid_argument);
+    BOOST_TEST(kv_type_name(KvType::Q8_0) == "q8_0");
+    BOOST_TEST((kv_type_from_name("f16") == KvType::F16));
+    BOOST_TEST(!kv_type_from_name("q4_0").has_value());
 }
 
 BOOST_AUTO_TEST_SUITE_END()

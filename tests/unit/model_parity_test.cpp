@@ -161,6 +161,23 @@ BOOST_AUTO_TEST_CASE(stories260k_greedy_200_steps) {
     BOOST_TEST(got == expected, boost::test_tools::per_element());
 }
 
+// A Q8_0 KV cache keeps every family within the 8-bit tolerances of llama.cpp's logits (its
+// F16-cache logits: the goldens), on every kernel variant, in one batch and token by token.
+BOOST_AUTO_TEST_CASE(q8_0_kv_cache_stays_within_the_8_bit_tolerances) {
+    IsaGuard guard;
+    for (auto isa : supported_isas()) {
+        kernels::set_isa(isa);
+        for (auto c : test::arch_cases()) {
+            c.tol_max_rel = std::max(c.tol_max_rel, 8e-2);
+            c.tol_rms_rel = std::max(c.tol_rms_rel, 6e-2);
+            auto m = load(c.model, 2, 5);
+            for (size_t chunk : {c.tokens.size(), size_t(1)})
+                check_case(c, test::logits_in_chunks(*m, c.tokens, chunk, kv::KvType::Q8_0),
+                           std::string(kernels::isa_name(isa)) + " q8_0 kv, chunks of " + std::to_string(chunk));
+        }
+    }
+}
+
 // One sequence decoding alone splits each KV head's positions among the threads and
 // merges the parts: 8 threads (4 chunks per head) give what 1 thread (no split) gives.
 BOOST_AUTO_TEST_CASE(attention_split_along_the_context_matches_one_piece) {

@@ -37,6 +37,9 @@ struct V {
 
     static float hsum(F v) { return _mm512_reduce_add_ps(v); }
 
+    static F load_i8(const int8_t* p) {
+        return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
+    }
     static F load_f16(const uint16_t* p) {
         return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
     }

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "kernels/simd/intrinsics.h"
 #include "kernels/simd/vec_ops.h"
@@ -19,6 +20,7 @@ namespace simd {
 
 // NG queries' scores for the block's 16 positions, into p[g][j] (unscaled): per key
 // element d one load of the transposed keys' row d, FMAs into 2 * NG independent chains.
+// Keys are F16, or Q8_0: int8 rows with an F16 scale per position for each 32 elements.
 template <class V, int NG>
 void block_scores(const float* q, int hd, const uint16_t* kt, float (*p)[strata::kernels::detail::kAttendBlock]) {
     constexpr int B = strata::kernels::detail::kAttendBlock, P = B / V::N;
@@ -40,28 +42,58 @@ void block_scores(const float* q, int hd, const uint16_t* kt, float (*p)[strata:
         for (int i = 0; i < P; ++i) V::store(p[g] + i * V::N, V::add(s[g][0][i], s[g][1][i]));
 }
 
-template <class V>
-void attend_f16(const float* q, int G, int hd, const uint16_t* kt, const uint16_t* v, size_t ldv, int lo, int hi, float scale,
-                float cap, float* m, float* l, float* acc) {
-    using strata::kernels::detail::kAttendBlock;
-    using strata::kernels::detail::kAttendMaxGroup;
+template <class V, int NG>
+void block_scores_q8(const float* q, int hd, const int8_t* kq, const uint16_t* ks, float (*p)[strata::kernels::detail::kAttendBlock]) {
+    constexpr int B = strata::kernels::detail::kAttendBlock, P = B / V::N;
     using F = typename V::F;
-    if (hd % V::N != 0 || hd % 2 != 0 || G > kAttendMaxGroup || kAttendBlock % V::N != 0) {
-        strata::kernels::detail::attend_f16_scalar(q, G, hd, kt, v, ldv, lo, hi, scale, cap, m, l, acc);
-        return;
-    }
-    constexpr int P = kAttendBlock / V::N;
-    const int nv = hd / V::N;
-    float p[kAttendMaxGroup][kAttendBlock];
-    for (int g = 0; g < G; g += 4) {
-        const float* qg = q + size_t(g) * hd;
-        switch (G - g) {
-            case 1: block_scores<V, 1>(qg, hd, kt, p + g); break;
-            case 2: block_scores<V, 2>(qg, hd, kt, p + g); break;
-            case 3: block_scores<V, 3>(qg, hd, kt, p + g); break;
-            default: block_scores<V, 4>(qg, hd, kt, p + g); break;
+    F s[NG][P];
+    for (int g = 0; g < NG; ++g)
+        for (int i = 0; i < P; ++i) s[g][i] = V::zero();
+    for (int c = 0; c < hd / 32; ++c) {
+        F part[NG][2][P];
+        for (int g = 0; g < NG; ++g)
+            for (int h = 0; h < 2; ++h)
+                for (int i = 0; i < P; ++i) part[g][h][i] = V::zero();
+        for (int d = c * 32; d < c * 32 + 32; d += 2)
+            for (int h = 0; h < 2; ++h) {
+                F k[P];
+                for (int i = 0; i < P; ++i) k[i] = V::load_i8(kq + size_t(d + h) * B + i * V::N);
+                for (int g = 0; g < NG; ++g) {
+                    const F qd = V::set1(q[size_t(g) * hd + d + h]);
+                    for (int i = 0; i < P; ++i) part[g][h][i] = V::fma(k[i], qd, part[g][h][i]);
+                }
+            }
+        for (int i = 0; i < P; ++i) {
+            const F scale = V::load_f16(ks + size_t(c) * B + i * V::N);
+            for (int g = 0; g < NG; ++g) s[g][i] = V::fma(V::add(part[g][0][i], part[g][1][i]), scale, s[g][i]);
         }
     }
+    for (int g = 0; g < NG; ++g)
+        for (int i = 0; i < P; ++i) V::store(p[g] + i * V::N, s[g][i]);
+}
+
+// Scores of all G queries, four at a time.
+template <class V, class Scores>
+void group_scores(int G, Scores scores) {
+    for (int g = 0; g < G; g += 4) {
+        switch (G - g) {
+            case 1: scores(g, std::integral_constant<int, 1>()); break;
+            case 2: scores(g, std::integral_constant<int, 2>()); break;
+            case 3: scores(g, std::integral_constant<int, 3>()); break;
+            default: scores(g, std::integral_constant<int, 4>()); break;
+        }
+    }
+}
+
+// The online-softmax update of every query of the group from its raw scores p[g][0..16)
+// over positions [lo, hi): p[g][j] becomes the weight exp(s - m[g]) (0 outside the range),
+// and acc[g] is rescaled when the max grows.
+template <class V>
+void softmax_step(int G, int hd, float (*p)[strata::kernels::detail::kAttendBlock], int lo, int hi, float scale, float cap, float* m,
+                  float* l, float* acc) {
+    using strata::kernels::detail::kAttendBlock;
+    constexpr int P = kAttendBlock / V::N;
+    const int nv = hd / V::N;
     for (int g = 0; g < G; ++g) {
         float mx = m[g];
         for (int i = 0; i < P; ++i) V::store(p[g] + i * V::N, V::mul(V::load(p[g] + i * V::N), V::set1(scale)));
@@ -83,6 +115,22 @@ void attend_f16(const float* q, int G, int hd, const uint16_t* kt, const uint16_
             for (int i = 0; i < nv; ++i) V::store(ag + i * V::N, V::mul(V::load(ag + i * V::N), V::set1(corr)));
         }
     }
+}
+
+template <class V>
+void attend_f16(const float* q, int G, int hd, const uint16_t* kt, const uint16_t* v, size_t ldv, int lo, int hi, float scale,
+                float cap, float* m, float* l, float* acc) {
+    using strata::kernels::detail::kAttendBlock;
+    using strata::kernels::detail::kAttendMaxGroup;
+    using F = typename V::F;
+    if (hd % V::N != 0 || hd % 2 != 0 || G > kAttendMaxGroup || kAttendBlock % V::N != 0) {
+        strata::kernels::detail::attend_f16_scalar(q, G, hd, kt, v, ldv, lo, hi, scale, cap, m, l, acc);
+        return;
+    }
+    const int nv = hd / V::N;
+    float p[kAttendMaxGroup][kAttendBlock];
+    group_scores<V>(G, [&](int g, auto ng) { block_scores<V, decltype(ng)::value>(q + size_t(g) * hd, hd, kt, p + g); });
+    softmax_step<V>(G, hd, p, lo, hi, scale, cap, m, l, acc);
     // acc[g] += p[g][j] * v_j, four vectors of acc[g] at a time kept in registers over j.
     for (int g = 0; g < G; ++g) {
         float* ag = acc + size_t(g) * hd;
@@ -109,6 +157,40 @@ void attend_f16(const float* q, int G, int hd, const uint16_t* kt, const uint16_
             V::store(ag + i * V::N, a);
         }
     }
+}
+
+// The same over a Q8_0 block: keys int8 kq [hd][16] with F16 scales ks [hd / 32][16],
+// value rows of hd / 32 GGML Q8_0 blocks (F16 scale, 32 int8) ldv bytes apart.
+template <class V>
+void attend_q8_0(const float* q, int G, int hd, const int8_t* kq, const uint16_t* ks, const uint8_t* v, size_t ldv, int lo, int hi,
+                 float scale, float cap, float* m, float* l, float* acc) {
+    using strata::kernels::detail::kAttendBlock;
+    using strata::kernels::detail::kAttendMaxGroup;
+    using F = typename V::F;
+    if (hd % 32 != 0 || G > kAttendMaxGroup || kAttendBlock % V::N != 0) {
+        strata::kernels::detail::attend_q8_0_scalar(q, G, hd, kq, ks, v, ldv, lo, hi, scale, cap, m, l, acc);
+        return;
+    }
+    float p[kAttendMaxGroup][kAttendBlock];
+    group_scores<V>(G, [&](int g, auto ng) { block_scores_q8<V, decltype(ng)::value>(q + size_t(g) * hd, hd, kq, ks, p + g); });
+    softmax_step<V>(G, hd, p, lo, hi, scale, cap, m, l, acc);
+    // acc[g] += p[g][j] * d_j * q_j, one 32-value block (32 / N vectors) at a time in registers.
+    constexpr int R = 32 / V::N;
+    for (int g = 0; g < G; ++g)
+        for (int c = 0; c < hd / 32; ++c) {
+            float* ag = acc + size_t(g) * hd + c * 32;
+            F a[R];
+            for (int i = 0; i < R; ++i) a[i] = V::load(ag + i * V::N);
+            for (int j = lo; j < hi; ++j) {
+                const uint8_t* block = v + size_t(j) * ldv + size_t(c) * 34;
+                uint16_t d;
+                __builtin_memcpy(&d, block, 2);
+                const F w = V::set1(p[g][j] * _cvtsh_ss(d));
+                const int8_t* qs = reinterpret_cast<const int8_t*>(block + 2);
+                for (int i = 0; i < R; ++i) a[i] = V::fma(V::load_i8(qs + i * V::N), w, a[i]);
+            }
+            for (int i = 0; i < R; ++i) V::store(ag + i * V::N, a[i]);
+        }
 }
 
 }  // namespace simd
