@@ -172,7 +172,7 @@ uint64_t Engine::submit(GenerateRequest request, std::shared_ptr<Sink> sink) {
     std::lock_guard lk(m.mu);
     if (m.stopping) throw EngineError(Errc::ShuttingDown, "the daemon is shutting down");
     check_request(request, m.limits, m.model->hparams().n_vocab);
-    if (static_cast<int32_t>(m.queue.size()) + m.running >= m.limits.max_queued)
+    if (static_cast<int32_t>(m.queue.size() + m.kv_wait.size()) + m.running >= m.limits.max_queued)
         throw EngineError(Errc::Busy, "the queue is full (" + std::to_string(m.limits.max_queued) + " requests); retry later");
     Session* session = m.reserve_session(request);
     const uint64_t handle = m.next_handle++;
@@ -269,7 +269,7 @@ Status Engine::status() const {
     st.uptime_s = std::chrono::duration_cast<std::chrono::seconds>(Clock::now() - m.started_at).count();
     st.sessions = static_cast<int32_t>(m.sessions.size());
     st.requests_running = m.running;
-    st.requests_queued = static_cast<int32_t>(m.queue.size());
+    st.requests_queued = static_cast<int32_t>(m.queue.size() + m.kv_wait.size());
     st.requests_total = m.requests_total;
     st.requests_failed = m.requests_failed;
     st.prompt_tokens_total = m.prompt_tokens_total;

@@ -98,6 +98,8 @@ struct Engine::Impl {
     std::condition_variable cv;
     Limits limits;
     std::deque<Pending> queue;
+    std::deque<Pending> kv_wait;      // admitted, but their KV did not fit beside the running requests'
+    size_t kv_wait_actives = 0;       // running requests when they were put to wait
     std::set<uint64_t> cancels;
     std::map<SessionKey, std::unique_ptr<Session>> sessions;  // one namespace per uid
     std::map<uint32_t, int32_t> running_per_user;  // requests taken off the queue, per uid
@@ -138,13 +140,14 @@ struct Engine::Impl {
     void loop();
     std::deque<Pending> take_admissible(const std::set<uint64_t>& cancelled, bool expired);  // under mu
     void admit(Pending p);
-    void prepare(Active& a);
+    bool prepare(Active& a);  // false: its KV must wait for room
     void expire_idle_sessions();  // under mu
     std::vector<int32_t> render(Active& a);
     std::vector<int32_t> render_conversation(const Active& a, const std::vector<Message>& conv) const;
     void truncate_middle(Active& a, std::vector<int32_t>& full);
     std::string render_model_template(const std::vector<tokenizer::ChatMessage>& conv) const;
-    void attach_cache(Active& a, const std::vector<int32_t>& full);
+    bool attach_cache(Active& a, const std::vector<int32_t>& full);
+    void requeue_kv_waiting(const std::set<uint64_t>& cancelled);  // under mu
     void evict_caches(uint64_t need);  // under mu
     void remember_prefix(Active& a);
     void count_kv_kinds();

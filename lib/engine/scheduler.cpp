@@ -30,6 +30,7 @@ void Engine::Impl::loop() {
     for (;;) {
         beats.fetch_add(1, std::memory_order_relaxed);
         if (Clock::now() >= next_expiry_sweep) expire_idle_sessions();
+        if (actives.empty() && !kv_wait.empty()) requeue_kv_waiting({});
         if (actives.empty() && queue.empty()) {
             if (stopping) return;
             idle = true;
@@ -39,6 +40,7 @@ void Engine::Impl::loop() {
         }
         std::set<uint64_t> cancelled;
         cancelled.swap(cancels);
+        requeue_kv_waiting(cancelled);
         const bool expired = stopping && Clock::now() >= deadline;
         std::deque<Pending> admitted = take_admissible(cancelled, expired);
         lk.unlock();
@@ -95,11 +97,30 @@ void Engine::Impl::admit(Pending p) {
     if (!a.p.session) a.anonymous = std::make_unique<Session>();
     a.session = a.p.session ? a.p.session : a.anonymous.get();
     try {
-        prepare(a);
+        if (prepare(a)) return;
+        // Its KV does not fit beside the running requests': it waits for one of them to end.
+        std::lock_guard lk(mu);
+        kv_wait.push_back(std::move(a.p));
+        kv_wait_actives = actives.size() - 1;
+        --running;
+        if (--running_per_user[kv_wait.back().req.uid] == 0) running_per_user.erase(kv_wait.back().req.uid);
+        actives.pop_back();
     } catch (const EngineError& e) {
         fail(a, e);
     } catch (const std::exception& e) {
         fail(a, EngineError(Errc::InvalidParams, e.what()));
+    }
+}
+
+// Requests waiting for KV room go back to the front of the queue once a running request
+// ended (or is cancelled, or the engine stops). Called with mu held.
+void Engine::Impl::requeue_kv_waiting(const std::set<uint64_t>& cancelled) {
+    if (kv_wait.empty()) return;
+    const bool cancel = std::any_of(kv_wait.begin(), kv_wait.end(), [&](const Pending& p) { return cancelled.count(p.handle) != 0; });
+    if (actives.size() >= kv_wait_actives && !cancel && !stopping) return;
+    while (!kv_wait.empty()) {
+        queue.push_front(std::move(kv_wait.back()));
+        kv_wait.pop_back();
     }
 }
 
@@ -170,8 +191,6 @@ void Engine::Impl::truncate_middle(Active& a, std::vector<int32_t>& full) {
         throw EngineError(Errc::ContextFull, "the system message(s) and the last user turn alone take " + std::to_string(full.size()) +
                                                  " tokens; the context is " + std::to_string(context));
     a.result.usage.dropped_messages = dropped;
-    std::lock_guard lk(mu);
-    messages_dropped += static_cast<uint64_t>(dropped);
 }
 
 // The conversation through the model's own Jinja template, as apply_chat_template renders it
@@ -198,7 +217,7 @@ std::string Engine::Impl::render_model_template(const std::vector<tokenizer::Cha
     }
 }
 
-void Engine::Impl::prepare(Active& a) {
+bool Engine::Impl::prepare(Active& a) {
     const GenerateRequest& r = a.p.req;
     std::vector<int32_t> full = render(a);
     Session& s = *a.session;
@@ -220,7 +239,7 @@ void Engine::Impl::prepare(Active& a) {
                           "the session would hold " + std::to_string(full.size()) + " tokens; the context is " + std::to_string(context) +
                               " (reset the session or start a new one; with limits.context_overflow = truncate_middle a chat "
                               "drops its oldest turns instead)");
-    attach_cache(a, full);
+    if (!attach_cache(a, full)) return false;
     a.history = std::move(full);
     a.sampler.emplace(r.sampling, model->hparams().n_vocab);
     const size_t window = std::min<size_t>(a.history.size(), r.sampling.penalty_last_n);
@@ -230,26 +249,33 @@ void Engine::Impl::prepare(Active& a) {
     a.stop.emplace(r.stop);
     a.result.usage.prompt_tokens = static_cast<int32_t>(a.history.size());
     a.result.usage.cached_tokens = static_cast<int32_t>(a.history.size() - a.prompt.size());
+    return true;
 }
 
 // Finds or makes the session's KV cache and reuses its longest prefix shared with `full`,
 // continued by the prefix cache's blocks where the session's own cache ends on a block
 // boundary (a new or anonymous session: from the start); a.prompt becomes what is left to
 // feed (at least one token, to get logits). A prompt whose KV alone exceeds
-// memory.kv_budget fails with context_full naming the limit.
-void Engine::Impl::attach_cache(Active& a, const std::vector<int32_t>& full) {
+// memory.kv_budget fails with context_full naming the limit; one whose new KV does not fit
+// beside the running requests' (their prompts' blocks are allocated at once; after evicting
+// idle caches and cached prefixes) returns false, to wait. Generated tokens' KV is not
+// reserved ahead: running requests may take the budget over by what they generate.
+bool Engine::Impl::attach_cache(Active& a, const std::vector<int32_t>& full) {
     Session& s = *a.session;
     const auto& hp = model->hparams();
     const kv::KvType type = config.memory.kv_type;
-    const uint64_t need = uint64_t(full.size()) * model->new_cache(1, nullptr, type).bytes_per_position();
+    const uint64_t per_position = model->new_cache(1, nullptr, type).bytes_per_position();
+    const uint64_t need = uint64_t(full.size()) * per_position;
     if (need > kv_budget)
         throw EngineError(Errc::ContextFull, "the prompt's KV cache needs " + std::to_string(need >> 20) + " MiB; memory.kv_budget is " +
                                                  std::to_string(kv_budget >> 20) + " MiB");
+    {
+        const uint64_t fresh = uint64_t(full.size() - std::min<size_t>(full.size(), s.cache ? size_t(s.cache->size()) : 0)) * per_position;
+        std::lock_guard lk(mu);
+        evict_caches(fresh);
+        if (kv_ledger->bytes() + fresh > kv_budget && actives.size() > 1) return false;
+    }
     if (!s.cache) {
-        {
-            std::lock_guard lk(mu);
-            evict_caches(need);
-        }
         auto restored = store.load_cache(s, hp.n_layer, hp.kv_dim(), context, kv_ledger, type);
         auto cache = std::make_unique<kv::KvCache>(restored ? std::move(*restored) : model->new_cache(context, kv_ledger, type));
         std::lock_guard lk(mu);
@@ -262,6 +288,8 @@ void Engine::Impl::attach_cache(Active& a, const std::vector<int32_t>& full) {
     s.kv_tick = ++kv_tick;
     prefixes.extend(full, *s.cache, static_cast<int32_t>(full.size()) - 1, kv_tick);
     a.prompt.assign(full.begin() + s.cache->size(), full.end());
+    s.cache->reserve_append(static_cast<int32_t>(a.prompt.size()));  // counted in the ledger from now on
+    return true;
 }
 
 // Makes the full blocks of the request's sequence so far findable by later requests.
@@ -462,6 +490,7 @@ void Engine::Impl::release(Active& a, bool keep_history) {
                 s.conversation.push_back({"assistant", a.result.text});
             }
             prompt_tokens_total += a.result.usage.prompt_tokens - a.result.usage.cached_tokens;
+            messages_dropped += static_cast<uint64_t>(a.result.usage.dropped_messages);
             cached_tokens_total += a.result.usage.cached_tokens;
             completion_tokens_total += a.result.usage.completion_tokens;
         }

@@ -339,6 +339,26 @@ BOOST_AUTO_TEST_CASE(a_tiny_kv_budget_evicts_but_loses_no_session) {
     for (int i = 0; i < 3; ++i) BOOST_TEST(small.session_info("s" + std::to_string(i), 1000).tokens > 100);
 }
 
+// Two requests whose KV fits the budget alone but not together: the second waits for the
+// first to end (queued, counted as such), then runs and gives its own answer.
+BOOST_AUTO_TEST_CASE(a_request_whose_kv_does_not_fit_beside_the_running_ones_waits) {
+    Config tiny = config();
+    tiny.memory.kv_bytes = 128u << 10;  // about 200 positions of stories260K
+    Engine e(tiny);
+    Engine roomy(config());
+    auto first = std::make_shared<Collect>(), second = std::make_shared<Collect>();
+    e.submit(greedy("Tale one." + long_story(4), 8), first);  // 7 blocks of 16 positions each
+    e.submit(greedy("Tale two." + long_story(4), 8), second);
+    BOOST_REQUIRE(first->wait());
+    BOOST_REQUIRE(second->wait());
+    BOOST_TEST(!first->error_.has_value());
+    BOOST_TEST(!second->error_.has_value(), second->message_);
+    BOOST_TEST(second->result_.timings.queued_ms >= first->result_.timings.prompt_ms);
+    BOOST_TEST(second->result_.text == run(roomy, greedy("Tale two." + long_story(4), 8))->result_.text);
+    // Within the budget but for the generated tokens' last block.
+    BOOST_TEST(e.status().kv_bytes <= e.status().kv_budget_bytes + 16 * 640);
+}
+
 BOOST_AUTO_TEST_CASE(a_prompt_larger_than_the_kv_budget_is_refused_naming_it) {
     Config tiny = config();
     tiny.memory.kv_bytes = 128u << 10;
