@@ -122,6 +122,7 @@ bool Matcher::step(uint8_t byte) {
         }
         partial_ = byte & (0x3Fu >> n);
         remaining_ = n;
+        min_cp_ = n == 1 ? 0x80 : n == 2 ? 0x800 : 0x10000;  // shorter forms are overlong
     } else {
         if ((byte >> 6) != 2) {
             stacks_.clear();
@@ -129,13 +130,22 @@ bool Matcher::step(uint8_t byte) {
         }
         partial_ = (partial_ << 6) | (byte & 0x3Fu);
         if (--remaining_ == 0) {
+            if (partial_ < min_cp_ || partial_ > 0x10FFFF) {
+                stacks_.clear();
+                return false;
+            }
             advance_codepoint(partial_);
             return !stacks_.empty();
         }
     }
     // A code point still incomplete: keep the stacks whose class admits some completion.
     const uint32_t shift = 6 * remaining_;
-    const uint32_t lo = partial_ << shift, hi = lo | ((1u << shift) - 1);
+    const uint32_t lo = std::max(partial_ << shift, min_cp_);
+    const uint32_t hi = std::min((partial_ << shift) | ((1u << shift) - 1), 0x10FFFFu);
+    if (lo > hi) {
+        stacks_.clear();
+        return false;
+    }
     std::erase_if(stacks_, [&](const Stack& s) { return s.empty() || !top_class(*g_, s).may_match(lo, hi); });
     return !stacks_.empty();
 }

@@ -74,6 +74,7 @@ private:
     std::vector<Stack> stacks_;
     uint32_t partial_ = 0;     // bits of the code point being read
     uint32_t remaining_ = 0;   // continuation bytes still expected
+    uint32_t min_cp_ = 0;      // the smallest code point its length may encode (no overlongs)
 };
 
 }  // namespace strata::grammar

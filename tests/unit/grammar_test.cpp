@@ -88,6 +88,10 @@ BOOST_AUTO_TEST_CASE(utf8_split_across_tokens) {
     BOOST_TEST(!m.accept_bytes("\xE2"));      // no three-byte code point is in the class
     BOOST_TEST(!m.accept_bytes("\x80"));      // a stray continuation byte
     BOOST_TEST(m.can_end());                  // rejected input left the state unchanged
+    Matcher brace(compile("root ::= \"{\""));
+    BOOST_TEST(!brace.accept_bytes("\xC1"));          // the lead of an overlong "{" (C1 BB)
+    BOOST_TEST(!brace.accept_bytes("\xE0\x81\xBB"));  // a three-byte overlong "{"
+    BOOST_TEST(!Matcher(compile("root ::= .")).accept_bytes("\xF4\x90"));  // above U+10FFFF
 }
 
 BOOST_AUTO_TEST_CASE(errors_name_line_and_column) {
