@@ -9,6 +9,7 @@
 #include "grammar/json.h"
 #include "protocol/fields.h"
 #include "protocol/generate_params.h"
+#include "protocol/json_schema.h"
 
 namespace strata::daemon {
 namespace json = boost::json;
@@ -38,7 +39,8 @@ void reject_unsupported(const Fields& fields, OpenAiKind kind) {
     }
 }
 
-// response_format: "text" (free), "json_object" (any JSON object); null for free text.
+// response_format: "text" (free), "json_object" (any JSON object), "json_schema" (documents
+// valid against json_schema.schema); null for free text.
 std::shared_ptr<const grammar::Grammar> response_format_grammar(const Fields& fields) {
     const json::value* format = fields.find("response_format");
     if (format == nullptr)
@@ -46,7 +48,19 @@ std::shared_ptr<const grammar::Grammar> response_format_grammar(const Fields& fi
     const Fields f(object_value(*format, "response_format"), "response_format");
     const std::string type = f.string("type", 64).value_or("text");
     if (type == "json_object")
-        return compile_grammar(grammar::kJsonObjectGrammar, "response_format");
+        return compile_grammar(grammar::json_object_grammar(), "response_format");
+    if (type == "json_schema") {
+        const json::value* spec_value = f.find("json_schema");
+        if (spec_value == nullptr)
+            throw invalid_params("response_format.json_schema", "response_format.json_schema is missing");
+        const Fields spec(object_value(*spec_value, "response_format.json_schema"), "response_format.json_schema");
+        spec.string("name", 256);
+        spec.boolean("strict");
+        const json::value* schema = spec.find("schema");
+        if (schema == nullptr)
+            throw invalid_params("response_format.json_schema.schema", "response_format.json_schema.schema is missing");
+        return compile_grammar(schema_grammar(*schema, "response_format.json_schema.schema"), "response_format.json_schema.schema");
+    }
     if (type != "text")
         unsupported("response_format.type", "response_format type \"" + type + "\"");
     return nullptr;

@@ -8,6 +8,7 @@
 #include <random>
 
 #include "protocol/errors.h"
+#include "protocol/json_schema.h"
 #include "sampling/params.h"
 
 namespace strata::daemon {
@@ -186,10 +187,16 @@ GenerateCall parse_generate(const json::object& params, const RequestContext& co
     const Fields fields(params);
     fields.allow_only({"session", "prompt", "messages", "stream", "max_tokens", "temperature", "top_k", "top_p",
                        "min_p", "typical_p", "repeat_penalty", "frequency_penalty", "presence_penalty",
-                       "penalty_last_n", "min_keep", "seed", "logit_bias", "stop", "chat_template", "ignore_eos", "grammar"});
+                       "penalty_last_n", "min_keep", "seed", "logit_bias", "stop", "chat_template", "ignore_eos", "grammar", "json_schema"});
     GenerateCall call;
-    if (const auto grammar = fields.string("grammar", SIZE_MAX))
+    const json::value* schema = fields.find("json_schema");
+    if (const auto grammar = fields.string("grammar", SIZE_MAX)) {
+        if (schema != nullptr)
+            throw invalid_params("json_schema", "give grammar or json_schema, not both");
         call.request.grammar = compile_grammar(*grammar, "grammar");
+    }
+    if (schema != nullptr)
+        call.request.grammar = compile_grammar(schema_grammar(*schema, "json_schema"), "json_schema");
     const json::value* messages = fields.find("messages");
     call.request.prompt = fields.string("prompt", SIZE_MAX);
     if (call.request.prompt.has_value() == (messages != nullptr))
