@@ -47,7 +47,7 @@ public:
 
 private:
     [[noreturn]] void fail(const std::string& where, const std::string& what) const {
-        throw invalid_params(field_, where + ": " + what);
+        throw invalid_params(field_, (where.rfind(field_, 0) == 0 ? where : field_ + " " + where) + ": " + what);
     }
 
     // Returns a grammar expression for the schema (a rule name), adding its rules.
@@ -62,6 +62,7 @@ private:
             const std::string key(kv.key());
             if (!known.count(key) && !kIgnored.count(key)) fail(where, "unsupported keyword '" + key + "'");
         }
+        check_alone(o, where);
         if (auto* r = o.if_contains("$ref")) return ref(*r, where);
         if (auto* c = o.if_contains("const")) return add(name, literal(*c));
         if (auto* e = o.if_contains("enum")) {
@@ -73,6 +74,7 @@ private:
         for (const char* key : {"anyOf", "oneOf"}) {
             if (auto* list = o.if_contains(key)) {
                 if (!list->is_array() || list->get_array().empty()) fail(where + "." + key, "must be a non-empty array");
+                if (std::string(key) == "oneOf") check_disjoint(list->get_array(), where + ".oneOf");
                 std::string alts;
                 size_t i = 0;
                 for (const auto& sub : list->get_array()) {
@@ -92,6 +94,33 @@ private:
             return add(name, alts);
         }
         return typed(o, *type, name, where);
+    }
+
+    // $ref, const, enum, anyOf and oneOf choose the whole document: combined with another
+    // constraint the grammar would have to intersect them, which it does not do.
+    void check_alone(const json::object& o, const std::string& where) const {
+        std::string selector, other;
+        for (const auto& kv : o) {
+            const std::string key(kv.key());
+            if (kIgnored.count(key) || key == "$defs" || key == "definitions") continue;
+            const bool is_selector = key == "$ref" || key == "const" || key == "enum" || key == "anyOf" || key == "oneOf";
+            (is_selector && selector.empty() ? selector : other) = key;
+        }
+        if (!selector.empty() && !other.empty())
+            fail(where, "'" + selector + "' combined with '" + other + "' is not supported");
+    }
+
+    // oneOf is generated as anyOf, which is only right when no document matches two
+    // branches: each branch must have its own single type (integer and number overlap).
+    void check_disjoint(const json::array& branches, const std::string& where) const {
+        std::set<std::string> types;
+        for (const auto& b : branches) {
+            const json::value* t = b.is_object() ? b.get_object().if_contains("type") : nullptr;
+            std::string type = t && t->is_string() ? std::string(t->get_string()) : "";
+            if (type == "integer") type = "number";
+            if (type.empty() || !types.insert(type).second)
+                fail(where, "branches that may overlap are not supported (give each branch a different type)");
+        }
     }
 
     std::string fail_false(const std::string& where) const { fail(where, "the schema false matches nothing"); }
