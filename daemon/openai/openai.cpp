@@ -6,7 +6,10 @@
 #include <ctime>
 #include <random>
 
+#include "grammar/json.h"
 #include "protocol/fields.h"
+#include "protocol/generate_params.h"
+#include "protocol/json_schema.h"
 
 namespace strata::daemon {
 namespace json = boost::json;
@@ -33,12 +36,34 @@ void reject_unsupported(const Fields& fields, OpenAiKind kind) {
         for (const char* key : {"tools", "functions"})
             if (const json::value* v = fields.find(key); v && !(v->is_array() && v->get_array().empty()))
                 unsupported(key, std::string(key));
-        if (const json::value* format = fields.find("response_format")) {
-            const Fields f(object_value(*format, "response_format"), "response_format");
-            if (f.string("type", 64).value_or("text") != "text")
-                unsupported("response_format.type", "a response_format other than text");
-        }
     }
+}
+
+// response_format: "text" (free), "json_object" (any JSON object), "json_schema" (documents
+// valid against json_schema.schema); null for free text.
+std::shared_ptr<const grammar::Grammar> response_format_grammar(const Fields& fields) {
+    const json::value* format = fields.find("response_format");
+    if (format == nullptr)
+        return nullptr;
+    const Fields f(object_value(*format, "response_format"), "response_format");
+    const std::string type = f.string("type", 64).value_or("text");
+    if (type == "json_object")
+        return compile_grammar(grammar::json_object_grammar(), "response_format");
+    if (type == "json_schema") {
+        const json::value* spec_value = f.find("json_schema");
+        if (spec_value == nullptr)
+            throw invalid_params("response_format.json_schema", "response_format.json_schema is missing");
+        const Fields spec(object_value(*spec_value, "response_format.json_schema"), "response_format.json_schema");
+        spec.string("name", 256);
+        spec.boolean("strict");
+        const json::value* schema = spec.find("schema");
+        if (schema == nullptr)
+            throw invalid_params("response_format.json_schema.schema", "response_format.json_schema.schema is missing");
+        return compile_grammar(schema_grammar(*schema, "response_format.json_schema.schema"), "response_format.json_schema.schema");
+    }
+    if (type != "text")
+        unsupported("response_format.type", "response_format type \"" + type + "\"");
+    return nullptr;
 }
 
 std::string completion_prompt(const Fields& fields) {
@@ -128,6 +153,7 @@ OpenAiCall parse_openai(OpenAiKind kind, const json::object& body, const Request
             Fields(object_value(*options, "stream_options"), "stream_options").boolean("include_usage").value_or(false);
     const bool completion_tokens_key = kind == OpenAiKind::Chat && fields.find("max_completion_tokens") != nullptr;
     read_common_fields(fields, context, completion_tokens_key ? "max_completion_tokens" : "max_tokens", call.request);
+    call.request.grammar = response_format_grammar(fields);
     return call;
 }
 

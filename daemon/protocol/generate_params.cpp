@@ -8,6 +8,7 @@
 #include <random>
 
 #include "protocol/errors.h"
+#include "protocol/json_schema.h"
 #include "sampling/params.h"
 
 namespace strata::daemon {
@@ -136,6 +137,14 @@ std::string role_of(const Fields& message, bool openai) {
 
 }  // namespace
 
+std::shared_ptr<const grammar::Grammar> compile_grammar(std::string_view text, const std::string& field) {
+    try {
+        return std::make_shared<const grammar::Grammar>(grammar::Grammar::parse(text));
+    } catch (const grammar::GrammarError& e) {
+        throw invalid_params(field, field + ": " + e.what());
+    }
+}
+
 std::string session_name(const json::value& value, const std::string& field) {
     return std::string(string_value(value, field, SIZE_MAX));
 }
@@ -178,8 +187,16 @@ GenerateCall parse_generate(const json::object& params, const RequestContext& co
     const Fields fields(params);
     fields.allow_only({"session", "prompt", "messages", "stream", "max_tokens", "temperature", "top_k", "top_p",
                        "min_p", "typical_p", "repeat_penalty", "frequency_penalty", "presence_penalty",
-                       "penalty_last_n", "min_keep", "seed", "logit_bias", "stop", "chat_template", "ignore_eos"});
+                       "penalty_last_n", "min_keep", "seed", "logit_bias", "stop", "chat_template", "ignore_eos", "grammar", "json_schema"});
     GenerateCall call;
+    const json::value* schema = fields.find("json_schema");
+    if (const auto grammar = fields.string("grammar", SIZE_MAX)) {
+        if (schema != nullptr)
+            throw invalid_params("json_schema", "give grammar or json_schema, not both");
+        call.request.grammar = compile_grammar(*grammar, "grammar");
+    }
+    if (schema != nullptr)
+        call.request.grammar = compile_grammar(schema_grammar(*schema, "json_schema"), "json_schema");
     const json::value* messages = fields.find("messages");
     call.request.prompt = fields.string("prompt", SIZE_MAX);
     if (call.request.prompt.has_value() == (messages != nullptr))

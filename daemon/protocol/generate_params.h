@@ -8,7 +8,9 @@
 #pragma once
 
 #include <boost/json/object.hpp>
+#include <memory>
 #include <string>
+#include <string_view>
 
 #include "engine/engine.h"
 #include "protocol/fields.h"
@@ -23,6 +25,10 @@ struct RequestContext {
 
 // A session name (a string; the engine checks its characters). Throws invalid_params.
 std::string session_name(const boost::json::value& value, const std::string& field);
+
+// A grammar's text compiled; a GrammarError becomes invalid_params naming field and the
+// grammar's line and column.
+std::shared_ptr<const grammar::Grammar> compile_grammar(std::string_view text, const std::string& field);
 
 // `messages`: [{"role": "system"|"user"|"assistant", "content": string}]. With `openai`,
 // role "developer" means system and content may also be an array of {"type":"text","text"}.

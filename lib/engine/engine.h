@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "engine/config.h"
+#include "grammar/grammar.h"
 #include "sampling/params.h"
 
 namespace strata::engine {
@@ -61,6 +62,7 @@ struct GenerateRequest {
     int32_t max_tokens = 256;
     std::vector<std::string> stop;       // stop strings (not included in the output)
     bool ignore_eos = false;
+    std::shared_ptr<const grammar::Grammar> grammar;  // the output must match it; null = free
 };
 
 struct Usage {

@@ -19,6 +19,7 @@
 #include "engine/session.h"
 #include "kv/prefix_cache.h"
 #include "model/model.h"
+#include "sampling/constraint.h"
 #include "sampling/sampler.h"
 #include "sampling/stop.h"
 #include "chat/template.h"
@@ -56,6 +57,7 @@ struct Active {
     size_t fed = 0;                         // of prompt, how many are in the cache
     int32_t next = -1;                      // decoding: the sampled token to feed next
     std::optional<sampling::Sampler> sampler;
+    std::optional<sampling::Constraint> constraint;  // when the request carries a grammar
     std::optional<tokenizer::StreamDecoder> decoder;
     std::optional<sampling::StopMatcher> stop;
     Result result;
@@ -81,6 +83,7 @@ struct Engine::Impl {
     Config config;
     std::shared_ptr<const gguf::File> file;
     std::unique_ptr<model::Model> model;
+    std::shared_ptr<const sampling::ConstraintVocab> vocab_for_grammars;  // engine thread only
     std::unique_ptr<tokenizer::Tokenizer> tokenizer;
     std::unique_ptr<chat::Template> model_template;      // the GGUF's tokenizer.chat_template, parsed
     std::optional<tokenizer::ChatFamily> model_family;  // configured, or the fallback when the template does not parse
@@ -148,6 +151,7 @@ struct Engine::Impl {
     std::string render_model_template(const std::vector<tokenizer::ChatMessage>& conv) const;
     bool attach_cache(Active& a, const std::vector<int32_t>& full);
     void requeue_kv_waiting(const std::set<uint64_t>& cancelled);  // under mu
+    std::shared_ptr<const sampling::ConstraintVocab> constraint_vocab();
     void evict_caches(uint64_t need);  // under mu
     void remember_prefix(Active& a);
     void count_kv_kinds();

@@ -242,6 +242,7 @@ bool Engine::Impl::prepare(Active& a) {
     if (!attach_cache(a, full)) return false;
     a.history = std::move(full);
     a.sampler.emplace(r.sampling, model->hparams().n_vocab);
+    if (r.grammar) a.constraint.emplace(r.grammar, constraint_vocab());
     const size_t window = std::min<size_t>(a.history.size(), r.sampling.penalty_last_n);
     for (size_t i = a.history.size() - window; i < a.history.size(); ++i) a.sampler->accept(a.history[i]);
     const bool at_start = std::all_of(a.history.begin(), a.history.end(), [&](int32_t t) { return t == tokenizer->bos(); });
@@ -250,6 +251,18 @@ bool Engine::Impl::prepare(Active& a) {
     a.result.usage.prompt_tokens = static_cast<int32_t>(a.history.size());
     a.result.usage.cached_tokens = static_cast<int32_t>(a.history.size() - a.prompt.size());
     return true;
+}
+
+// The vocabulary's token bytes and trie for grammars, built on the first constrained request.
+std::shared_ptr<const sampling::ConstraintVocab> Engine::Impl::constraint_vocab() {
+    if (!vocab_for_grammars) {
+        std::vector<std::string> bytes(static_cast<size_t>(model->hparams().n_vocab));
+        for (int32_t id = 0; id < tokenizer->n_vocab(); ++id)
+            if (!tokenizer->is_eog(id)) bytes[static_cast<size_t>(id)] = tokenizer->piece(id, false);
+        const auto eog = tokenizer->eog_ids();
+        vocab_for_grammars = std::make_shared<const sampling::ConstraintVocab>(std::move(bytes), std::vector<int32_t>(eog.begin(), eog.end()));
+    }
+    return vocab_for_grammars;
 }
 
 // Finds or makes the session's KV cache and reuses its longest prefix shared with `full`,
@@ -416,13 +429,15 @@ void Engine::Impl::on_token(Active& a, const float* row) {
     if (a.result.usage.completion_tokens == 0) a.first_token = Clock::now();
     int32_t token;
     try {
-        token = a.sampler->sample(std::span<const float>(row, n_vocab));
+        const std::span<const float> logits(row, n_vocab);
+        token = a.constraint ? a.constraint->sample(*a.sampler, logits) : a.sampler->sample(logits);
     } catch (const std::exception& e) {
         fail(a, EngineError(Errc::ModelError, std::string("sampling failed: ") + e.what()));
         return;
     }
     if (tokenizer->is_eog(token) && !a.p.req.ignore_eos) return finish(a, "stop");
     a.sampler->accept(token);
+    if (a.constraint) a.constraint->accept(token);
     a.history.push_back(token);
     a.result.usage.completion_tokens++;
     if (token < tokenizer->n_vocab()) {

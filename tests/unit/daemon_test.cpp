@@ -13,7 +13,9 @@
 #include "host/ini.h"
 #include "host/settings.h"
 #include "openai/openai.h"
+#include "grammar/automaton.h"
 #include "protocol/generate_params.h"
+#include "protocol/json_schema.h"
 #include "rpc/jsonrpc.h"
 #include "transport/sniff.h"
 
@@ -358,6 +360,70 @@ BOOST_AUTO_TEST_CASE(openai_requests) {
                "tools");
     BOOST_TEST(bad_openai_field(OpenAiKind::Chat, R"({"messages":[{"role":"user","content":"x"}],"max_tokens":"9"})") ==
                "max_tokens");
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// JSON Schema to grammar: documents the schema allows are sentences of the grammar, documents
+// it forbids are not, and keywords outside the subset are refused by name.
+BOOST_AUTO_TEST_SUITE(json_schema)
+
+namespace {
+
+bool schema_accepts(const char* schema, std::string_view document) {
+    const auto g = compile_grammar(schema_grammar(json::parse(schema), "json_schema"), "json_schema");
+    strata::grammar::Matcher m(g);
+    return m.accept_bytes(document) && m.can_end();
+}
+
+std::string schema_error(const char* schema) {
+    try {
+        schema_grammar(json::parse(schema), "json_schema");
+    } catch (const ApiError& e) {
+        return e.what();
+    }
+    return "";
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(objects_required_and_optional_members) {
+    const char* s = R"({"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"string"},
+                        "c":{"type":"boolean"}},"required":["b"]})";
+    BOOST_TEST(schema_accepts(s, R"({"b":"x"})"));
+    BOOST_TEST(schema_accepts(s, R"({"a":-3, "b":"x", "c":true})"));
+    BOOST_TEST(schema_accepts(s, R"({"a":1,"b":""})"));
+    BOOST_TEST(!schema_accepts(s, R"({"a":1})"));
+    BOOST_TEST(!schema_accepts(s, R"({"b":"x","d":1})"));
+    BOOST_TEST(!schema_accepts(s, R"({"a":1.5,"b":"x"})"));
+    BOOST_TEST(!schema_accepts(s, R"({"b":"x",})"));
+}
+
+BOOST_AUTO_TEST_CASE(arrays_enums_refs_and_formats) {
+    const char* s = R"({"type":"array","minItems":1,"maxItems":2,"items":{"$ref":"#/$defs/e"},
+                        "$defs":{"e":{"enum":["x",null,2]}}})";
+    BOOST_TEST(schema_accepts(s, R"(["x"])"));
+    BOOST_TEST(schema_accepts(s, R"([null, 2])"));
+    BOOST_TEST(!schema_accepts(s, R"([])"));
+    BOOST_TEST(!schema_accepts(s, R"(["x","x","x"])"));
+    BOOST_TEST(!schema_accepts(s, R"(["y"])"));
+    BOOST_TEST(schema_accepts(R"({"type":"string","format":"date"})", R"("2024-02-29")"));
+    BOOST_TEST(!schema_accepts(R"({"type":"string","format":"date"})", R"("2024-13-01")"));
+    BOOST_TEST(schema_accepts(R"({"type":"string","format":"uuid"})", R"("123e4567-e89b-12d3-a456-426614174000")"));
+    BOOST_TEST(schema_accepts(R"({"type":"string","minLength":2,"maxLength":3})", R"("ab")"));
+    BOOST_TEST(!schema_accepts(R"({"type":"string","minLength":2,"maxLength":3})", R"("abcd")"));
+    BOOST_TEST(schema_accepts(R"({"anyOf":[{"type":"null"},{"const":{"k":[1]}}]})", R"({"k":[1]})"));
+    const char* tree = R"({"$ref":"#/definitions/n","definitions":{"n":{"type":"object",
+        "properties":{"kids":{"type":"array","items":{"$ref":"#/definitions/n"}}},"required":["kids"]}}})";
+    BOOST_TEST(schema_accepts(tree, R"({"kids":[{"kids":[]},{"kids":[{"kids":[]}]}]})"));
+}
+
+BOOST_AUTO_TEST_CASE(unsupported_keywords_are_named) {
+    BOOST_TEST(schema_error(R"({"type":"integer","minimum":3})") == "json_schema: unsupported keyword 'minimum'");
+    BOOST_TEST(schema_error(R"({"type":"string","format":"email"})").find("unsupported format \"email\"") != std::string::npos);
+    BOOST_TEST(schema_error(R"({"$ref":"http://x/y"})").find("only local references") != std::string::npos);
+    BOOST_TEST(schema_error(R"({"type":"string","enum":["a"]})").find("'enum' combined with 'type'") != std::string::npos);
+    BOOST_TEST(schema_error(R"({"oneOf":[{"type":"string"},{"type":"string"}]})").find("may overlap") != std::string::npos);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
