@@ -397,7 +397,11 @@ struct KQuant {
     // follow each other in memory) is what the hardware prefetchers keep up with — four
     // rows in step are four short streams (a Q4_K row of 4096 is 2.3 KB) and ran at 40 %
     // of the read bandwidth, one row runs at 100 % (measured, Zen 4).
-    static constexpr int kFusedTokens = 2;
+    // Batched decode (one token per session) stays here up to 8 tokens on AVX-512 (32
+    // vector registers hold the 2 x 8 sums), 4 on AVX2 (16 registers): the many-token
+    // path's lane-replicated unpacking of every super-block costs more than it saves when
+    // only a few tokens use it (8 sessions decoded slower together than one alone).
+    static constexpr int kFusedTokens = V::kBytes == 64 ? 8 : 4;
     static constexpr int kFusedRows = 1;
 
     template <int NR, int NT>
