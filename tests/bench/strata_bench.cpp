@@ -2,7 +2,8 @@
 // of a GGUF model, printed as one JSON line with peer-bench's field names. The weights
 // are planned exactly as stratad plans them (--budget, --mode: resident or streamed).
 // --sessions N decodes N sequences together, one batched forward pass per step, and
-// reports their aggregate tokens/s. When the llama.cpp harness (../shared/tools/peer,
+// reports their aggregate and per-session tokens/s and the median step latency (the time
+// each session waits for its next token). When the llama.cpp harness (../shared/tools/peer,
 // installed in $STRATA_PEER_DIR or ~/.cache/strata-peer) is present and sessions is 1,
 // runs of both engines alternate on the same file and the line also carries llama.cpp's
 // figures ("peer") and the ratios strata / llama.cpp.
@@ -185,6 +186,7 @@ public:
         tg_read_busy_s_ += d.read_busy_s;
         tg_tokens_ += uint64_t(o_.tg) * o_.sessions;
         tg_passes_ += o_.tg;
+        step_ms_.insert(step_ms_.end(), d.step_ms.begin(), d.step_ms.end());
         return d.tokens_per_s;
     }
 
@@ -219,7 +221,9 @@ public:
                       tg_tokens_ ? double(tg_read_) / tg_tokens_ : 0.0, tg_passes_ ? double(tg_weight_read_) / tg_passes_ : 0.0,
                       tg_seconds_ > 0 ? tg_read_busy_s_ / tg_seconds_ : 0.0, tg_tokens_ ? double(tg_majflt_) / tg_tokens_ : 0.0, ws.read_bytes_per_s(), ws.stall_s, load_s_, ru.ru_maxrss, hp.n_vocab,
                       o_.model.c_str());
-        return buf;
+        char step[96];
+        std::snprintf(step, sizeof step, ",\"tg_step_ms_median\":%.3f", median(step_ms_));
+        return std::string(buf) + step;
     }
 
 private:
@@ -241,6 +245,7 @@ private:
         double tokens_per_s;                                  // all sessions together
         uint64_t read_bytes, weight_read_bytes, major_faults; // during the decode steps only
         double seconds, read_busy_s;                          // wall time; of it, with reads in flight
+        std::vector<double> step_ms;                          // each step's wall time
     };
 
     // n single-token steps of every session, after a prompt of `prompt` tokens each (all
@@ -260,16 +265,19 @@ private:
         const weights::Stats w0 = model_->weight_stats();
         const uint64_t rb = read_bytes();
         const long mf = major_faults();
+        std::vector<double> step_ms;
         const auto t0 = Clock::now();
         for (int i = 0; i < n; ++i) {
+            const auto ts = Clock::now();
             for (int s = 0; s < o_.sessions; ++s)
                 batch[s] = {&caches[s], std::span<const int32_t>(&toks[size_t(i) * o_.sessions + s], 1), model::Logits::Last};
             model_->forward(batch, logits_);
+            step_ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - ts).count());
         }
         const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
         const weights::Stats w1 = model_->weight_stats();
         return {double(n) * o_.sessions / seconds, read_bytes() - rb, w1.bytes_read - w0.bytes_read,
-                static_cast<uint64_t>(major_faults() - mf), seconds, w1.read_busy_s - w0.read_busy_s};
+                static_cast<uint64_t>(major_faults() - mf), seconds, w1.read_busy_s - w0.read_busy_s, std::move(step_ms)};
     }
 
     const Options& o_;
@@ -282,6 +290,7 @@ private:
     uint64_t tg_read_ = 0, tg_weight_read_ = 0, tg_tokens_ = 0, tg_passes_ = 0;
     long tg_majflt_ = 0;
     double tg_seconds_ = 0, tg_read_busy_s_ = 0;
+    std::vector<double> step_ms_;  // decode step latencies of every rep
 };
 
 std::string peer_bench_path() {

@@ -397,12 +397,73 @@ struct KQuant {
     // follow each other in memory) is what the hardware prefetchers keep up with — four
     // rows in step are four short streams (a Q4_K row of 4096 is 2.3 KB) and ran at 40 %
     // of the read bandwidth, one row runs at 100 % (measured, Zen 4).
-    static constexpr int kFusedTokens = 8;  // up to 8 decoding sessions (measured: 4 sessions 1.7x the x4 path)
+    // Batched decode (one token per session) stays here up to 8 tokens on AVX-512 (32
+    // vector registers hold the 2 x 8 sums), 4 on AVX2 (16 registers): the many-token
+    // path's lane-replicated unpacking of every super-block costs more than it saves when
+    // only a few tokens use it (8 sessions decoded slower together than one alone).
+    static constexpr int kFusedTokens = V::kBytes == 64 ? 8 : 4;
     static constexpr int kFusedRows = 1;
+
+    using Block = typename Type::Block;
+
+    // Even and odd chunks in separate integer sums: two dependency chains per
+    // (row, token), the same total.
+    template <int NR, int NT>
+    static void narrow_sums(const Block* const* b, const typename Type::Prep* p, const Act* const* a,
+                            __m256i (&sum)[2][NR][NT]) {
+        for (int h = 0; h < 2; ++h)
+            for (int r = 0; r < NR; ++r)
+                for (int t = 0; t < NT; ++t) sum[h][r][t] = _mm256_setzero_si256();
+        for_chunks<8>([&](auto c) {
+            constexpr int C = decltype(c)::value;
+            __m256i u[NR], sc[NR];
+            for (int r = 0; r < NR; ++r) {
+                u[r] = Type::template u<C>(*b[r], p[r]);
+                sc[r] = Type::template scale<C>(p[r]);
+            }
+            for (int t = 0; t < NT; ++t) {
+                const __m256i q = load256(a[t]->qs + 32 * C);
+                for (int r = 0; r < NR; ++r)
+                    sum[C % 2][r][t] = V::dot_i16_256(sum[C % 2][r][t], pairs256(u[r], q), sc[r]);
+            }
+        });
+    }
+
+    // AVX-512, several tokens: two chunks per 512-bit product (half the integer
+    // instructions per token, which bound batched decode: kernel_bench Q4_K 4096x4096,
+    // 1 thread, nt 8: 196 -> 221 GFLOP/s on Zen 5; one token stays at 256 bits, where the
+    // join cost 3 % of its speed). The weights
+    // are unpacked at 256 bits as above and joined; the integer sums are exact, so the
+    // halves fold to the same totals as narrow_sums'.
+    template <int NR, int NT>
+    static void wide_sums(const Block* const* b, const typename Type::Prep* p, const Act* const* a,
+                          __m256i (&sum)[2][NR][NT]) {
+        I wide[2][NR][NT];
+        for (int h = 0; h < 2; ++h)
+            for (int r = 0; r < NR; ++r)
+                for (int t = 0; t < NT; ++t) wide[h][r][t] = V::izero();
+        for_chunks<4>([&](auto c) {
+            constexpr int P = decltype(c)::value;
+            I u[NR], sc[NR];
+            for (int r = 0; r < NR; ++r) {
+                u[r] = _mm512_inserti64x4(_mm512_castsi256_si512(Type::template u<2 * P>(*b[r], p[r])),
+                                          Type::template u<2 * P + 1>(*b[r], p[r]), 1);
+                sc[r] = _mm512_inserti64x4(_mm512_castsi256_si512(Type::template scale<2 * P>(p[r])),
+                                           Type::template scale<2 * P + 1>(p[r]), 1);
+            }
+            for (int t = 0; t < NT; ++t) {
+                const I q = V::load_i(a[t]->qs + 64 * P);
+                for (int r = 0; r < NR; ++r) wide[P % 2][r][t] = V::dot_i16(wide[P % 2][r][t], pairs(u[r], q), sc[r]);
+            }
+        });
+        for (int h = 0; h < 2; ++h)
+            for (int r = 0; r < NR; ++r)
+                for (int t = 0; t < NT; ++t)
+                    sum[h][r][t] = _mm256_add_epi32(_mm512_castsi512_si256(wide[h][r][t]), _mm512_extracti64x4_epi64(wide[h][r][t], 1));
+    }
 
     template <int NR, int NT>
     static void fused(const uint8_t* w, size_t ldw, int64_t k, const Acts& acts, int64_t t0, float* Y, size_t ldy) {
-        using Block = typename Type::Block;
         __m256 acc[NR][NT];
         for (int r = 0; r < NR; ++r)
             for (int t = 0; t < NT; ++t) acc[r][t] = W256::zero();
@@ -415,25 +476,12 @@ struct KQuant {
             }
             const Act* a[NT];
             for (int t = 0; t < NT; ++t) a[t] = acts.step(t0 + t, s);
-            // Even and odd chunks in separate integer sums: two dependency chains per
-            // (row, token), the same total.
             __m256i sum[2][NR][NT];
-            for (int h = 0; h < 2; ++h)
-                for (int r = 0; r < NR; ++r)
-                    for (int t = 0; t < NT; ++t) sum[h][r][t] = _mm256_setzero_si256();
-            for_chunks<8>([&](auto c) {
-                constexpr int C = decltype(c)::value;
-                __m256i u[NR], sc[NR];
-                for (int r = 0; r < NR; ++r) {
-                    u[r] = Type::template u<C>(*b[r], p[r]);
-                    sc[r] = Type::template scale<C>(p[r]);
-                }
-                for (int t = 0; t < NT; ++t) {
-                    const __m256i q = load256(a[t]->qs + 32 * C);
-                    for (int r = 0; r < NR; ++r)
-                        sum[C % 2][r][t] = V::dot_i16_256(sum[C % 2][r][t], pairs256(u[r], q), sc[r]);
-                }
-            });
+            if constexpr (V::kBytes == 64 && NT > 1) {
+                wide_sums<NR, NT>(b, p, a, sum);
+            } else {
+                narrow_sums<NR, NT>(b, p, a, sum);
+            }
             for (int t = 0; t < NT; ++t) {
                 const __m256i bsums = load256(a[t]->bsums);
                 for (int r = 0; r < NR; ++r)
