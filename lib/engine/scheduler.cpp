@@ -343,8 +343,8 @@ void Engine::Impl::count_kv_kinds() {
         return bytes;
     };
     KvKinds k;
-    for (const Active& a : actives)
-        if (a.session->cache && !a.released) k.running += count(*a.session->cache);
+    for (const Active& a : actives)  // a released request's session may already be gone (deleted by its owner)
+        if (!a.released && a.session->cache) k.running += count(*a.session->cache);
     std::lock_guard lk(mu);
     for (const auto& [key, s] : sessions)
         if (s->cache && !s->busy) k.idle += count(*s->cache);
