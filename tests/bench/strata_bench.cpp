@@ -372,10 +372,13 @@ int main(int argc, char** argv) {
         std::string line = "{" + strata.json(pp, tg);
         if (o.fresh_copy) line += ",\"fresh_copy\":true";
         if (!peer_last.empty()) {
-            char buf[256];
+            char buf[1024];
             const double ppr = median(peer_pp) > 0 ? median(pp) / median(peer_pp) : 0, tgr = median(peer_tg) > 0 ? median(tg) / median(peer_tg) : 0;
-            std::snprintf(buf, sizeof buf, ",\"peer_pp_tps\":%.4f,\"peer_tg_tps\":%.4f,\"ratio_pp\":%.3f,\"ratio_tg\":%.3f,\"peer_pp_runs\":%s,\"peer_tg_runs\":%s",
-                          median(peer_pp), median(peer_tg), ppr, tgr, json_array(peer_pp).c_str(), json_array(peer_tg).c_str());
+            std::snprintf(buf, sizeof buf,
+                          ",\"peer_pp_tps\":%.4f,\"peer_tg_tps\":%.4f,\"ratio_pp\":%.3f,\"ratio_tg\":%.3f,\"peer_pp_runs\":%s,\"peer_tg_runs\":%s,"
+                          "\"peer_pp_min_tps\":%.4f,\"peer_pp_max_tps\":%.4f,\"peer_tg_min_tps\":%.4f,\"peer_tg_max_tps\":%.4f",
+                          median(peer_pp), median(peer_tg), ppr, tgr, json_array(peer_pp).c_str(), json_array(peer_tg).c_str(), lowest(peer_pp),
+                          highest(peer_pp), lowest(peer_tg), highest(peer_tg));
             line += buf;
             line += ",\"peer\":" + peer_last;
         }
