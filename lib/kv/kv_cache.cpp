@@ -13,9 +13,13 @@
 #include <system_error>
 #include <vector>
 
+#include "tensor/blocks.h"
 #include "tensor/fp16.h"
+#include "tensor/quantize.h"
 
 namespace strata::kv {
+
+constexpr int32_t kMaxQ8Blocks = 256;  // Q8_0 blocks of a key row (dim <= 8192): store()'s stack buffer
 
 std::string_view kv_type_name(KvType type) { return type == KvType::F16 ? "f16" : "q8_0"; }
 
@@ -37,8 +41,8 @@ Block::~Block() { ledger_->remove(bytes()); }
 KvCache::KvCache(int32_t n_layer, int32_t dim, int32_t capacity, std::shared_ptr<Ledger> ledger, KvType type)
     : n_layer_(n_layer), dim_(dim), capacity_(capacity), format_{type, dim}, ledger_(ledger ? std::move(ledger) : std::make_shared<Ledger>()) {
     if (n_layer < 1 || dim < 1 || capacity < 1) throw std::invalid_argument("KvCache: bad geometry");
-    if (type == KvType::Q8_0 && dim % 32 != 0)
-        throw std::invalid_argument("a q8_0 KV cache needs key/value rows that are a multiple of 32 values (this model's are " +
+    if (type == KvType::Q8_0 && (dim % 32 != 0 || dim / 32 > kMaxQ8Blocks))
+        throw std::invalid_argument("a q8_0 KV cache needs key/value rows that are a multiple of 32 values, at most 8192 (this model's are " +
                                     std::to_string(dim) + ")");
 }
 
@@ -53,19 +57,6 @@ void KvCache::reserve_append(int32_t n) {
     while (blocks_.size() < end) blocks_.push_back(std::make_shared<Block>(n_layer_, format_, ledger_));
 }
 
-namespace {
-
-// GGML's Q8_0 rounding of 32 values: d = max |x| / 127, q = round(x / d), d kept as F16.
-uint16_t quantize32(const float* x, int8_t* q, size_t stride) {
-    float amax = 0;
-    for (int i = 0; i < 32; ++i) amax = std::max(amax, std::fabs(x[i]));
-    const float d = amax / 127.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
-    for (int i = 0; i < 32; ++i) q[size_t(i) * stride] = static_cast<int8_t>(std::lround(x[i] * id));
-    return fp32_to_fp16(d);
-}
-
-}  // namespace
-
 void KvCache::store(int32_t l, int32_t p, const float* k, const float* v) {
     uint8_t* base = blocks_[size_t(p / kBlockTokens)]->layer(l);
     const int32_t j = p % kBlockTokens;
@@ -79,13 +70,15 @@ void KvCache::store(int32_t l, int32_t p, const float* k, const float* v) {
         }
         return;
     }
+    // Values are GGML Q8_0 rows as they stand; keys the same blocks, scattered transposed.
+    quantize_row_q8_0(v, row, dim_);
     auto* kq = reinterpret_cast<int8_t*>(base) + j;
     auto* ks = reinterpret_cast<uint16_t*>(base + format_.key_bytes()) + j;
+    BlockQ8_0 kb[kMaxQ8Blocks];
+    quantize_row_q8_0(k, kb, dim_);
     for (int32_t c = 0; c < dim_ / 32; ++c) {
-        ks[size_t(c) * kBlockTokens] = quantize32(k + c * 32, kq + size_t(c) * 32 * kBlockTokens, kBlockTokens);
-        uint8_t* block = row + size_t(c) * 34;
-        const uint16_t d = quantize32(v + c * 32, reinterpret_cast<int8_t*>(block + 2), 1);
-        std::memcpy(block, &d, 2);
+        ks[size_t(c) * kBlockTokens] = kb[c].d;
+        for (int i = 0; i < 32; ++i) kq[size_t(c * 32 + i) * kBlockTokens] = kb[c].qs[i];
     }
 }
 
@@ -102,18 +95,12 @@ void KvCache::load(int32_t l, int32_t p, float* k, float* v) const {
         }
         return;
     }
+    dequantize_row(DType::Q8_0, row, v, dim_);
     const auto* kq = reinterpret_cast<const int8_t*>(base) + j;
     const auto* ks = reinterpret_cast<const uint16_t*>(base + format_.key_bytes()) + j;
     for (int32_t c = 0; c < dim_ / 32; ++c) {
         const float dk = fp16_to_fp32(ks[size_t(c) * kBlockTokens]);
-        uint16_t dv16;
-        std::memcpy(&dv16, row + size_t(c) * 34, 2);
-        const float dv = fp16_to_fp32(dv16);
-        const auto* qv = reinterpret_cast<const int8_t*>(row + size_t(c) * 34 + 2);
-        for (int i = 0; i < 32; ++i) {
-            k[c * 32 + i] = dk * kq[size_t(c * 32 + i) * kBlockTokens];
-            v[c * 32 + i] = dv * qv[i];
-        }
+        for (int i = 0; i < 32; ++i) k[c * 32 + i] = dk * kq[size_t(c * 32 + i) * kBlockTokens];
     }
 }
 
