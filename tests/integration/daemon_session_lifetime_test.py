@@ -129,6 +129,8 @@ class IdleExpiryTest(DaemonTestCase):
         counts as a use."""
         with self.daemon.client() as c, self.daemon.client() as watcher:
             id = c.send("generate", dict(LONG, session="busy"))
+            first = c.read()  # the request runs once its first token is out
+            self.assertEqual(first.get("method"), "token", first)
             polls = 0
             while self.daemon.status()["requests_running"]:
                 self.assertIn("busy", self.session_names(watcher))
