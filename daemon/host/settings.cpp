@@ -267,6 +267,10 @@ std::vector<KeySpec> make_keys() {
             },
             [](int64_t s) { return format_duration(uint64_t(s) * 1000); }),
         key(
+            "limits.request_timeout", true, [](auto& s) -> auto& { return s.engine.limits.request_timeout_ms; },
+            [](std::string_view v) { return static_cast<int64_t>(parse_duration_ms(v, 30ull * 86'400'000)); },
+            [](int64_t ms) { return format_duration(uint64_t(ms)); }),
+        key(
             "limits.context_overflow", true, [](auto& s) -> auto& { return s.engine.limits.context_overflow; },
             [](std::string_view v) {
                 if (v == "error") return engine::ContextOverflow::Error;
