@@ -58,6 +58,12 @@ Server::Slot::~Slot() {
         server_->connections_of_.erase(uid_);
 }
 
+uint64_t Server::submit(engine::GenerateRequest request, std::weak_ptr<RequestListener> listener, uint64_t key,
+                        Endpoint endpoint) {
+    return engine_.submit(std::move(request),
+                          timed_sink(make_posting_sink(io_, std::move(listener), key), latency_, endpoint));
+}
+
 uint64_t Server::add(std::weak_ptr<Connection> connection) {
     const uint64_t id = next_id_++;
     registry_.emplace(id, std::move(connection));

@@ -1,5 +1,6 @@
 // daemon/server.h — what every connection shares: the engine, the live settings (replaced
-// on SIGHUP), the loaded model's facts, the daemon-side counters for /metrics, whether the
+// on SIGHUP), the loaded model's facts, the daemon-side counters and latencies for /metrics
+// (generations are submitted here, to be measured), whether the
 // daemon is stopping, and the registry of open connections (counted against
 // server.max_connections; told to cancel or close at shutdown). Lives on the io_context
 // thread. Must not touch: sockets and protocols (listener.h, *_connection.h).
@@ -12,9 +13,11 @@
 #include <string>
 
 #include "engine/engine.h"
+#include "host/latency.h"
 #include "host/settings.h"
 #include "protocol/generate_params.h"
 #include "transport/asio.h"
+#include "transport/sink.h"
 
 namespace strata::daemon {
 
@@ -53,6 +56,12 @@ public:
     void begin_stopping() { stopping_ = true; }
 
     Counters& counters() { return counters_; }
+    const Latency& latency() const { return *latency_; }
+
+    // Engine::submit with the output posted to `listener` (as `key`) and its latencies
+    // recorded under `endpoint`. Throws what Engine::submit throws.
+    uint64_t submit(engine::GenerateRequest request, std::weak_ptr<RequestListener> listener, uint64_t key,
+                    Endpoint endpoint);
 
     // A connection's place in the counts (all, and its uid's); released when destroyed.
     class Slot {
@@ -86,6 +95,7 @@ private:
     int64_t started_;
     bool stopping_ = false;
     Counters counters_;
+    std::shared_ptr<Latency> latency_ = std::make_shared<Latency>();  // shared with the sinks of running requests
     size_t open_connections_ = 0;
     std::map<uint32_t, size_t> connections_of_;  // open connections per uid
     uint64_t next_id_ = 1;

@@ -8,6 +8,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <ctime>
+#include <utility>
 #include <vector>
 
 namespace strata::client {
@@ -125,7 +126,49 @@ std::string text_at(const json::object& o, std::string_view key) {
     return v == nullptr ? "-" : scalar(*v);
 }
 
+// A duration in seconds as "850 us", "12.3 ms" or "1.25 s"; "-" when there is none.
+std::string duration_text(const json::value* v) {
+    if (v == nullptr || !v->is_number()) return "-";
+    const double s = number(v);
+    if (s < 0.001) return format("%.0f us", s * 1e6);
+    if (s < 1) return format("%.1f ms", s * 1e3);
+    return format("%.2f s", s);
+}
+
+// The status's "latency": a table of percentiles per endpoint and measure.
+std::string render_latency(const json::object& latency) {
+    const std::string window = format("%.0f", number_at(latency, "window_s"));
+    const json::value* e = latency.if_contains("endpoints");
+    if (e == nullptr || !e->is_object() || e->get_object().empty())
+        return "latency: no requests in the last " + window + " s\n";
+    constexpr std::pair<std::string_view, const char*> kMeasures[] = {
+        {"time_to_first_token", "first token"}, {"inter_token", "between tokens"},
+        {"queue_wait", "queue wait"}, {"request_duration", "whole request"}};
+    std::vector<std::vector<std::string>> rows{{"latency, last " + window + " s:", "", "COUNT", "P50", "P90", "P99"}};
+    for (const auto& endpoint : e->get_object()) {
+        if (!endpoint.value().is_object()) continue;
+        std::string name = "  " + std::string(endpoint.key());
+        for (const auto& [key, label] : kMeasures) {
+            const json::value* m = endpoint.value().get_object().if_contains(key);
+            if (m == nullptr || !m->is_object()) continue;
+            const json::object& measure = m->get_object();
+            rows.push_back({std::exchange(name, ""), label, text_at(measure, "count"), duration_text(measure.if_contains("p50")),
+                            duration_text(measure.if_contains("p90")), duration_text(measure.if_contains("p99"))});
+        }
+    }
+    return table(rows);
+}
+
 }  // namespace
+
+std::string render_status(const json::object& status) {
+    json::object fields = status;
+    fields.erase("latency");
+    std::string out = render_fields(fields);
+    if (const json::value* latency = status.if_contains("latency"); latency != nullptr && latency->is_object())
+        out += render_latency(latency->get_object());
+    return out;
+}
 
 std::string render_fields(const json::object& fields) {
     std::string out;

@@ -169,7 +169,8 @@ void HttpConnection::request_failed(const ApiError& error) {
 void HttpConnection::begin_generation(OpenAiCall call) {
     Active active{next_key_++, 0, call.stream, false, call.include_usage, new_reply(call.kind, server_.model_id())};
     active.handle =
-        server_.engine().submit(std::move(call.request), make_posting_sink(server_.io(), weak_from_this(), active.key));
+        server_.submit(std::move(call.request), weak_from_this(), active.key,
+                       call.kind == OpenAiKind::Chat ? Endpoint::ChatCompletions : Endpoint::Completions);
     active_ = std::move(active);
     watch_while_active();
 }

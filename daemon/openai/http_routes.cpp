@@ -34,7 +34,9 @@ Routed health(Server& server, const std::string&, uint32_t) {
 
 Routed metrics(Server& server, const std::string&, uint32_t) {
     return HttpReply{200, "text/plain; version=0.0.4; charset=utf-8",
-                     prometheus_text(server.engine().status(), server.counters(), server.open_connections()), {}};
+                     prometheus_text(server.engine().status(), server.counters(), server.open_connections(),
+                                     server.latency()),
+                     {}};
 }
 
 Routed models(Server& server, const std::string&, uint32_t) {

@@ -72,7 +72,9 @@ json::value session_delete(Server& server, const json::object& params, uint32_t 
 
 json::value status(Server& server, const json::object& params, uint32_t) {
     Fields(params).allow_only({});
-    return status_json(server.engine().status(), server.open_connections());
+    json::object out = status_json(server.engine().status(), server.open_connections());
+    out["latency"] = latency_json(server.latency());
+    return out;
 }
 
 json::value model_info(Server& server, const json::object& params, uint32_t) {

@@ -163,7 +163,7 @@ void RpcConnection::start_generate(RpcRequest& request) {
     GenerateCall call = parse_generate(request.params, server_.request_context(peer_.uid));
     const uint64_t key = next_key_++;
     InFlight entry{request.id, call.stream, 0, call.request.session, call.request.sampling.seed};
-    entry.handle = server_.engine().submit(std::move(call.request), make_posting_sink(server_.io(), weak_from_this(), key));
+    entry.handle = server_.submit(std::move(call.request), weak_from_this(), key, Endpoint::Generate);
     in_flight_.emplace(key, std::move(entry));
 }
 

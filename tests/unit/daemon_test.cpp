@@ -1,7 +1,8 @@
 // tests/unit/daemon_test.cpp — the daemon's parsing that needs no running engine:
 // strata.conf syntax and keys, command-line overrides, SIGHUP change classification,
-// protocol sniffing, the JSON-RPC envelope, and request field validation (native and
-// OpenAI). The daemon's behaviour on a socket is tested in tests/integration/.
+// protocol sniffing, the JSON-RPC envelope, request field validation (native and
+// OpenAI), and the latency histograms (buckets, the recent window, percentiles, the
+// Prometheus text). The daemon's behaviour on a socket is tested in tests/integration/.
 #include <unistd.h>
 
 #include <boost/json.hpp>
@@ -11,6 +12,8 @@
 #include <fstream>
 
 #include "host/ini.h"
+#include "host/latency.h"
+#include "host/metrics.h"
 #include "host/settings.h"
 #include "openai/openai.h"
 #include "grammar/automaton.h"
@@ -424,6 +427,86 @@ BOOST_AUTO_TEST_CASE(unsupported_keywords_are_named) {
     BOOST_TEST(schema_error(R"({"$ref":"http://x/y"})").find("only local references") != std::string::npos);
     BOOST_TEST(schema_error(R"({"type":"string","enum":["a"]})").find("'enum' combined with 'type'") != std::string::npos);
     BOOST_TEST(schema_error(R"({"oneOf":[{"type":"string"},{"type":"string"}]})").find("may overlap") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(latency)
+
+using strata::daemon::Histogram;
+using strata::daemon::LatencyClock;
+
+BOOST_AUTO_TEST_CASE(totals_count_each_observation_in_its_bucket) {
+    Histogram h;
+    const auto now = LatencyClock::now();
+    for (const double seconds : {0.0004, 0.0005, 0.02, 0.02, 7.0, 1000.0})
+        h.observe(seconds, now);
+    const Histogram::Totals t = h.totals();
+    BOOST_TEST(t.count == 6u);
+    BOOST_TEST(t.sum == 1007.0409, boost::test_tools::tolerance(1e-9));
+    BOOST_TEST(t.buckets[2] == 2u);  // (0.00025, 0.0005]: a value on a bound belongs below it
+    BOOST_TEST(t.buckets[7] == 2u);  // (0.01, 0.025]
+    BOOST_TEST(t.buckets[21] == 1u); // (5, 7.5]
+    BOOST_TEST(t.buckets[Histogram::kBuckets - 1] == 1u);  // +Inf
+}
+
+BOOST_AUTO_TEST_CASE(percentiles_interpolate_within_a_bucket_and_stay_within_what_was_seen) {
+    Histogram h;
+    const auto now = LatencyClock::now();
+    BOOST_TEST(!h.recent(now).p50.has_value());
+    // 100 values spread evenly inside (0.1, 0.15]: interpolation as Prometheus's histogram_quantile.
+    for (int i = 0; i < 100; ++i)
+        h.observe(0.1 + 0.05 * (i + 0.5) / 100, now);
+    const Histogram::Recent r = h.recent(now);
+    BOOST_TEST(r.count == 100u);
+    BOOST_TEST(*r.p50 == 0.125, boost::test_tools::tolerance(1e-9));
+    BOOST_TEST(*r.p90 == 0.145, boost::test_tools::tolerance(1e-9));
+    BOOST_TEST(*r.p99 == 0.1495, boost::test_tools::tolerance(1e-9));
+    Histogram same;
+    for (int i = 0; i < 10; ++i)
+        same.observe(0.021, now);
+    BOOST_TEST(*same.recent(now).p50 == 0.021);  // clamped to the only value seen
+    BOOST_TEST(*same.recent(now).p99 == 0.021);
+    Histogram tail;  // 99 fast, 1 slow: p50 fast, p99 still below the slow one
+    for (int i = 0; i < 99; ++i)
+        tail.observe(0.004, now);
+    tail.observe(9.0, now);
+    BOOST_TEST(*tail.recent(now).p50 <= 0.005);
+    BOOST_TEST(*tail.recent(now).p99 <= 0.005);
+    BOOST_TEST(tail.recent(now).count == 100u);
+}
+
+BOOST_AUTO_TEST_CASE(the_recent_window_forgets_what_is_older_than_five_minutes) {
+    Histogram h;
+    const auto start = LatencyClock::now();
+    h.observe(2.0, start);
+    h.observe(0.2, start + std::chrono::seconds(200));
+    BOOST_TEST(h.recent(start + std::chrono::seconds(200)).count == 2u);
+    const Histogram::Recent later = h.recent(start + Histogram::kWindow + std::chrono::seconds(31));
+    BOOST_TEST(later.count == 1u);
+    BOOST_TEST(*later.p50 == 0.2);
+    BOOST_TEST(h.recent(start + 3 * Histogram::kWindow).count == 0u);
+    h.observe(0.3, start + 3 * Histogram::kWindow);  // a slot reused after its epoch passed starts empty
+    BOOST_TEST(h.recent(start + 3 * Histogram::kWindow).count == 1u);
+    BOOST_TEST(h.totals().count == 3u);  // the totals keep everything
+}
+
+BOOST_AUTO_TEST_CASE(prometheus_text_has_cumulative_buckets_sum_and_count_per_endpoint) {
+    strata::daemon::Latency latency;
+    latency.of(strata::daemon::Endpoint::ChatCompletions, strata::daemon::Measure::QueueWait).observe(0.02);
+    latency.of(strata::daemon::Endpoint::ChatCompletions, strata::daemon::Measure::QueueWait).observe(0.7);
+    const std::string text = strata::daemon::prometheus_text({}, {}, 0, latency);
+    auto has = [&](const std::string& line) { return text.find(line + "\n") != std::string::npos; };
+    BOOST_TEST(has("# TYPE strata_queue_wait_seconds histogram"));
+    BOOST_TEST(has("strata_queue_wait_seconds_bucket{endpoint=\"chat_completions\",le=\"0.01\"} 0"));
+    BOOST_TEST(has("strata_queue_wait_seconds_bucket{endpoint=\"chat_completions\",le=\"0.025\"} 1"));
+    BOOST_TEST(has("strata_queue_wait_seconds_bucket{endpoint=\"chat_completions\",le=\"0.75\"} 2"));
+    BOOST_TEST(has("strata_queue_wait_seconds_bucket{endpoint=\"chat_completions\",le=\"+Inf\"} 2"));
+    BOOST_TEST(has("strata_queue_wait_seconds_sum{endpoint=\"chat_completions\"} 0.72"));
+    BOOST_TEST(has("strata_queue_wait_seconds_count{endpoint=\"chat_completions\"} 2"));
+    BOOST_TEST(has("strata_time_to_first_token_seconds_count{endpoint=\"generate\"} 0"));
+    BOOST_TEST(has("strata_inter_token_latency_seconds_count{endpoint=\"completions\"} 0"));
+    BOOST_TEST(has("strata_request_duration_seconds_bucket{endpoint=\"completions\",le=\"0.0001\"} 0"));
 }
 
 BOOST_AUTO_TEST_SUITE_END()
