@@ -5,7 +5,7 @@
 #include <csignal>
 #include <cstdio>
 
-#include "connection.h"
+#include "transport/connection.h"
 #include "engine/state_dir.h"
 #include "host/log.h"
 #include "host/sd_glue.h"

@@ -16,7 +16,7 @@
 #include "engine/engine.h"
 #include "host/options.h"
 #include "host/settings.h"
-#include "server.h"
+#include "transport/server.h"
 #include "transport/asio.h"
 #include "transport/listener.h"
 

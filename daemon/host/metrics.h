@@ -6,7 +6,7 @@
 #include <string>
 
 #include "engine/engine.h"
-#include "server.h"
+#include "transport/server.h"
 
 namespace strata::daemon {
 

@@ -11,7 +11,7 @@
 
 #include "openai/openai.h"
 #include "protocol/errors.h"
-#include "server.h"
+#include "transport/server.h"
 
 namespace strata::daemon {
 

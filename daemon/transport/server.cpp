@@ -1,5 +1,5 @@
-// daemon/server.cpp — state shared by the connections (see server.h).
-#include "server.h"
+// daemon/transport/server.cpp — state shared by the connections (see server.h).
+#include "transport/server.h"
 
 #include <ctime>
 #include <vector>

@@ -1,5 +1,5 @@
-// daemon/connection.cpp — protocol recognition of new connections (see connection.h).
-#include "connection.h"
+// daemon/transport/connection.cpp — protocol recognition of new connections (see connection.h).
+#include "transport/connection.h"
 
 #include <array>
 #include <boost/asio/steady_timer.hpp>

@@ -1,4 +1,4 @@
-// daemon/server.h — what every connection shares: the engine, the live settings (replaced
+// daemon/transport/server.h — what every connection shares: the engine, the live settings (replaced
 // on SIGHUP), the loaded model's facts, the daemon-side counters and latencies for /metrics
 // (generations are submitted here, to be measured), whether the
 // daemon is stopping, and the registry of open connections (counted against
