@@ -102,6 +102,13 @@ std::string user_name(uint32_t uid) {
     return std::to_string(uid);
 }
 
+// A session's owner: its API key user ("user", on TCP), else the name of its uid.
+std::string owner_of(const json::object& session) {
+    if (const json::value* user = session.if_contains("user"); user != nullptr && user->is_string())
+        return std::string(user->get_string()) + " (API key)";
+    return user_name(static_cast<uint32_t>(number_at(session, "uid")));
+}
+
 std::string table(const std::vector<std::vector<std::string>>& rows) {
     std::vector<size_t> widths;
     for (const auto& row : rows)
@@ -188,7 +195,7 @@ std::string render_session_table(const json::array& sessions, uint32_t my_uid) {
         const json::object& s = v.get_object();
         rows.push_back({text_at(s, "name"), text_at(s, "tokens"), text_at(s, "messages"), text_at(s, "cached"),
                         text_at(s, "busy"), local_time(number_at(s, "last_used"))});
-        if (others) rows.back().insert(rows.back().begin() + 1, user_name(static_cast<uint32_t>(number_at(s, "uid"))));
+        if (others) rows.back().insert(rows.back().begin() + 1, owner_of(s));
     }
     return table(rows);
 }
@@ -198,8 +205,8 @@ std::string render_session(const json::object& info) {
     for (const auto& kv : info) {
         if (kv.key() == "conversation" || kv.key() == "text") continue;
         if (kv.key() == "created" || kv.key() == "last_used") fields[kv.key()] = local_time(number(&kv.value()));
-        else if (kv.key() == "uid") fields["owner"] = user_name(static_cast<uint32_t>(number(&kv.value())));
-        else fields[kv.key()] = kv.value();
+        else if (kv.key() == "uid") fields["owner"] = owner_of(info);
+        else if (kv.key() != "user") fields[kv.key()] = kv.value();
     }
     std::string out = render_fields(fields);
     if (const json::value* c = info.if_contains("conversation"); c != nullptr && c->is_array()) {

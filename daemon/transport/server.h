@@ -16,7 +16,9 @@
 #include "host/latency.h"
 #include "host/settings.h"
 #include "protocol/generate_params.h"
+#include "transport/api_keys.h"
 #include "transport/asio.h"
+#include "transport/peer.h"
 #include "transport/sink.h"
 
 namespace strata::daemon {
@@ -40,7 +42,7 @@ struct Counters {
 
 class Server {
 public:
-    Server(asio::io_context& io, engine::Engine& engine, Settings settings);
+    Server(asio::io_context& io, engine::Engine& engine, Settings settings, ApiKeys keys);
 
     asio::io_context& io() { return io_; }
     engine::Engine& engine() { return engine_; }
@@ -51,6 +53,13 @@ public:
     const std::string& model_id() const { return model_id_; }  // the name HTTP clients see
     int64_t started() const { return started_; }               // unix seconds
     RequestContext request_context(uint32_t uid) const;
+
+    // Who a request over TCP acts as: the user of its API key (`authorization` is the
+    // Authorization header, "Bearer KEY"), or "anonymous" on a listener without keys
+    // (server.tcp_without_api_keys). Throws ApiError (unauthorized) naming what is missing.
+    uint32_t tcp_uid(std::string_view authorization) const;
+    void replace_api_keys(ApiKeys keys) { keys_ = std::move(keys); }
+    std::string user_name(uint32_t uid) const { return keys_.name_of(uid); }  // a key user's, or ""
 
     bool stopping() const { return stopping_; }
     void begin_stopping() { stopping_ = true; }
@@ -78,8 +87,9 @@ public:
         uint32_t uid_;
     };
     size_t open_connections() const { return open_connections_; }
-    // Why one more connection of `uid` is refused ("" when it is not): the limit reached.
-    std::string refusal(uint32_t uid) const;
+    // Why one more connection of `peer` is refused ("" when it is not): the limit reached
+    // (server.max_connections; for a Unix peer also max_connections_per_user).
+    std::string refusal(const Peer& peer) const;
 
     // Registered connections (after the protocol is known), for shutdown.
     uint64_t add(std::weak_ptr<Connection> connection);
@@ -90,6 +100,7 @@ private:
     asio::io_context& io_;
     engine::Engine& engine_;
     Settings settings_;
+    ApiKeys keys_;
     engine::ModelInfo model_;
     std::string model_id_;
     int64_t started_;
