@@ -49,6 +49,7 @@ struct ChatState {
     bool first_turn = true;
     bool failed = false;         // some turn got an error from the daemon
     bool cut_off = false;        // some reply was cancelled by the daemon
+    bool timed_out = false;      // some reply reached its deadline
     bool interactive = false;    // standard input is a terminal: show the prompt
 };
 
@@ -67,6 +68,10 @@ void run_turn(RpcClient& client, const Options& options, ChatState& state, const
         if (outcome.cut_off) {
             std::fputs("strata: the daemon cut the reply off (the daemon is stopping or a limit was reached)\n", stderr);
             state.cut_off = true;
+        }
+        if (outcome.timed_out) {
+            std::fputs(kTimeoutNote, stderr);
+            state.timed_out = true;
         }
         if (options.verbose && !outcome.result.empty()) std::fputs(render_speed(outcome.result).c_str(), stderr);
     } catch (const DaemonError& e) {
@@ -122,7 +127,7 @@ int run_chat(const Options& given) {
                  as_text(std::move(line), options.encoding, "line " + std::to_string(line_number) + " of standard input"));
     }
     if (state.interactive) std::fputs("\n", stderr);
-    return state.failed ? 1 : state.cut_off ? kExitCutOff : 0;
+    return state.failed ? 1 : state.cut_off ? kExitCutOff : state.timed_out ? kExitTimeout : 0;
 }
 
 }  // namespace strata::client

@@ -66,6 +66,10 @@ int run_generate(const Options& given) {
                    stderr);
         return kExitCutOff;
     }
+    if (outcome.timed_out) {
+        std::fputs(kTimeoutNote, stderr);
+        return kExitTimeout;
+    }
     return outcome.cancelled ? 130 : 0;
 }
 

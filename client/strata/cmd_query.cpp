@@ -21,7 +21,7 @@ struct Query {
 
 Query query_for(Command command) {
     switch (command) {
-    case Command::Status: return {"status", false, render_fields};
+    case Command::Status: return {"status", false, render_status};
     case Command::Model: return {"model.info", false, render_fields};
     case Command::SessionsShow: return {"session.info", true, render_session};
     case Command::SessionsRemove: return {"session.delete", true, nullptr};

@@ -9,6 +9,10 @@ namespace strata::client {
 
 // The daemon ended a reply early (its result says "cancelled" though the user did not stop it).
 inline constexpr int kExitCutOff = 5;
+// A reply reached its deadline (--timeout, or the daemon's limits.request_timeout).
+inline constexpr int kExitTimeout = 6;
+inline constexpr const char* kTimeoutNote =
+    "strata: the reply reached its deadline (--timeout or the daemon's limits.request_timeout); it is incomplete\n";
 
 // Connects through --socket, $STRATA_SOCKET, $XDG_RUNTIME_DIR/strata.sock, the system socket.
 RpcClient connect_for(const Options& options);

@@ -57,6 +57,7 @@ struct Options {
     bool json = false;                    // --json: print the protocol lines as received
     bool verbose = false;                 // -v: token rates on stderr
     Encoding encoding = Encoding::Utf8;   // --encoding: of the prompt, standard input and --system
+    std::optional<double> timeout;        // --timeout SECONDS: each reply's deadline
     Sampling sampling;
 };
 

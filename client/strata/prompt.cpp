@@ -71,6 +71,7 @@ Options with_text(Options options) {
 json::object generate_params(const Options& options, const std::string& text, bool chat, bool with_system) {
     json::object params;
     if (options.session) params["session"] = *options.session;
+    if (options.timeout) params["timeout"] = *options.timeout;
     const bool system = with_system && options.system;
     if (chat) {
         json::array messages;

@@ -8,6 +8,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <ctime>
+#include <utility>
 #include <vector>
 
 namespace strata::client {
@@ -101,6 +102,13 @@ std::string user_name(uint32_t uid) {
     return std::to_string(uid);
 }
 
+// A session's owner: its API key user ("user", on TCP), else the name of its uid.
+std::string owner_of(const json::object& session) {
+    if (const json::value* user = session.if_contains("user"); user != nullptr && user->is_string())
+        return std::string(user->get_string()) + " (API key)";
+    return user_name(static_cast<uint32_t>(number_at(session, "uid")));
+}
+
 std::string table(const std::vector<std::vector<std::string>>& rows) {
     std::vector<size_t> widths;
     for (const auto& row : rows)
@@ -125,7 +133,49 @@ std::string text_at(const json::object& o, std::string_view key) {
     return v == nullptr ? "-" : scalar(*v);
 }
 
+// A duration in seconds as "850 us", "12.3 ms" or "1.25 s"; "-" when there is none.
+std::string duration_text(const json::value* v) {
+    if (v == nullptr || !v->is_number()) return "-";
+    const double s = number(v);
+    if (s < 0.001) return format("%.0f us", s * 1e6);
+    if (s < 1) return format("%.1f ms", s * 1e3);
+    return format("%.2f s", s);
+}
+
+// The status's "latency": a table of percentiles per endpoint and measure.
+std::string render_latency(const json::object& latency) {
+    const std::string window = format("%.0f", number_at(latency, "window_s"));
+    const json::value* e = latency.if_contains("endpoints");
+    if (e == nullptr || !e->is_object() || e->get_object().empty())
+        return "latency: no requests in the last " + window + " s\n";
+    constexpr std::pair<std::string_view, const char*> kMeasures[] = {
+        {"time_to_first_token", "first token"}, {"inter_token", "between tokens"},
+        {"queue_wait", "queue wait"}, {"request_duration", "whole request"}};
+    std::vector<std::vector<std::string>> rows{{"latency, last " + window + " s:", "", "COUNT", "P50", "P90", "P99"}};
+    for (const auto& endpoint : e->get_object()) {
+        if (!endpoint.value().is_object()) continue;
+        std::string name = "  " + std::string(endpoint.key());
+        for (const auto& [key, label] : kMeasures) {
+            const json::value* m = endpoint.value().get_object().if_contains(key);
+            if (m == nullptr || !m->is_object()) continue;
+            const json::object& measure = m->get_object();
+            rows.push_back({std::exchange(name, ""), label, text_at(measure, "count"), duration_text(measure.if_contains("p50")),
+                            duration_text(measure.if_contains("p90")), duration_text(measure.if_contains("p99"))});
+        }
+    }
+    return table(rows);
+}
+
 }  // namespace
+
+std::string render_status(const json::object& status) {
+    json::object fields = status;
+    fields.erase("latency");
+    std::string out = render_fields(fields);
+    if (const json::value* latency = status.if_contains("latency"); latency != nullptr && latency->is_object())
+        out += render_latency(latency->get_object());
+    return out;
+}
 
 std::string render_fields(const json::object& fields) {
     std::string out;
@@ -145,7 +195,7 @@ std::string render_session_table(const json::array& sessions, uint32_t my_uid) {
         const json::object& s = v.get_object();
         rows.push_back({text_at(s, "name"), text_at(s, "tokens"), text_at(s, "messages"), text_at(s, "cached"),
                         text_at(s, "busy"), local_time(number_at(s, "last_used"))});
-        if (others) rows.back().insert(rows.back().begin() + 1, user_name(static_cast<uint32_t>(number_at(s, "uid"))));
+        if (others) rows.back().insert(rows.back().begin() + 1, owner_of(s));
     }
     return table(rows);
 }
@@ -155,8 +205,8 @@ std::string render_session(const json::object& info) {
     for (const auto& kv : info) {
         if (kv.key() == "conversation" || kv.key() == "text") continue;
         if (kv.key() == "created" || kv.key() == "last_used") fields[kv.key()] = local_time(number(&kv.value()));
-        else if (kv.key() == "uid") fields["owner"] = user_name(static_cast<uint32_t>(number(&kv.value())));
-        else fields[kv.key()] = kv.value();
+        else if (kv.key() == "uid") fields["owner"] = owner_of(info);
+        else if (kv.key() != "user") fields[kv.key()] = kv.value();
     }
     std::string out = render_fields(fields);
     if (const json::value* c = info.if_contains("conversation"); c != nullptr && c->is_array()) {

@@ -1,5 +1,5 @@
 // client/strata/render.h — how strata shows the daemon's answers to a person: status and
-// model fields, the session table, one session's history, the speed line of -v. Pure
+// model fields, the latency table, the session table, one session's history, the speed line of -v. Pure
 // functions from JSON to text.
 #pragma once
 
@@ -13,6 +13,10 @@ namespace strata::client {
 // One "name: value" line per field, names aligned; nested objects indented below their
 // name; `*_bytes` fields also in KiB/MiB/GiB.
 std::string render_fields(const boost::json::object& fields);
+
+// status: its fields as render_fields shows them, then the latency percentiles as a table
+// (endpoint, measure, count, p50, p90, p99).
+std::string render_status(const boost::json::object& status);
 
 // The session.list table. The OWNER column appears when some session is not `my_uid`'s.
 std::string render_session_table(const boost::json::array& sessions, uint32_t my_uid);

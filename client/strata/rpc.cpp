@@ -176,8 +176,8 @@ RpcClient::Outcome RpcClient::generate(json::object params, const std::function<
         } else if (has_id(message, id) || (has_null_id(message) && message.contains("error"))) {
             if (stopped_by == 0) {
                 json::object result = result_of(message);
-                const bool cut_off = string_at(result, "finish_reason") == "cancelled";
-                return {std::move(result), false, cut_off};
+                const std::string_view reason = string_at(result, "finish_reason");
+                return {std::move(result), false, reason == "cancelled", reason == "timeout"};
             }
             if (stopped_by != SIGINT) throw Interrupted{stopped_by};
             return {message.contains("error") ? json::object() : result_of(message), true, false};

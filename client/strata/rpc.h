@@ -60,6 +60,7 @@ public:
         boost::json::object result;
         bool cancelled = false;  // the user pressed Ctrl-C and the request was cancelled
         bool cut_off = false;    // the daemon cancelled it (shutdown, a limit): the reply is incomplete (exit 5)
+        bool timed_out = false;  // it reached its deadline (finish_reason "timeout"): incomplete (exit 6)
     };
     // Sends a generate request and passes each streamed piece of text to `on_text` (not
     // called while lines are echoed: they are the output) until the result arrives.

@@ -1,11 +1,13 @@
 // daemon/host/daemon.cpp — start-up, signals, reload and shutdown of stratad (see daemon.h).
 #include "host/daemon.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <csignal>
 #include <cstdio>
 
-#include "connection.h"
+#include "transport/connection.h"
 #include "engine/state_dir.h"
 #include "host/log.h"
 #include "host/sd_glue.h"
@@ -42,7 +44,8 @@ Daemon::Daemon(Options options, Settings settings)
       status_timer_(io_),
       watchdog_timer_(io_),
       drain_timer_(io_),
-      listener_(io_) {}
+      listener_(io_),
+      tcp_listener_(io_) {}
 
 Daemon::~Daemon() {
     if (stopper_.joinable())
@@ -52,12 +55,17 @@ Daemon::~Daemon() {
 int Daemon::run() {
     if (!load())
         return 1;
-    server_ = std::make_unique<Server>(io_, *engine_, settings_);
+    server_ = std::make_unique<Server>(io_, *engine_, settings_, std::move(api_keys_));
     listener_.start([this](Socket socket) { greet(*server_, std::move(socket)); });
+    std::string where = listener_.where();
+    if (tcp_listener_.is_open()) {
+        tcp_listener_.start([this](Socket socket) { greet(*server_, std::move(socket)); });
+        where += " and " + tcp_listener_.where();
+    }
     const engine::Status status = engine_->status();
     log::notice("stratad ", STRATA_VERSION, " serving ", server_->model_id(), " (", server_->model().arch, ", ",
                 server_->model().n_params, " parameters, context ", server_->model().context, ", ",
-                status.weights_mode, ", ", status.threads, " threads) on ", listener_.where());
+                status.weights_mode, ", ", status.threads, " threads) on ", where);
     if (!status.memory_plan.empty())
         log::info("memory plan: ", status.memory_plan);
     last_status_ = "STATUS=" + status_line(status, 0);
@@ -77,13 +85,30 @@ int Daemon::run() {
     return exit_status_;
 }
 
-bool Daemon::load() {
+// The Unix socket, and the TCP listener with its API keys when server.listen is set.
+bool Daemon::open_listeners() {
     try {
-        listener_.open(settings_.server.socket);
+        const ServerSettings& server = settings_.server;
+        if (!server.api_keys_file.empty())
+            api_keys_ = ApiKeys::load(server.api_keys_file, geteuid());
+        listener_.open(server.socket);
+        if (!server.listen.host.empty()) {
+            tcp_listener_.open_tcp(server.listen);
+            if (server.api_keys_file.empty())
+                log::warning("serving TCP on ", server.listen.show(),
+                             " without API keys (server.tcp_without_api_keys): anyone who reaches it may use the daemon");
+        }
     } catch (const std::exception& error) {
         log::error("cannot start: ", error.what());
+        listener_.stop();
         return false;
     }
+    return true;
+}
+
+bool Daemon::load() {
+    if (!open_listeners())
+        return false;
     log::info("loading ", settings_.engine.model_path);
     settings_.engine.log = [](int priority, const std::string& message) {
         const auto level = static_cast<log::Level>(std::clamp(priority, 3, 7));
@@ -97,11 +122,13 @@ bool Daemon::load() {
         log::error("cannot start: ", error.what());
         sd::notify(std::string("STATUS=Cannot start: ") + error.what());
         listener_.stop();
+        tcp_listener_.stop();
         return false;
     } catch (const std::exception& error) {
         log::error("cannot load the model ", settings_.engine.model_path, ": ", error.what());
         sd::notify(std::string("STATUS=Cannot load the model: ") + error.what());
         listener_.stop();
+        tcp_listener_.stop();
         return false;
     }
     return true;
@@ -147,7 +174,21 @@ void Daemon::reload() {
     } catch (const std::exception& error) {
         log::error("reload failed, the running configuration stays: ", error.what());
     }
+    reload_api_keys();
     sd::notify("READY=1\n" + last_status_);
+}
+
+void Daemon::reload_api_keys() {
+    const std::string& path = server_->settings().server.api_keys_file;
+    if (path.empty())
+        return;
+    try {
+        ApiKeys keys = ApiKeys::load(path, geteuid());
+        log::notice("reload: ", keys.size(), " API key(s) from ", path);
+        server_->replace_api_keys(std::move(keys));
+    } catch (const ApiKeysError& error) {
+        log::error("reload: the API keys in use stay: ", error.what());
+    }
 }
 
 void Daemon::begin_shutdown(int signal) {
@@ -156,6 +197,7 @@ void Daemon::begin_shutdown(int signal) {
     sd::notify("STOPPING=1\nSTATUS=Stopping");
     server_->begin_stopping();
     listener_.stop();
+    tcp_listener_.stop();
     stopper_ = std::thread([this, grace_ms] {
         std::string error;
         try {

@@ -1,7 +1,11 @@
-// daemon/host/daemon.h — stratad's life: open the socket, load the model, serve until a
+// daemon/host/daemon.h — stratad's life: open the socket (and the TCP listener of
+// server.listen, with the API keys of server.api_keys_file), load the model, serve until a
 // signal; SIGHUP reloads the configuration (live keys applied, others logged as needing a
-// restart); SIGTERM/SIGINT stop accepting, give in-flight requests server.shutdown_grace
-// to finish (a second signal cancels them at once), save sessions and exit 0. Reports
+// restart) and re-reads the API keys file (a bad one keeps the keys in use); SIGTERM/SIGINT
+// stop accepting on both listeners (a load balancer's health checks and new connections go
+// elsewhere; /health answers 503 on connections still open), give in-flight requests
+// server.shutdown_grace to finish (a second signal cancels them at once), save sessions
+// and exit 0. Reports
 // READY/STATUS/RELOADING/STOPPING/WATCHDOG to systemd (WATCHDOG only while the engine is
 // idle or making progress). Owns: that sequence and its timers.
 // Must not touch: protocols (connections), the key table (settings.h).
@@ -16,7 +20,8 @@
 #include "engine/engine.h"
 #include "host/options.h"
 #include "host/settings.h"
-#include "server.h"
+#include "transport/server.h"
+#include "transport/api_keys.h"
 #include "transport/asio.h"
 #include "transport/listener.h"
 
@@ -31,6 +36,8 @@ public:
 
 private:
     bool load();
+    bool open_listeners();
+    void reload_api_keys();
     void wait_for_signal();
     void on_signal(int signal);
     void reload();
@@ -52,6 +59,8 @@ private:
     asio::steady_timer watchdog_timer_;
     asio::steady_timer drain_timer_;
     Listener listener_;
+    Listener tcp_listener_;
+    ApiKeys api_keys_;  // until the server takes them
     std::thread stopper_;
     std::string last_status_;
     int exit_status_ = 0;

@@ -15,6 +15,26 @@ public:
         out_ << "# HELP " << name << ' ' << help << "\n# TYPE " << name << ' ' << type << '\n' << name << ' '
              << value << '\n';
     }
+    // One histogram family: a series of cumulative buckets, _sum and _count per endpoint.
+    void add_histogram(const char* name, const char* help, const Latency& latency, Measure measure) {
+        out_ << "# HELP " << name << ' ' << help << "\n# TYPE " << name << " histogram\n";
+        for (const Endpoint endpoint : kEndpoints) {
+            const Histogram::Totals totals = latency.of(endpoint, measure).totals();
+            const std::string label = std::string("endpoint=\"") + endpoint_name(endpoint) + '"';
+            uint64_t cumulative = 0;
+            for (size_t i = 0; i < Histogram::kBuckets; ++i) {
+                cumulative += totals.buckets[i];
+                out_ << name << "_bucket{" << label << ",le=\"";
+                if (i < Histogram::kBounds.size())
+                    out_ << Histogram::kBounds[i];
+                else
+                    out_ << "+Inf";
+                out_ << "\"} " << cumulative << '\n';
+            }
+            out_ << name << "_sum{" << label << "} " << totals.sum << '\n'
+                 << name << "_count{" << label << "} " << totals.count << '\n';
+        }
+    }
     std::string text() const { return out_.str(); }
 
 private:
@@ -23,7 +43,7 @@ private:
 
 }  // namespace
 
-std::string prometheus_text(const engine::Status& s, const Counters& c, size_t open_connections) {
+std::string prometheus_text(const engine::Status& s, const Counters& c, size_t open_connections, const Latency& latency) {
     Exposition e;
     e.add("strata_requests_total", "counter", "Generation requests accepted by the engine.", s.requests_total);
     e.add("strata_requests_failed_total", "counter", "Generation requests that ended with an error.", s.requests_failed);
@@ -71,6 +91,15 @@ std::string prometheus_text(const engine::Status& s, const Counters& c, size_t o
           c.slow_readers_dropped);
     e.add("strata_disconnect_cancels_total", "counter", "Requests cancelled because their client went away.",
           c.disconnect_cancels);
+    e.add_histogram("strata_time_to_first_token_seconds",
+                    "Time from accepting a generation to its first piece of text (queue wait and prompt included).",
+                    latency, Measure::TimeToFirstToken);
+    e.add_histogram("strata_inter_token_latency_seconds", "Time between consecutive pieces of text of one generation.",
+                    latency, Measure::InterToken);
+    e.add_histogram("strata_queue_wait_seconds", "Time a generation waited for its first forward pass.", latency,
+                    Measure::QueueWait);
+    e.add_histogram("strata_request_duration_seconds", "Time from accepting a generation to its end.", latency,
+                    Measure::RequestDuration);
     return e.text();
 }
 

@@ -3,6 +3,8 @@
 
 #include "weights/budget.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -187,6 +189,23 @@ std::vector<KeySpec> make_keys() {
         string_key("model.path", false, [](auto& s) -> auto& { return s.engine.model_path; }),
 
         string_key("server.socket", false, [](auto& s) -> auto& { return s.server.socket; }),
+        key(
+            "server.listen", false, [](auto& s) -> auto& { return s.server.listen; },
+            [](std::string_view v) {
+                try {
+                    return parse_listen_address(v);
+                } catch (const std::invalid_argument& e) {
+                    throw BadValue(e.what());
+                }
+            },
+            [](const ListenAddress& a) { return a.show(); }),
+        string_key("server.api_keys_file", false, [](auto& s) -> auto& { return s.server.api_keys_file; }),
+        key(
+            "server.tcp_without_api_keys", false, [](auto& s) -> auto& { return s.server.tcp_without_api_keys; },
+            parse_bool, [](bool v) { return std::string(v ? "yes" : "no"); }),
+        key(
+            "server.tcp_jsonrpc", false, [](auto& s) -> auto& { return s.server.tcp_jsonrpc; }, parse_bool,
+            [](bool v) { return std::string(v ? "yes" : "no"); }),
         integer_key("server.max_connections", true, 1, 65536, [](auto& s) -> auto& { return s.server.max_connections; }),
         integer_key("server.max_connections_per_user", true, 1, 65536,
                     [](auto& s) -> auto& { return s.server.max_connections_per_user; }),
@@ -266,6 +285,10 @@ std::vector<KeySpec> make_keys() {
                 return static_cast<int64_t>(ms / 1000);
             },
             [](int64_t s) { return format_duration(uint64_t(s) * 1000); }),
+        key(
+            "limits.request_timeout", true, [](auto& s) -> auto& { return s.engine.limits.request_timeout_ms; },
+            [](std::string_view v) { return static_cast<int64_t>(parse_duration_ms(v, 30ull * 86'400'000)); },
+            [](int64_t ms) { return format_duration(uint64_t(ms)); }),
         key(
             "limits.context_overflow", true, [](auto& s) -> auto& { return s.engine.limits.context_overflow; },
             [](std::string_view v) {
@@ -405,12 +428,45 @@ std::optional<std::string> read_file(const std::string& path, bool required) {
 void check_together(const Settings& s) {
     if (s.engine.model_path.empty())
         throw ConfigError("no model: set [model] path in the configuration file or pass --model FILE");
+    if (!s.server.listen.host.empty() && s.server.api_keys_file.empty() && !s.server.tcp_without_api_keys)
+        throw ConfigError("server.listen = " + s.server.listen.show() +
+                          " needs server.api_keys_file (the API keys TCP clients must present); to serve TCP "
+                          "without keys, where anyone who reaches the port may use the daemon, set "
+                          "server.tcp_without_api_keys = yes");
     if (s.engine.limits.default_max_tokens > s.engine.limits.max_tokens)
         throw ConfigError("limits.default_max_tokens (" + std::to_string(s.engine.limits.default_max_tokens) +
                           ") is larger than limits.max_tokens (" + std::to_string(s.engine.limits.max_tokens) + ")");
 }
 
 }  // namespace
+
+std::string ListenAddress::show() const {
+    if (host.empty())
+        return "";
+    const bool v6 = host.find(':') != std::string::npos;
+    return (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
+}
+
+ListenAddress parse_listen_address(std::string_view text) {
+    if (text.empty() || lower(text) == "off")
+        return {};
+    const size_t colon = text.rfind(':');
+    if (colon == std::string_view::npos)
+        throw std::invalid_argument("expected ADDRESS:PORT such as 127.0.0.1:8080 or [::1]:8080");
+    std::string host(text.substr(0, colon));
+    if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
+        host = host.substr(1, host.size() - 2);
+    else if (host.find(':') != std::string::npos)
+        throw std::invalid_argument("an IPv6 address goes in brackets: [" + host + "]:PORT");
+    unsigned char address[sizeof(in6_addr)];
+    if (inet_pton(host.find(':') != std::string::npos ? AF_INET6 : AF_INET, host.c_str(), address) != 1)
+        throw std::invalid_argument("'" + host + "' is not an IPv4 or IPv6 address (host names are not resolved)");
+    try {
+        return {host, static_cast<uint16_t>(parse_integer(text.substr(colon + 1), 0, 65535))};
+    } catch (const BadValue& bad) {
+        throw std::invalid_argument(std::string("port: ") + bad.what());
+    }
+}
 
 std::string default_socket_path() {
     const char* runtime_dir = std::getenv("XDG_RUNTIME_DIR");

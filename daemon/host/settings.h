@@ -1,6 +1,7 @@
 // daemon/host/settings.h — everything stratad is configured with: strata.conf, then the
 // command-line overrides on top. Owns: the table of keys (name, default, range, whether
-// SIGHUP applies it live), value syntax (sizes "6G", durations "10s", booleans), the
+// SIGHUP applies it live), value syntax (sizes "6G", durations "10s", booleans, TCP
+// addresses), the
 // default socket path, and the comparison that tells SIGHUP which changes need a restart.
 // Must not touch: INI syntax (ini.h), the engine's use of its Config.
 #pragma once
@@ -8,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "engine/config.h"
@@ -15,8 +17,21 @@
 
 namespace strata::daemon {
 
+// server.listen: "127.0.0.1:8080", "[::1]:8080", "0.0.0.0:8080" (port 0: any free one).
+struct ListenAddress {
+    std::string host;  // an IPv4 or IPv6 address, without brackets; "" = no TCP listener
+    uint16_t port = 0;
+    std::string show() const;  // as written: "[::1]:8080"; "" when off
+};
+// Throws std::invalid_argument saying what is wrong.
+ListenAddress parse_listen_address(std::string_view text);
+
 struct ServerSettings {
     std::string socket;                        // "" until resolved: see default_socket_path()
+    ListenAddress listen;                      // the TCP listener serving HTTP; off by default
+    std::string api_keys_file;                 // "KEY NAME" lines: who may use the TCP listener
+    bool tcp_without_api_keys = false;         // insecure: TCP without keys, everyone is user "anonymous"
+    bool tcp_jsonrpc = false;                  // the native protocol is served over TCP too
     uint32_t max_connections = 256;
     uint32_t max_connections_per_user = 64;    // open connections of one uid (refused at once beyond)
     uint32_t idle_timeout_ms = 30000;          // to send the first request, and to finish any request begun

@@ -140,11 +140,12 @@ void HttpConnection::request_overdue() {
 
 void HttpConnection::handle(const http::request<http::string_body>& request) {
     ++server_.counters().http_requests_total;
-    keep_alive_ = request.keep_alive();
+    keep_alive_ = request.keep_alive() && !closing_;
     version_ = request.version();
     const bool head = request.method() == http::verb::head;
     try {
-        Routed routed = route(server_, view(request.method_string()), view(request.target()), request.body(), peer_.uid);
+        Routed routed = route(server_, view(request.method_string()), view(request.target()), request.body(),
+                              caller_of(request));
         if (const auto* plain = std::get_if<HttpReply>(&routed)) {
             reply(*plain, head);
             after_response();
@@ -161,6 +162,15 @@ void HttpConnection::handle(const http::request<http::string_body>& request) {
     }
 }
 
+// On TCP every path but /health needs an API key (Authorization: Bearer KEY).
+Caller HttpConnection::caller_of(const http::request<http::string_body>& request) const {
+    Caller caller{peer_.uid, std::string(view(request[kSessionHeader]))};
+    const std::string_view target = view(request.target());
+    if (peer_.tcp && target.substr(0, target.find('?')) != "/health")
+        caller.uid = server_.tcp_uid(view(request[http::field::authorization]));
+    return caller;
+}
+
 void HttpConnection::request_failed(const ApiError& error) {
     reply(error_reply(error));
     after_response();
@@ -169,7 +179,8 @@ void HttpConnection::request_failed(const ApiError& error) {
 void HttpConnection::begin_generation(OpenAiCall call) {
     Active active{next_key_++, 0, call.stream, false, call.include_usage, new_reply(call.kind, server_.model_id())};
     active.handle =
-        server_.engine().submit(std::move(call.request), make_posting_sink(server_.io(), weak_from_this(), active.key));
+        server_.submit(std::move(call.request), weak_from_this(), active.key,
+                       call.kind == OpenAiKind::Chat ? Endpoint::ChatCompletions : Endpoint::Completions);
     active_ = std::move(active);
     watch_while_active();
 }
@@ -301,6 +312,8 @@ void HttpConnection::reply(const HttpReply& reply, bool head) {
         response.set(http::field::allow, reply.allow);
     if (reply.retry_after != 0)
         response.set(http::field::retry_after, std::to_string(reply.retry_after));
+    if (reply.status == 401)
+        response.set(http::field::www_authenticate, "Bearer");
     response.keep_alive(keep_alive_);
     response.body() = reply.body;
     response.prepare_payload();
@@ -324,6 +337,7 @@ void HttpConnection::cancel_requests() {
 
 void HttpConnection::close_when_idle() {
     closing_ = true;
+    keep_alive_ = false;  // an answer still to come says Connection: close
     if (!active_)
         close_after_output();
 }

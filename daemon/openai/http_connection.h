@@ -7,6 +7,9 @@
 // request) so that a client that leaves is noticed and its generation cancelled.
 // A request (header and body) must arrive within server.idle_timeout of the previous
 // answer (or of connecting): 408 when one was begun, else the connection just closes.
+// On TCP each request acts for the user of its API key (401 without a valid one; /health
+// needs none). While the daemon stops, answers say Connection: close and an idle
+// connection closes at once (a load balancer then sends no more requests on it).
 // Owns: HTTP framing and the connection's one active generation.
 // Must not touch: routing (http_routes.h), OpenAI shapes (openai.h).
 #pragma once
@@ -55,6 +58,7 @@ private:
     void read_failed(boost::system::error_code ec);
     void request_overdue() override;  // 408 for a request begun, then closes
     void handle(const boost::beast::http::request<boost::beast::http::string_body>& request);
+    Caller caller_of(const boost::beast::http::request<boost::beast::http::string_body>& request) const;
     void begin_generation(OpenAiCall call);
     void end_generation();
     void start_stream();

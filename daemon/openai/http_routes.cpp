@@ -23,7 +23,7 @@ json::object parse_body(const std::string& body, unsigned max_depth) {
     return std::move(value.get_object());
 }
 
-Routed health(Server& server, const std::string&, uint32_t) {
+Routed health(Server& server, const std::string&, const Caller&) {
     if (server.stopping()) {
         HttpReply reply = json_reply(503, json::object{{"status", "stopping"}});
         reply.retry_after = retry_after(ErrorKind::ShuttingDown);
@@ -32,12 +32,14 @@ Routed health(Server& server, const std::string&, uint32_t) {
     return json_reply(200, json::object{{"status", "ok"}, {"model", server.model_id()}});
 }
 
-Routed metrics(Server& server, const std::string&, uint32_t) {
+Routed metrics(Server& server, const std::string&, const Caller&) {
     return HttpReply{200, "text/plain; version=0.0.4; charset=utf-8",
-                     prometheus_text(server.engine().status(), server.counters(), server.open_connections()), {}};
+                     prometheus_text(server.engine().status(), server.counters(), server.open_connections(),
+                                     server.latency()),
+                     {}};
 }
 
-Routed models(Server& server, const std::string&, uint32_t) {
+Routed models(Server& server, const std::string&, const Caller&) {
     return json_reply(200, models_json(server.model_id(), server.started()));
 }
 
@@ -48,33 +50,41 @@ Routed model_by_id(Server& server, std::string_view id) {
     return json_reply(200, model_json(server.model_id(), server.started()));
 }
 
-Routed tokenize(Server& server, const std::string& body, uint32_t) {
+Routed tokenize(Server& server, const std::string& body, const Caller&) {
     return json_reply(200, tokenize_json(server.engine(), parse_body(body, server.settings().server.max_json_depth), "content"));
 }
 
-Routed detokenize(Server& server, const std::string& body, uint32_t) {
+Routed detokenize(Server& server, const std::string& body, const Caller&) {
     return json_reply(200, detokenize_json(server.engine(), server.model().n_vocab,
                                            parse_body(body, server.settings().server.max_json_depth), "content"));
 }
 
-Routed generation(OpenAiKind kind, Server& server, const std::string& body, uint32_t uid) {
+Routed generation(OpenAiKind kind, Server& server, const std::string& body, const Caller& caller) {
     if (server.stopping())
         throw ApiError(ErrorKind::ShuttingDown, "the daemon is shutting down");
-    return parse_openai(kind, parse_body(body, server.settings().server.max_json_depth), server.request_context(uid));
+    OpenAiCall call =
+        parse_openai(kind, parse_body(body, server.settings().server.max_json_depth), server.request_context(caller.uid));
+    if (!caller.session.empty()) {
+        if (!call.request.session.empty() && call.request.session != caller.session)
+            throw invalid_params("session", "the body's session \"" + call.request.session + "\" and the " +
+                                                kSessionHeader + " header's \"" + caller.session + "\" differ");
+        call.request.session = caller.session;
+    }
+    return call;
 }
 
-Routed completions(Server& server, const std::string& body, uint32_t uid) {
-    return generation(OpenAiKind::Completion, server, body, uid);
+Routed completions(Server& server, const std::string& body, const Caller& caller) {
+    return generation(OpenAiKind::Completion, server, body, caller);
 }
 
-Routed chat_completions(Server& server, const std::string& body, uint32_t uid) {
-    return generation(OpenAiKind::Chat, server, body, uid);
+Routed chat_completions(Server& server, const std::string& body, const Caller& caller) {
+    return generation(OpenAiKind::Chat, server, body, caller);
 }
 
 struct Route {
     std::string_view path;
     std::string_view method;  // GET routes also answer HEAD
-    Routed (*handler)(Server&, const std::string&, uint32_t);
+    Routed (*handler)(Server&, const std::string&, const Caller&);
 };
 
 constexpr std::array<Route, 7> kRoutes{{
@@ -95,7 +105,8 @@ HttpReply error_reply(const ApiError& error) {
     return reply;
 }
 
-Routed route(Server& server, std::string_view method, std::string_view target, const std::string& body, uint32_t uid) {
+Routed route(Server& server, std::string_view method, std::string_view target, const std::string& body,
+             const Caller& caller) {
     const std::string_view path = target.substr(0, target.find('?'));
     constexpr std::string_view kModelPrefix = "/v1/models/";
     if (path.starts_with(kModelPrefix) && path.size() > kModelPrefix.size()) {
@@ -116,7 +127,7 @@ Routed route(Server& server, std::string_view method, std::string_view target, c
             reply.allow = route.method == "GET" ? "GET, HEAD" : std::string(route.method);
             return reply;
         }
-        return route.handler(server, body, uid);
+        return route.handler(server, body, caller);
     }
     return error_reply(ApiError(ErrorKind::MethodNotFound, "no such path: " + std::string(path)));
 }

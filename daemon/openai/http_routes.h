@@ -1,4 +1,5 @@
-// daemon/openai/http_routes.h — what each HTTP path does: GET /health, GET /metrics,
+// daemon/openai/http_routes.h — what each HTTP path does: GET /health (the one path open
+// without an API key on TCP: for load balancers), GET /metrics,
 // GET /v1/models, and POST /v1/completions and /v1/chat/completions (which become
 // generations the connection runs). Owns: the routing table, methods allowed per path,
 // request body parsing, and plain (non-streamed) reply bodies.
@@ -11,7 +12,7 @@
 
 #include "openai/openai.h"
 #include "protocol/errors.h"
-#include "server.h"
+#include "transport/server.h"
 
 namespace strata::daemon {
 
@@ -25,8 +26,19 @@ struct HttpReply {
 
 HttpReply error_reply(const ApiError& error);
 
+// Who asks (the uid a request runs as: the peer's on the Unix socket, its API key's user on
+// TCP), and the session its X-Strata-Session header names ("" = none; the same as the
+// body's "session", which it must not contradict).
+struct Caller {
+    uint32_t uid = 0;
+    std::string session;
+};
+
+inline constexpr const char* kSessionHeader = "X-Strata-Session";
+
 // A reply at once, or a generation to run.
 using Routed = std::variant<HttpReply, OpenAiCall>;
-Routed route(Server& server, std::string_view method, std::string_view target, const std::string& body, uint32_t uid);
+Routed route(Server& server, std::string_view method, std::string_view target, const std::string& body,
+             const Caller& caller);
 
 }  // namespace strata::daemon

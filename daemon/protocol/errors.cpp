@@ -24,6 +24,7 @@ constexpr Spelling kSpellings[] = {
     {ErrorKind::ModelError, -32005, "model_error", 500, 0},
     {ErrorKind::ShuttingDown, -32006, "shutting_down", 503, 5},
     {ErrorKind::ModelNotFound, -32007, "model_not_found", 404, 0},
+    {ErrorKind::Unauthorized, -32008, "invalid_api_key", 401, 0},
     {ErrorKind::Internal, -32603, "internal_error", 500, 0},
 };
 

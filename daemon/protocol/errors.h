@@ -24,6 +24,7 @@ enum class ErrorKind {
     ModelError,
     ShuttingDown,
     ModelNotFound,
+    Unauthorized,  // TCP without a valid API key
     Internal,
 };
 
@@ -41,7 +42,7 @@ private:
 
 int rpc_code(ErrorKind kind);             // -32700 ... -32006, -32603
 std::string_view type_name(ErrorKind kind);  // "parse_error", "invalid_params", ...
-unsigned http_status(ErrorKind kind);     // 400, 403, 404, 429, 500, 503
+unsigned http_status(ErrorKind kind);     // 400, 401, 403, 404, 429, 500, 503
 unsigned retry_after(ErrorKind kind);     // seconds to wait before retrying (Retry-After); 0: do not retry
 
 ApiError from_engine(const engine::EngineError& error);

@@ -2,7 +2,9 @@
 // generate_params.h).
 #include "protocol/generate_params.h"
 
+#include <algorithm>
 #include <cfloat>
+#include <chrono>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -104,6 +106,15 @@ sampling::SamplingParams read_sampling(const Fields& fields) {
     return params;
 }
 
+// A request's own deadline: seconds (fractions allowed) after it is accepted, more than 0
+// and at most 30 days; at least 1 ms.
+std::chrono::milliseconds request_timeout(double seconds, const std::string& field) {
+    constexpr double kMaxSeconds = 30.0 * 86400;
+    if (!(seconds > 0) || seconds > kMaxSeconds)
+        throw invalid_params(field, field + " must be a number of seconds above 0 and at most 2592000 (30 days)");
+    return std::chrono::milliseconds(std::max<int64_t>(1, static_cast<int64_t>(std::ceil(seconds * 1000))));
+}
+
 std::vector<std::string> read_stop(const json::value& value, const std::string& field) {
     if (value.is_string())
         return {std::string(value.get_string())};
@@ -181,13 +192,16 @@ void read_common_fields(const Fields& fields, const RequestContext& context, std
         request.stop = read_stop(*stop, fields.name("stop"));
     request.chat_template = fields.string("chat_template", SIZE_MAX).value_or("");
     request.ignore_eos = fields.boolean("ignore_eos").value_or(false);
+    if (const auto seconds = fields.number("timeout"))
+        request.timeout = request_timeout(*seconds, fields.name("timeout"));
 }
 
 GenerateCall parse_generate(const json::object& params, const RequestContext& context) {
     const Fields fields(params);
     fields.allow_only({"session", "prompt", "messages", "stream", "max_tokens", "temperature", "top_k", "top_p",
                        "min_p", "typical_p", "repeat_penalty", "frequency_penalty", "presence_penalty",
-                       "penalty_last_n", "min_keep", "seed", "logit_bias", "stop", "chat_template", "ignore_eos", "grammar", "json_schema"});
+                       "penalty_last_n", "min_keep", "seed", "logit_bias", "stop", "chat_template", "ignore_eos", "grammar", "json_schema",
+                       "timeout"});
     GenerateCall call;
     const json::value* schema = fields.find("json_schema");
     if (const auto grammar = fields.string("grammar", SIZE_MAX)) {

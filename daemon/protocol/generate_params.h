@@ -3,7 +3,7 @@
 // field's JSON type (and that integers fit their C++ type) before any work; the values'
 // ranges and the configured limits are checked by Engine::submit, which names the field
 // the same way. Owns: the request fields shared by both protocols (session, sampling
-// fields, stop strings, messages, max_tokens, seed). Must not touch: JSON-RPC framing
+// fields, stop strings, messages, max_tokens, seed, timeout). Must not touch: JSON-RPC framing
 // (jsonrpc.h), OpenAI response shapes (openai.h).
 #pragma once
 
@@ -35,7 +35,8 @@ std::shared_ptr<const grammar::Grammar> compile_grammar(std::string_view text, c
 std::vector<engine::Message> read_messages(const boost::json::value& value, const std::string& field, bool openai);
 
 // The fields both protocols spell the same way: sampling (temperature ... seed, logit_bias),
-// stop, session, chat_template, ignore_eos, and max_tokens under the name `max_tokens_key`.
+// stop, session, chat_template, ignore_eos, timeout (seconds), and max_tokens under the name
+// `max_tokens_key`.
 // The seed is drawn at random when absent (the result reports it).
 void read_common_fields(const Fields& fields, const RequestContext& context, std::string_view max_tokens_key,
                         engine::GenerateRequest& request);

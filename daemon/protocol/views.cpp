@@ -108,4 +108,24 @@ json::object status_json(const engine::Status& s, size_t connections) {
             {"connections", connections}};
 }
 
+json::object latency_json(const Latency& latency) {
+    json::object endpoints;
+    for (const Endpoint endpoint : kEndpoints) {
+        json::object measures;
+        uint64_t requests = 0;
+        for (const Measure measure : kMeasures) {
+            const Histogram::Recent recent = latency.of(endpoint, measure).recent();
+            auto value = [](std::optional<double> x) { return x ? json::value(*x) : json::value(nullptr); };
+            measures[measure_name(measure)] = json::object{
+                {"count", recent.count}, {"p50", value(recent.p50)}, {"p90", value(recent.p90)}, {"p99", value(recent.p99)}};
+            if (measure == Measure::RequestDuration)
+                requests = recent.count;
+        }
+        if (requests > 0)
+            endpoints[endpoint_name(endpoint)] = std::move(measures);
+    }
+    return {{"window_s", std::chrono::duration_cast<std::chrono::seconds>(Histogram::kWindow).count()},
+            {"endpoints", std::move(endpoints)}};
+}
+
 }  // namespace strata::daemon

@@ -1,4 +1,5 @@
-// daemon/protocol/views.h — the engine's values (results, sessions, model, status) as the JSON
+// daemon/protocol/views.h — the engine's values (results, sessions, model, status) and the
+// daemon's latency percentiles as the JSON
 // objects of strata-protocol(7). Owns: field names and number formatting of those objects
 // (non-finite numbers become 0 so that the output is always valid JSON).
 // Must not touch: envelopes (jsonrpc.h), OpenAI shapes (openai.h).
@@ -8,6 +9,7 @@
 #include <string>
 
 #include "engine/engine.h"
+#include "host/latency.h"
 
 namespace strata::daemon {
 
@@ -19,6 +21,10 @@ boost::json::object result_json(const engine::Result& result, const std::string&
 boost::json::object session_json(const engine::SessionInfo& info, bool detailed);
 boost::json::object model_info_json(const engine::ModelInfo& info);
 boost::json::object status_json(const engine::Status& status, size_t connections);
+// The recent window's percentiles (seconds) per endpoint and measure, endpoints without
+// requests in the window left out: {"window_s":300,"endpoints":{"generate":
+// {"time_to_first_token":{"count":N,"p50":X,"p90":X,"p99":X},...},...}}.
+boost::json::object latency_json(const Latency& latency);
 
 double finite(double value);
 

@@ -40,18 +40,26 @@ json::value detokenize(Server& server, const json::object& params, uint32_t) {
     return detokenize_json(server.engine(), server.model().n_vocab, params, "text");
 }
 
+// A session's JSON, with "user" naming its owner when that is an API key's user (TCP).
+json::object owned_session_json(const Server& server, const engine::SessionInfo& info, bool detailed) {
+    json::object out = session_json(info, detailed);
+    if (const std::string user = server.user_name(info.uid); !user.empty())
+        out["user"] = user;
+    return out;
+}
+
 json::value session_list(Server& server, const json::object& params, uint32_t uid) {
     Fields(params).allow_only({});
     json::array sessions;
     for (const engine::SessionInfo& info : server.engine().list_sessions(uid))
-        sessions.push_back(session_json(info, false));
+        sessions.push_back(owned_session_json(server, info, false));
     return json::object{{"sessions", std::move(sessions)}};
 }
 
 json::value session_info(Server& server, const json::object& params, uint32_t uid) {
     const Fields fields(params);
     fields.allow_only({"session", "uid"});
-    return session_json(server.engine().session_info(required_session(fields), session_owner(fields, uid)), true);
+    return owned_session_json(server, server.engine().session_info(required_session(fields), session_owner(fields, uid)), true);
 }
 
 json::value session_reset(Server& server, const json::object& params, uint32_t uid) {
@@ -72,7 +80,9 @@ json::value session_delete(Server& server, const json::object& params, uint32_t 
 
 json::value status(Server& server, const json::object& params, uint32_t) {
     Fields(params).allow_only({});
-    return status_json(server.engine().status(), server.open_connections());
+    json::object out = status_json(server.engine().status(), server.open_connections());
+    out["latency"] = latency_json(server.latency());
+    return out;
 }
 
 json::value model_info(Server& server, const json::object& params, uint32_t) {

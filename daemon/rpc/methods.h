@@ -8,7 +8,7 @@
 #include <boost/json/value.hpp>
 #include <string>
 
-#include "server.h"
+#include "transport/server.h"
 
 namespace strata::daemon {
 

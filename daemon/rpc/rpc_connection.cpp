@@ -22,7 +22,17 @@ bool blank(std::string_view line) {
 }  // namespace
 
 RpcConnection::RpcConnection(Server& server, Socket socket, Peer peer, Server::Slot slot, std::string received)
-    : ClientConnection(server, std::move(socket), peer, std::move(slot), "native"), pending_(std::move(received)) {}
+    : ClientConnection(server, std::move(socket), peer, std::move(slot), "native"), pending_(std::move(received)) {
+    if (!peer_.tcp) {
+        uid_ = peer_.uid;
+        return;
+    }
+    try {
+        uid_ = server_.tcp_uid("");  // "anonymous" on a listener without keys
+    } catch (const ApiError&) {
+        // a key is needed: `authenticate` first
+    }
+}
 
 void RpcConnection::start(bool input_ended) {
     join_registry();
@@ -132,11 +142,20 @@ void RpcConnection::dispatch(RpcRequest& request) {
             send(error_line(id, error), false);
     };
     try {
+        if (request.method == "authenticate") {
+            json::value result = authenticate(request);
+            if (request.id)
+                send(result_line(id, std::move(result)), false);
+            return;
+        }
+        if (!uid_)
+            throw ApiError(ErrorKind::Unauthorized, "authenticate first: "
+                                                    R"({"jsonrpc":"2.0","id":1,"method":"authenticate","params":{"api_key":KEY}})");
         if (request.method == "generate")
             start_generate(request);
         else if (request.method == "cancel")
             cancel(request);
-        else if (json::value result = call_method(server_, request.method, request.params, peer_.uid); request.id)
+        else if (json::value result = call_method(server_, request.method, request.params, *uid_); request.id)
             send(result_line(id, std::move(result)), false);
     } catch (const ApiError& error) {
         answer_error(error);
@@ -160,11 +179,24 @@ void RpcConnection::start_generate(RpcRequest& request) {
             if (other.id && *other.id == *request.id)
                 throw ApiError(ErrorKind::InvalidRequest,
                                "id " + json::serialize(*request.id) + " is already used by a request in flight");
-    GenerateCall call = parse_generate(request.params, server_.request_context(peer_.uid));
+    GenerateCall call = parse_generate(request.params, server_.request_context(*uid_));
     const uint64_t key = next_key_++;
     InFlight entry{request.id, call.stream, 0, call.request.session, call.request.sampling.seed};
-    entry.handle = server_.engine().submit(std::move(call.request), make_posting_sink(server_.io(), weak_from_this(), key));
+    entry.handle = server_.submit(std::move(call.request), weak_from_this(), key, Endpoint::Generate);
     in_flight_.emplace(key, std::move(entry));
+}
+
+// TCP: the connection acts for the user of `api_key` from now on.
+json::value RpcConnection::authenticate(const RpcRequest& request) {
+    if (!peer_.tcp)
+        throw ApiError(ErrorKind::InvalidRequest, "authenticate is for TCP connections; on the Unix socket you are your uid");
+    const Fields fields(request.params);
+    fields.allow_only({"api_key"});
+    const auto key = fields.string("api_key", 1024);
+    if (!key)
+        throw invalid_params("api_key", "api_key is missing");
+    uid_ = server_.tcp_uid("Bearer " + *key);
+    return json::object{{"user", server_.user_name(*uid_)}};
 }
 
 void RpcConnection::cancel(const RpcRequest& request) {

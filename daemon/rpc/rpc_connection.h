@@ -7,8 +7,10 @@
 // its requests and closes when the client goes away or lets the buffer overflow (tokens
 // keep coming while it does not read). The first request line, and any line begun, must
 // be complete within server.idle_timeout (else an error and the connection closes);
-// between requests a connection may wait (an interactive chat). Owns: the connection's
-// request bookkeeping.
+// between requests a connection may wait (an interactive chat). On TCP (server.tcp_jsonrpc)
+// a connection acts for the user of the API key it gives in an `authenticate` call, its
+// first (unless the listener runs without keys); on the Unix socket for its peer's uid.
+// Owns: the connection's request bookkeeping and its identity.
 // Must not touch: the JSON-RPC envelope (jsonrpc.h), method semantics (methods.h).
 #pragma once
 
@@ -57,6 +59,7 @@ private:
     void dispatch(RpcRequest& request);
     void start_generate(RpcRequest& request);
     void cancel(const RpcRequest& request);
+    boost::json::value authenticate(const RpcRequest& request);
     void finish(uint64_t key, const std::function<std::string(const boost::json::value&)>& answer);
     void end_of_input();
     void request_overdue() override;
@@ -75,6 +78,7 @@ private:
     bool closing_ = false;        // close once nothing is in flight and the output is sent
     uint64_t next_key_ = 1;
     std::map<uint64_t, InFlight> in_flight_;
+    std::optional<uint32_t> uid_;  // whom requests run for; none on TCP before `authenticate`
 };
 
 }  // namespace strata::daemon

@@ -10,7 +10,7 @@
 #include <memory>
 #include <string>
 
-#include "server.h"
+#include "transport/server.h"
 #include "transport/asio.h"
 #include "transport/output_queue.h"
 #include "transport/peer.h"

@@ -1,5 +1,6 @@
-// daemon/transport/peer.h — facts about the process at the other end of a Unix socket: its
-// credentials (SO_PEERCRED), and whether it has gone (hung up completely, as opposed to
+// daemon/transport/peer.h — facts about the other end of a connection: on the Unix socket
+// the process's credentials (SO_PEERCRED), on TCP its address (who it acts for comes with
+// each request: an API key); and whether it has gone (hung up completely, as opposed to
 // only shutting down its writing side, which `echo req | socat` does while it still reads).
 // Owns: those system calls and the asynchronous hang-up watch. Must not touch: protocols.
 #pragma once
@@ -14,10 +15,14 @@
 
 namespace strata::daemon {
 
+inline constexpr uid_t kNoUid = static_cast<uid_t>(-1);
+
 struct Peer {
-    uid_t uid = 0;
+    uid_t uid = 0;         // kNoUid on TCP: no request is run as a uid without an API key
     pid_t pid = 0;
-    std::string describe() const;  // "uid 1000 pid 4242", for logs
+    bool tcp = false;
+    std::string address;   // TCP: "192.0.2.7:50412", "[2001:db8::7]:50412"
+    std::string describe() const;  // "uid 1000 pid 4242" or "TCP 192.0.2.7:50412", for logs
 };
 
 Peer peer_of(Socket& socket);  // throws boost::system::system_error

@@ -29,6 +29,7 @@ struct Limits {
     int32_t max_queued = 64;             // requests queued or running, all users together
     int32_t max_running_per_user = 8;    // more of one user wait in the queue
     int64_t session_idle_timeout_s = 30 * 86400;  // named sessions unused this long are deleted; 0 = never
+    int64_t request_timeout_ms = 0;      // a request's deadline after submit (its own timeout may be shorter); 0 = none
     ContextOverflow context_overflow = ContextOverflow::Error;
 };
 

@@ -55,6 +55,8 @@ void check_request(const GenerateRequest& r, const Limits& limits, int32_t n_voc
         throw EngineError(Errc::InvalidParams,
                           "max_tokens " + std::to_string(r.max_tokens) + " is out of range [1, " + std::to_string(limits.max_tokens) + "]",
                           "max_tokens");
+    if (r.timeout.count() < 0)
+        throw EngineError(Errc::InvalidParams, "timeout must not be negative", "timeout");
     if (!r.session.empty() && !valid_session_name(r.session))
         throw EngineError(Errc::InvalidParams, "session name must be 1-64 characters of A-Z a-z 0-9 . _ - (not starting with .)", "session");
     try {
@@ -172,6 +174,8 @@ uint64_t Engine::submit(GenerateRequest request, std::shared_ptr<Sink> sink) {
     std::lock_guard lk(m.mu);
     if (m.stopping) throw EngineError(Errc::ShuttingDown, "the daemon is shutting down");
     check_request(request, m.limits, m.model->hparams().n_vocab);
+    const std::chrono::milliseconds limit(m.limits.request_timeout_ms);
+    if (limit.count() > 0 && (request.timeout.count() == 0 || request.timeout > limit)) request.timeout = limit;
     if (static_cast<int32_t>(m.queue.size() + m.kv_wait.size()) + m.running >= m.limits.max_queued)
         throw EngineError(Errc::Busy, "the queue is full (" + std::to_string(m.limits.max_queued) + " requests); retry later");
     Session* session = m.reserve_session(request);

@@ -63,6 +63,8 @@ struct GenerateRequest {
     std::vector<std::string> stop;       // stop strings (not included in the output)
     bool ignore_eos = false;
     std::shared_ptr<const grammar::Grammar> grammar;  // the output must match it; null = free
+    std::chrono::milliseconds timeout{0};  // from submit(): then it ends with finish_reason "timeout";
+                                           // 0 = none (limits.request_timeout applies, and caps it)
 };
 
 struct Usage {
@@ -82,7 +84,8 @@ struct Timings {
 
 struct Result {
     std::string text;
-    std::string finish_reason;  // "stop" (EOS or a stop string), "length" (max_tokens or context), "cancelled"
+    std::string finish_reason;  // "stop" (EOS or a stop string), "length" (max_tokens or context), "cancelled",
+                                // "timeout" (GenerateRequest::timeout ran out, queued or running)
     Usage usage;
     Timings timings;
 };
@@ -167,7 +170,8 @@ public:
     // there (e.g. a context overflow after tokenizing) reach sink->on_error.
     uint64_t submit(GenerateRequest request, std::shared_ptr<Sink> sink);
     // Ends a request within one step: its sink gets on_done with finish_reason "cancelled"
-    // (the text so far). Unknown or finished handles are ignored.
+    // (the text so far). Unknown or finished handles are ignored. A request whose timeout
+    // runs out ends the same way (queued or running) with finish_reason "timeout".
     void cancel(uint64_t handle);
 
     std::vector<int32_t> tokenize(std::string_view text, bool add_special, bool parse_special) const;

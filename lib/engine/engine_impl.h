@@ -36,6 +36,9 @@ inline int64_t unix_now() {
 
 using SessionKey = std::pair<uint32_t, std::string>;  // owner uid, name
 
+// Requests to end at the next step, and their finish reason ("cancelled", "timeout").
+using Ending = std::map<uint64_t, const char*>;
+
 // A request accepted by submit(), waiting for the engine thread.
 struct Pending {
     uint64_t handle = 0;
@@ -141,8 +144,9 @@ struct Engine::Impl {
 
     // scheduler.cpp (engine thread)
     void loop();
-    std::deque<Pending> take_admissible(const std::set<uint64_t>& cancelled, bool expired);  // under mu
-    void admit(Pending p);
+    std::deque<Pending> take_admissible(const Ending& ending, bool expired);  // under mu
+    void mark_overdue(Ending& ending) const;  // under mu
+    void admit(Pending p, const Ending& ending);
     bool prepare(Active& a);  // false: its KV must wait for room
     void expire_idle_sessions();  // under mu
     std::vector<int32_t> render(Active& a);
@@ -150,7 +154,7 @@ struct Engine::Impl {
     void truncate_middle(Active& a, std::vector<int32_t>& full);
     std::string render_model_template(const std::vector<tokenizer::ChatMessage>& conv) const;
     bool attach_cache(Active& a, const std::vector<int32_t>& full);
-    void requeue_kv_waiting(const std::set<uint64_t>& cancelled);  // under mu
+    void requeue_kv_waiting(const Ending& ending);  // under mu
     std::shared_ptr<const sampling::ConstraintVocab> constraint_vocab();
     void evict_caches(uint64_t need);  // under mu
     void remember_prefix(Active& a);
@@ -161,7 +165,7 @@ struct Engine::Impl {
     void finish(Active& a, const std::string& reason);
     void fail(Active& a, const EngineError& e);
     void release(Active& a, bool keep_history);
-    void cancel_marked(const std::set<uint64_t>& handles, bool all);
+    void end_marked(const Ending& ending, bool all);
     void record_step(Clock::time_point t0, int32_t prompt_tokens, int32_t generated);
 };
 

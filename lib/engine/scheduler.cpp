@@ -6,6 +6,7 @@
 // stop conditions and streams text to the sinks.
 #include <algorithm>
 #include <unordered_set>
+#include <utility>
 
 #include "chat/chat.h"
 #include "engine/engine_impl.h"
@@ -38,14 +39,15 @@ void Engine::Impl::loop() {
             idle = false;
             continue;
         }
-        std::set<uint64_t> cancelled;
-        cancelled.swap(cancels);
-        requeue_kv_waiting(cancelled);
+        Ending ending;
+        for (const uint64_t handle : std::exchange(cancels, {})) ending.emplace(handle, "cancelled");
+        mark_overdue(ending);
+        requeue_kv_waiting(ending);
         const bool expired = stopping && Clock::now() >= deadline;
-        std::deque<Pending> admitted = take_admissible(cancelled, expired);
+        std::deque<Pending> admitted = take_admissible(ending, expired);
         lk.unlock();
-        for (auto& p : admitted) admit(std::move(p));
-        cancel_marked(cancelled, expired);
+        for (auto& p : admitted) admit(std::move(p), ending);
+        end_marked(ending, expired);
         if (!actives.empty()) step();
         lk.lock();
     }
@@ -73,13 +75,26 @@ void Engine::Impl::expire_idle_sessions() {
     }
 }
 
+// Requests past their deadline (GenerateRequest::timeout), wherever they are: queued,
+// waiting for KV room, or running. A request already cancelled stays "cancelled".
+void Engine::Impl::mark_overdue(Ending& ending) const {
+    const auto now = Clock::now();
+    auto check = [&](const Pending& p) {
+        if (p.req.timeout.count() > 0 && now >= p.submitted + p.req.timeout) ending.emplace(p.handle, "timeout");
+    };
+    for (const Pending& p : queue) check(p);
+    for (const Pending& p : kv_wait) check(p);
+    for (const Active& a : actives) check(a.p);
+}
+
 // The queued requests that may run now, in order: those of users under
-// limits.max_running_per_user (the others wait their turn), and cancelled ones (to end them).
-std::deque<Pending> Engine::Impl::take_admissible(const std::set<uint64_t>& cancelled, bool expired) {
+// limits.max_running_per_user (the others wait their turn), and those to end (cancelled or
+// overdue: they end without running).
+std::deque<Pending> Engine::Impl::take_admissible(const Ending& ending, bool expired) {
     std::deque<Pending> admitted, waiting;
     for (Pending& p : queue) {
         int32_t& mine = running_per_user[p.req.uid];
-        if (mine < limits.max_running_per_user || expired || cancelled.count(p.handle) != 0) {
+        if (mine < limits.max_running_per_user || expired || ending.count(p.handle) != 0) {
             ++mine;
             admitted.push_back(std::move(p));
         } else {
@@ -91,11 +106,12 @@ std::deque<Pending> Engine::Impl::take_admissible(const std::set<uint64_t>& canc
     return admitted;
 }
 
-void Engine::Impl::admit(Pending p) {
+void Engine::Impl::admit(Pending p, const Ending& ending) {
     Active& a = actives.emplace_back();
     a.p = std::move(p);
     if (!a.p.session) a.anonymous = std::make_unique<Session>();
     a.session = a.p.session ? a.p.session : a.anonymous.get();
+    if (const auto end = ending.find(a.p.handle); end != ending.end()) return finish(a, end->second);  // ended while queued
     try {
         if (prepare(a)) return;
         // Its KV does not fit beside the running requests': it waits for one of them to end.
@@ -114,9 +130,9 @@ void Engine::Impl::admit(Pending p) {
 
 // Requests waiting for KV room go back to the front of the queue once a running request
 // ended (or is cancelled, or the engine stops). Called with mu held.
-void Engine::Impl::requeue_kv_waiting(const std::set<uint64_t>& cancelled) {
+void Engine::Impl::requeue_kv_waiting(const Ending& ending) {
     if (kv_wait.empty()) return;
-    const bool cancel = std::any_of(kv_wait.begin(), kv_wait.end(), [&](const Pending& p) { return cancelled.count(p.handle) != 0; });
+    const bool cancel = std::any_of(kv_wait.begin(), kv_wait.end(), [&](const Pending& p) { return ending.count(p.handle) != 0; });
     if (actives.size() >= kv_wait_actives && !cancel && !stopping) return;
     while (!kv_wait.empty()) {
         queue.push_front(std::move(kv_wait.back()));
@@ -352,10 +368,11 @@ void Engine::Impl::count_kv_kinds() {
     kv_kinds = k;
 }
 
-void Engine::Impl::cancel_marked(const std::set<uint64_t>& handles, bool all) {
+void Engine::Impl::end_marked(const Ending& ending, bool all) {
     for (auto it = actives.begin(); it != actives.end();) {
         auto next = std::next(it);
-        if (all || handles.count(it->p.handle)) finish(*it, "cancelled");
+        const auto end = ending.find(it->p.handle);
+        if (all || end != ending.end()) finish(*it, all ? "cancelled" : end->second);
         it = next;
     }
 }
@@ -457,7 +474,7 @@ void Engine::Impl::emit(Active& a, const std::string& text) {
 }
 
 void Engine::Impl::finish(Active& a, const std::string& reason) {
-    if (!a.stop->stopped()) emit(a, a.stop->feed(a.decoder->flush()).text + a.stop->finish());
+    if (a.stop && !a.stop->stopped()) emit(a, a.stop->feed(a.decoder->flush()).text + a.stop->finish());  // no stop: never prepared
     const auto now = Clock::now();
     auto& t = a.result.timings;
     auto& u = a.result.usage;
@@ -493,7 +510,7 @@ void Engine::Impl::fail(Active& a, const EngineError& e) {
 void Engine::Impl::release(Active& a, bool keep_history) {
     Session& s = *a.session;
     const GenerateRequest& r = a.p.req;
-    if (keep_history && s.cache) remember_prefix(a);
+    if (keep_history && s.cache && !a.history.empty()) remember_prefix(a);
     {
         std::lock_guard lk(mu);
         s.kv_tick = ++kv_tick;

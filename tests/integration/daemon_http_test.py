@@ -45,6 +45,20 @@ def check_usage(test, usage):
     test.assertIsInstance(usage["prompt_tokens_details"]["cached_tokens"], int)
 
 
+def prometheus_values(test, text):
+    """{series: value} of a Prometheus text exposition, every line checked; a series with
+    labels is keyed as written ('name{label="v"}')."""
+    values = {}
+    for line in text.splitlines():
+        if line.startswith("# HELP ") or line.startswith("# TYPE "):
+            test.assertRegex(line, r"^# (HELP \w+ .+|TYPE \w+ (counter|gauge|histogram))$")
+            continue
+        test.assertRegex(line, r'^[a-z_]+(\{[a-z_]+="[^"]*"(,[a-z_]+="[^"]*")*\})? -?[0-9.e+-]+$')
+        name, value = line.rsplit(" ", 1)
+        values[name] = float(value)
+    return values
+
+
 def check_envelope(test, obj, object_name, id_prefix):
     test.assertTrue(obj["id"].startswith(id_prefix), obj["id"])
     test.assertEqual(obj["object"], object_name)
@@ -111,15 +125,7 @@ class HttpTest(DaemonTestCase):
         status, head, body = self.curl(BASE + "/metrics")
         self.assertEqual(status, 200)
         self.assertIn("text/plain; version=0.0.4", head)
-        text = body.decode()
-        values = {}
-        for line in text.splitlines():
-            if line.startswith("# HELP ") or line.startswith("# TYPE "):
-                self.assertRegex(line, r"^# (HELP \w+ .+|TYPE \w+ (counter|gauge))$")
-                continue
-            self.assertRegex(line, r"^[a-z_]+ -?[0-9.e+]+$")
-            name, value = line.split()
-            values[name] = float(value)
+        values = prometheus_values(self, body.decode())
         for name in ("strata_requests_total", "strata_completion_tokens_total", "strata_prompt_tokens_total",
                      "strata_generate_tokens_per_second", "strata_requests_queued", "strata_requests_running",
                      "strata_sessions", "strata_kv_cache_bytes", "strata_resident_memory_bytes",
@@ -127,6 +133,7 @@ class HttpTest(DaemonTestCase):
             self.assertIn(name, values)
         self.assertGreaterEqual(values["strata_completion_tokens_total"], 3)
         self.assertGreater(values["strata_resident_memory_bytes"], 0)
+        self.assertGreaterEqual(values['strata_request_duration_seconds_count{endpoint="completions"}'], 1)
 
     def test_one_model_by_id(self):
         _, _, body = self.curl(BASE + "/v1/models")

@@ -177,6 +177,15 @@ BOOST_AUTO_TEST_CASE(raw_params_carry_the_prompt) {
     BOOST_TEST(generate_params(o, "Once upon", false, false).at("prompt").as_string() == "Once upon");
 }
 
+BOOST_AUTO_TEST_CASE(timeout_is_a_positive_number_of_seconds_sent_with_each_reply) {
+    Options o = parse({"--timeout", "2.5", "x"});
+    BOOST_TEST(generate_params(o, "Once", false, true).at("timeout").as_double() == 2.5);
+    BOOST_TEST(!generate_params(parse({"x"}), "Once", false, true).contains("timeout"));
+    for (const char* bad : {"0", "-1", "soon", "inf"})
+        BOOST_CHECK_THROW(parse_options({"--timeout", bad, "x"}), UsageError);
+    BOOST_CHECK_THROW(parse_options({"--timeout", "5", "status"}), UsageError);
+}
+
 BOOST_AUTO_TEST_CASE(chat_or_raw) {
     BOOST_TEST(use_chat(parse({"x"}), "llama3"));
     BOOST_TEST(!use_chat(parse({"x"}), ""));

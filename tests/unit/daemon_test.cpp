@@ -1,7 +1,8 @@
 // tests/unit/daemon_test.cpp — the daemon's parsing that needs no running engine:
 // strata.conf syntax and keys, command-line overrides, SIGHUP change classification,
-// protocol sniffing, the JSON-RPC envelope, and request field validation (native and
-// OpenAI). The daemon's behaviour on a socket is tested in tests/integration/.
+// protocol sniffing, the JSON-RPC envelope, request field validation (native and
+// OpenAI), and the latency histograms (buckets, the recent window, percentiles, the
+// Prometheus text). The daemon's behaviour on a socket is tested in tests/integration/.
 #include <unistd.h>
 
 #include <boost/json.hpp>
@@ -11,12 +12,15 @@
 #include <fstream>
 
 #include "host/ini.h"
+#include "host/latency.h"
+#include "host/metrics.h"
 #include "host/settings.h"
 #include "openai/openai.h"
 #include "grammar/automaton.h"
 #include "protocol/generate_params.h"
 #include "protocol/json_schema.h"
 #include "rpc/jsonrpc.h"
+#include "transport/api_keys.h"
 #include "transport/sniff.h"
 
 namespace json = boost::json;
@@ -180,6 +184,31 @@ BOOST_AUTO_TEST_CASE(errors_name_where_and_which_key) {
     BOOST_TEST(contains(config_error("[model]\npath = /m\n[limits]\nmax_tokens = 10\ndefault_max_tokens = 20\n"),
                         "limits.default_max_tokens (20) is larger than limits.max_tokens (10)"));
     BOOST_TEST(contains(config_error("[server]\nsocket = /s\n"), "no model"));
+}
+
+BOOST_AUTO_TEST_CASE(tcp_listener_addresses_and_the_keys_it_needs) {
+    const auto v4 = parse_listen_address("127.0.0.1:8080");
+    BOOST_TEST(v4.host == "127.0.0.1");
+    BOOST_TEST(v4.port == 8080);
+    const auto v6 = parse_listen_address("[::1]:0");
+    BOOST_TEST(v6.host == "::1");
+    BOOST_TEST(v6.show() == "[::1]:0");
+    BOOST_TEST(parse_listen_address("[::]:443").show() == "[::]:443");
+    BOOST_TEST(parse_listen_address("").host.empty());
+    BOOST_TEST(parse_listen_address("off").show().empty());
+    for (const char* bad : {"8080", "localhost:8080", "::1:8080", "127.0.0.1:65536", "127.0.0.1:http", "1.2.3:80"})
+        BOOST_CHECK_THROW(parse_listen_address(bad), std::invalid_argument);
+    BOOST_TEST(contains(config_error("[model]\npath = /m\n[server]\nlisten = ::1:80\n"), "goes in brackets: [::1]:PORT"));
+    BOOST_TEST(contains(config_error("[model]\npath = /m\n[server]\nlisten = example.org:80\n"), "host names are not resolved"));
+    // TCP without keys is refused unless the insecure option says so.
+    const std::string no_keys = config_error("[model]\npath = /m\n[server]\nlisten = 127.0.0.1:8080\n");
+    BOOST_TEST(contains(no_keys, "server.listen = 127.0.0.1:8080 needs server.api_keys_file"));
+    BOOST_TEST(contains(no_keys, "server.tcp_without_api_keys = yes"));
+    BOOST_TEST(config_error("[model]\npath = /m\n[server]\nlisten = 127.0.0.1:8080\ntcp_without_api_keys = yes\n").empty());
+    BOOST_TEST(config_error("[model]\npath = /m\n[server]\nlisten = 127.0.0.1:8080\napi_keys_file = /k\n").empty());
+    ConfigFile file("[model]\npath = /m\n[limits]\nrequest_timeout = 90s\n");
+    BOOST_TEST(load_settings(file.path, true, {}).engine.limits.request_timeout_ms == 90000);
+    BOOST_TEST(contains(config_error("[model]\npath = /m\n[limits]\nrequest_timeout = 31d\n"), "expected at most 30d"));
 }
 
 BOOST_AUTO_TEST_CASE(reload_sorts_live_from_restart_keys) {
@@ -424,6 +453,158 @@ BOOST_AUTO_TEST_CASE(unsupported_keywords_are_named) {
     BOOST_TEST(schema_error(R"({"$ref":"http://x/y"})").find("only local references") != std::string::npos);
     BOOST_TEST(schema_error(R"({"type":"string","enum":["a"]})").find("'enum' combined with 'type'") != std::string::npos);
     BOOST_TEST(schema_error(R"({"oneOf":[{"type":"string"},{"type":"string"}]})").find("may overlap") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(latency)
+
+using strata::daemon::Histogram;
+using strata::daemon::LatencyClock;
+
+BOOST_AUTO_TEST_CASE(totals_count_each_observation_in_its_bucket) {
+    Histogram h;
+    const auto now = LatencyClock::now();
+    for (const double seconds : {0.0004, 0.0005, 0.02, 0.02, 7.0, 1000.0})
+        h.observe(seconds, now);
+    const Histogram::Totals t = h.totals();
+    BOOST_TEST(t.count == 6u);
+    BOOST_TEST(t.sum == 1007.0409, boost::test_tools::tolerance(1e-9));
+    BOOST_TEST(t.buckets[2] == 2u);  // (0.00025, 0.0005]: a value on a bound belongs below it
+    BOOST_TEST(t.buckets[7] == 2u);  // (0.01, 0.025]
+    BOOST_TEST(t.buckets[21] == 1u); // (5, 7.5]
+    BOOST_TEST(t.buckets[Histogram::kBuckets - 1] == 1u);  // +Inf
+}
+
+BOOST_AUTO_TEST_CASE(percentiles_interpolate_within_a_bucket_and_stay_within_what_was_seen) {
+    Histogram h;
+    const auto now = LatencyClock::now();
+    BOOST_TEST(!h.recent(now).p50.has_value());
+    // 100 values spread evenly inside (0.1, 0.15]: interpolation as Prometheus's histogram_quantile.
+    for (int i = 0; i < 100; ++i)
+        h.observe(0.1 + 0.05 * (i + 0.5) / 100, now);
+    const Histogram::Recent r = h.recent(now);
+    BOOST_TEST(r.count == 100u);
+    BOOST_TEST(*r.p50 == 0.125, boost::test_tools::tolerance(1e-9));
+    BOOST_TEST(*r.p90 == 0.145, boost::test_tools::tolerance(1e-9));
+    BOOST_TEST(*r.p99 == 0.1495, boost::test_tools::tolerance(1e-9));
+    Histogram same;
+    for (int i = 0; i < 10; ++i)
+        same.observe(0.021, now);
+    BOOST_TEST(*same.recent(now).p50 == 0.021);  // clamped to the only value seen
+    BOOST_TEST(*same.recent(now).p99 == 0.021);
+    Histogram tail;  // 99 fast, 1 slow: p50 fast, p99 still below the slow one
+    for (int i = 0; i < 99; ++i)
+        tail.observe(0.004, now);
+    tail.observe(9.0, now);
+    BOOST_TEST(*tail.recent(now).p50 <= 0.005);
+    BOOST_TEST(*tail.recent(now).p99 <= 0.005);
+    BOOST_TEST(tail.recent(now).count == 100u);
+}
+
+BOOST_AUTO_TEST_CASE(the_recent_window_forgets_what_is_older_than_five_minutes) {
+    Histogram h;
+    const auto start = LatencyClock::now();
+    h.observe(2.0, start);
+    h.observe(0.2, start + std::chrono::seconds(200));
+    BOOST_TEST(h.recent(start + std::chrono::seconds(200)).count == 2u);
+    const Histogram::Recent later = h.recent(start + Histogram::kWindow + std::chrono::seconds(31));
+    BOOST_TEST(later.count == 1u);
+    BOOST_TEST(*later.p50 == 0.2);
+    BOOST_TEST(h.recent(start + 3 * Histogram::kWindow).count == 0u);
+    h.observe(0.3, start + 3 * Histogram::kWindow);  // a slot reused after its epoch passed starts empty
+    BOOST_TEST(h.recent(start + 3 * Histogram::kWindow).count == 1u);
+    BOOST_TEST(h.totals().count == 3u);  // the totals keep everything
+}
+
+BOOST_AUTO_TEST_CASE(prometheus_text_has_cumulative_buckets_sum_and_count_per_endpoint) {
+    strata::daemon::Latency latency;
+    latency.of(strata::daemon::Endpoint::ChatCompletions, strata::daemon::Measure::QueueWait).observe(0.02);
+    latency.of(strata::daemon::Endpoint::ChatCompletions, strata::daemon::Measure::QueueWait).observe(0.7);
+    const std::string text = strata::daemon::prometheus_text({}, {}, 0, latency);
+    auto has = [&](const std::string& line) { return text.find(line + "\n") != std::string::npos; };
+    BOOST_TEST(has("# TYPE strata_queue_wait_seconds histogram"));
+    BOOST_TEST(has("strata_queue_wait_seconds_bucket{endpoint=\"chat_completions\",le=\"0.01\"} 0"));
+    BOOST_TEST(has("strata_queue_wait_seconds_bucket{endpoint=\"chat_completions\",le=\"0.025\"} 1"));
+    BOOST_TEST(has("strata_queue_wait_seconds_bucket{endpoint=\"chat_completions\",le=\"0.75\"} 2"));
+    BOOST_TEST(has("strata_queue_wait_seconds_bucket{endpoint=\"chat_completions\",le=\"+Inf\"} 2"));
+    BOOST_TEST(has("strata_queue_wait_seconds_sum{endpoint=\"chat_completions\"} 0.72"));
+    BOOST_TEST(has("strata_queue_wait_seconds_count{endpoint=\"chat_completions\"} 2"));
+    BOOST_TEST(has("strata_time_to_first_token_seconds_count{endpoint=\"generate\"} 0"));
+    BOOST_TEST(has("strata_inter_token_latency_seconds_count{endpoint=\"completions\"} 0"));
+    BOOST_TEST(has("strata_request_duration_seconds_bucket{endpoint=\"completions\",le=\"0.0001\"} 0"));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(api_keys)
+
+// A keys file with `mode`, removed afterwards.
+struct KeysFile : ConfigFile {
+    KeysFile(const std::string& text, std::filesystem::perms mode) : ConfigFile(text) {
+        std::filesystem::permissions(path, mode);
+    }
+};
+
+std::string keys_error(const std::string& text, std::filesystem::perms mode = std::filesystem::perms::owner_read) {
+    KeysFile file(text, mode);
+    try {
+        ApiKeys::load(file.path, geteuid());
+    } catch (const ApiKeysError& error) {
+        return error.what();
+    }
+    return "";
+}
+
+BOOST_AUTO_TEST_CASE(keys_name_their_users) {
+    KeysFile file("# team keys\n\nsk-0123456789abcdef alice\n  sk-fedcba9876543210\tbob  \nsk-aaaaaaaaaaaaaaaa alice\r\n",
+                  std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+    const ApiKeys keys = ApiKeys::load(file.path, geteuid());
+    BOOST_TEST(keys.size() == 3u);
+    BOOST_TEST(keys.find("sk-0123456789abcdef")->name == "alice");
+    BOOST_TEST(keys.find("sk-fedcba9876543210")->name == "bob");
+    BOOST_TEST(keys.find("sk-aaaaaaaaaaaaaaaa")->uid == keys.find("sk-0123456789abcdef")->uid);  // one user, two keys
+    BOOST_TEST(!keys.find("sk-0123456789abcdeF"));
+    BOOST_TEST(!keys.find("sk-0123456789abcde"));
+    BOOST_TEST(!keys.find(""));
+    const uint32_t alice = api_user_uid("alice");
+    BOOST_TEST(alice >= 0x80000000u);
+    BOOST_TEST(alice != api_user_uid("bob"));
+    BOOST_TEST(alice == api_user_uid("alice"));  // the same on every start
+    BOOST_TEST(keys.name_of(alice) == "alice");
+    BOOST_TEST(keys.name_of(1000) == "");
+}
+
+BOOST_AUTO_TEST_CASE(a_bad_file_is_refused_naming_what_is_wrong) {
+    using std::filesystem::perms;
+    BOOST_TEST(contains(keys_error("sk-0123456789abcdef alice\n", perms::owner_read | perms::group_read),
+                        "is open to group or others (mode 0440)"));
+    BOOST_TEST(contains(keys_error("sk-0123456789abcdef alice\n", perms::owner_read | perms::others_read), "chmod 600"));
+    BOOST_TEST(contains(keys_error("sk-0123456789abcdef alice\n", perms::owner_read | perms::group_write), "mode 0420"));
+    BOOST_TEST(contains(keys_error("sk-0123456789abcdef\n"), ":1: expected KEY NAME, got 1 word(s)"));
+    BOOST_TEST(contains(keys_error("# c\nshort alice\n"), ":2: a key must be 16 to 256 printable ASCII characters"));
+    BOOST_TEST(contains(keys_error("sk-0123456789abcdef al/ice\n"), "the name 'al/ice' must be"));
+    BOOST_TEST(contains(keys_error("sk-0123456789abcdef a\nsk-0123456789abcdef b\n"), ":2: this key is listed before"));
+    BOOST_TEST(contains(keys_error("# nothing\n"), "has no keys"));
+    BOOST_TEST(contains(keys_error("x", perms::owner_read), "expected KEY NAME"));
+    try {
+        ApiKeys::load("/nonexistent/keys", geteuid());
+        BOOST_FAIL("a missing file was accepted");
+    } catch (const ApiKeysError& error) {
+        BOOST_TEST(contains(error.what(), "server.api_keys_file /nonexistent/keys: cannot open it"));
+    }
+    KeysFile owned("sk-0123456789abcdef alice\n", perms::owner_read);
+    if (geteuid() == 0) {  // a file of another user: root can make one
+        BOOST_TEST_REQUIRE(chown(owned.path.c_str(), 4242, 4242) == 0);
+        try {
+            ApiKeys::load(owned.path, 0);
+            BOOST_FAIL("a file of uid 4242 was accepted");
+        } catch (const ApiKeysError& error) {
+            BOOST_TEST(contains(error.what(), "belongs to uid 4242; it must belong to root or to the user stratad runs as"));
+        }
+    } else {
+        BOOST_CHECK_THROW(ApiKeys::load(owned.path, geteuid() + 1), ApiKeysError);  // ours, but not root's nor the daemon's
+    }
 }
 
 BOOST_AUTO_TEST_SUITE_END()

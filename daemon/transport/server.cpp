@@ -1,6 +1,8 @@
-// daemon/server.cpp — state shared by the connections (see server.h).
-#include "server.h"
+// daemon/transport/server.cpp — state shared by the connections (see server.h).
+#include "transport/server.h"
 
+#include <algorithm>
+#include <cctype>
 #include <ctime>
 #include <vector>
 
@@ -19,10 +21,11 @@ std::string model_id_of(const engine::ModelInfo& info) {
 
 }  // namespace
 
-Server::Server(asio::io_context& io, engine::Engine& engine, Settings settings)
+Server::Server(asio::io_context& io, engine::Engine& engine, Settings settings, ApiKeys keys)
     : io_(io),
       engine_(engine),
       settings_(std::move(settings)),
+      keys_(std::move(keys)),
       model_(engine.model_info()),
       model_id_(model_id_of(model_)),
       started_(static_cast<int64_t>(std::time(nullptr))) {}
@@ -31,10 +34,28 @@ RequestContext Server::request_context(uint32_t uid) const {
     return {uid, settings_.engine.limits};
 }
 
-std::string Server::refusal(uint32_t uid) const {
+uint32_t Server::tcp_uid(std::string_view authorization) const {
+    if (keys_.size() == 0)
+        return api_user_uid(kAnonymousUser);  // server.tcp_without_api_keys
+    constexpr std::string_view kBearer = "Bearer ";
+    if (authorization.empty())
+        throw ApiError(ErrorKind::Unauthorized, "an API key is required: send the header Authorization: Bearer KEY");
+    if (authorization.size() <= kBearer.size() || !std::equal(kBearer.begin(), kBearer.end(), authorization.begin(),
+                                                              [](char a, char b) { return std::tolower(a) == std::tolower(b); }))
+        throw ApiError(ErrorKind::Unauthorized, "the Authorization header must be: Bearer KEY");
+    const auto user = keys_.find(authorization.substr(kBearer.size()));
+    if (!user)
+        throw ApiError(ErrorKind::Unauthorized, "the API key is not valid");
+    return user->uid;
+}
+
+std::string Server::refusal(const Peer& peer) const {
     const ServerSettings& limits = settings_.server;
     if (open_connections_ >= limits.max_connections)
         return "server.max_connections (" + std::to_string(limits.max_connections) + ") are open";
+    if (peer.tcp)
+        return {};  // who it acts for is known per request only
+    const uint32_t uid = peer.uid;
     const auto own = connections_of_.find(uid);
     if (own != connections_of_.end() && own->second >= limits.max_connections_per_user)
         return "uid " + std::to_string(uid) + " has server.max_connections_per_user (" +
@@ -56,6 +77,12 @@ Server::Slot::~Slot() {
     --server_->open_connections_;
     if (--server_->connections_of_[uid_] == 0)
         server_->connections_of_.erase(uid_);
+}
+
+uint64_t Server::submit(engine::GenerateRequest request, std::weak_ptr<RequestListener> listener, uint64_t key,
+                        Endpoint endpoint) {
+    return engine_.submit(std::move(request),
+                          timed_sink(make_posting_sink(io_, std::move(listener), key), latency_, endpoint));
 }
 
 uint64_t Server::add(std::weak_ptr<Connection> connection) {

@@ -1,5 +1,5 @@
-// daemon/connection.cpp — protocol recognition of new connections (see connection.h).
-#include "connection.h"
+// daemon/transport/connection.cpp — protocol recognition of new connections (see connection.h).
+#include "transport/connection.h"
 
 #include <array>
 #include <boost/asio/steady_timer.hpp>
@@ -27,6 +27,11 @@ void hand_over(Server& server, Socket socket, Peer peer, Server::Slot slot, std:
     }
     auto rpc = std::make_shared<RpcConnection>(server, std::move(socket), peer, std::move(slot),
                                                std::move(received));
+    if (refused.empty() && peer.tcp && !server.settings().server.tcp_jsonrpc) {
+        rpc->refuse(ApiError(ErrorKind::Forbidden,
+                             "the native protocol is not served over TCP (server.tcp_jsonrpc); speak HTTP"));
+        return;
+    }
     refused.empty() ? rpc->start(ended) : rpc->refuse(busy);
 }
 
@@ -106,7 +111,7 @@ void greet(Server& server, Socket socket) {
         log::warning("dropping a connection whose peer is unknown: ", error.what());
         return;
     }
-    if (const std::string why = server.refusal(peer.uid); !why.empty()) {
+    if (const std::string why = server.refusal(peer); !why.empty()) {
         refuse_now(server, std::move(socket), peer, why);
         return;
     }

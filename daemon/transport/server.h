@@ -1,5 +1,6 @@
-// daemon/server.h — what every connection shares: the engine, the live settings (replaced
-// on SIGHUP), the loaded model's facts, the daemon-side counters for /metrics, whether the
+// daemon/transport/server.h — what every connection shares: the engine, the live settings (replaced
+// on SIGHUP), the loaded model's facts, the daemon-side counters and latencies for /metrics
+// (generations are submitted here, to be measured), whether the
 // daemon is stopping, and the registry of open connections (counted against
 // server.max_connections; told to cancel or close at shutdown). Lives on the io_context
 // thread. Must not touch: sockets and protocols (listener.h, *_connection.h).
@@ -12,9 +13,13 @@
 #include <string>
 
 #include "engine/engine.h"
+#include "host/latency.h"
 #include "host/settings.h"
 #include "protocol/generate_params.h"
+#include "transport/api_keys.h"
 #include "transport/asio.h"
+#include "transport/peer.h"
+#include "transport/sink.h"
 
 namespace strata::daemon {
 
@@ -37,7 +42,7 @@ struct Counters {
 
 class Server {
 public:
-    Server(asio::io_context& io, engine::Engine& engine, Settings settings);
+    Server(asio::io_context& io, engine::Engine& engine, Settings settings, ApiKeys keys);
 
     asio::io_context& io() { return io_; }
     engine::Engine& engine() { return engine_; }
@@ -49,10 +54,23 @@ public:
     int64_t started() const { return started_; }               // unix seconds
     RequestContext request_context(uint32_t uid) const;
 
+    // Who a request over TCP acts as: the user of its API key (`authorization` is the
+    // Authorization header, "Bearer KEY"), or "anonymous" on a listener without keys
+    // (server.tcp_without_api_keys). Throws ApiError (unauthorized) naming what is missing.
+    uint32_t tcp_uid(std::string_view authorization) const;
+    void replace_api_keys(ApiKeys keys) { keys_ = std::move(keys); }
+    std::string user_name(uint32_t uid) const { return keys_.name_of(uid); }  // a key user's, or ""
+
     bool stopping() const { return stopping_; }
     void begin_stopping() { stopping_ = true; }
 
     Counters& counters() { return counters_; }
+    const Latency& latency() const { return *latency_; }
+
+    // Engine::submit with the output posted to `listener` (as `key`) and its latencies
+    // recorded under `endpoint`. Throws what Engine::submit throws.
+    uint64_t submit(engine::GenerateRequest request, std::weak_ptr<RequestListener> listener, uint64_t key,
+                    Endpoint endpoint);
 
     // A connection's place in the counts (all, and its uid's); released when destroyed.
     class Slot {
@@ -69,8 +87,9 @@ public:
         uint32_t uid_;
     };
     size_t open_connections() const { return open_connections_; }
-    // Why one more connection of `uid` is refused ("" when it is not): the limit reached.
-    std::string refusal(uint32_t uid) const;
+    // Why one more connection of `peer` is refused ("" when it is not): the limit reached
+    // (server.max_connections; for a Unix peer also max_connections_per_user).
+    std::string refusal(const Peer& peer) const;
 
     // Registered connections (after the protocol is known), for shutdown.
     uint64_t add(std::weak_ptr<Connection> connection);
@@ -81,11 +100,13 @@ private:
     asio::io_context& io_;
     engine::Engine& engine_;
     Settings settings_;
+    ApiKeys keys_;
     engine::ModelInfo model_;
     std::string model_id_;
     int64_t started_;
     bool stopping_ = false;
     Counters counters_;
+    std::shared_ptr<Latency> latency_ = std::make_shared<Latency>();  // shared with the sinks of running requests
     size_t open_connections_ = 0;
     std::map<uint32_t, size_t> connections_of_;  // open connections per uid
     uint64_t next_id_ = 1;

@@ -1,4 +1,4 @@
-// daemon/connection.h — a freshly accepted connection: reads its first bytes until the
+// daemon/transport/connection.h — a freshly accepted connection: reads its first bytes until the
 // protocol is known (sniff.h; closed when that takes longer than server.idle_timeout),
 // then hands the socket and those bytes to an RpcConnection or an HttpConnection. A
 // connection over server.max_connections or server.max_connections_per_user is answered
@@ -7,7 +7,7 @@
 // Must not touch: either protocol.
 #pragma once
 
-#include "server.h"
+#include "transport/server.h"
 #include "transport/asio.h"
 #include "transport/peer.h"
 
