@@ -80,6 +80,11 @@ std::string prometheus_text(const engine::Status& s, const Counters& c, size_t o
     e.add("strata_weights_read_bytes_per_second", "gauge", "Measured streaming read speed.", finite(s.read_bytes_per_s));
     e.add("strata_weights_read_stall_seconds_total", "counter", "Time forward passes waited for weight reads.", finite(s.read_stall_s));
     e.add("strata_weights_read_retries_total", "counter", "Weight reads retried after an error or a short read.", s.read_retries);
+    e.add("strata_expert_cache_bytes", "gauge", "Memory of the expert cache (a streamed mixture of experts; 0 otherwise).", s.expert_cache_bytes);
+    e.add("strata_expert_cache_hits_total", "counter", "Experts a forward pass found in the expert cache.", s.expert_cache_hits);
+    e.add("strata_expert_cache_misses_total", "counter", "Experts read from disk into the expert cache.", s.expert_cache_misses);
+    e.add("strata_expert_read_bytes_total", "counter", "Bytes read from disk for experts (part of strata_weights_read_bytes_total).",
+          s.expert_bytes_read);
     e.add("strata_uptime_seconds", "gauge", "Seconds since the model was loaded.", s.uptime_s);
     e.add("strata_connections", "gauge", "Open client connections.", open_connections);
     e.add("strata_connections_total", "counter", "Client connections accepted.", c.connections_total);

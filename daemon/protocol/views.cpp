@@ -105,6 +105,12 @@ json::object status_json(const engine::Status& s, size_t connections) {
             {"read_stall_s", finite(s.read_stall_s)},
             {"read_retries", s.read_retries},
             {"pass_bound_per_s", finite(s.pass_bound)},
+            {"weights_bytes_read_per_token", finite(s.weights_bytes_read_per_token)},
+            {"expert_cache_bytes", s.expert_cache_bytes},
+            {"expert_cache_hits", s.expert_cache_hits},
+            {"expert_cache_misses", s.expert_cache_misses},
+            {"expert_cache_hit_rate", finite(s.expert_cache_hit_rate)},
+            {"expert_bytes_read", s.expert_bytes_read},
             {"connections", connections}};
 }
 

@@ -301,6 +301,13 @@ Status Engine::status() const {
     st.prefix_cache_lookups = m.prefixes.stats().lookups;
     st.prefix_cache_hits = m.prefixes.stats().hits;
     st.rss_bytes = rss_bytes();
+    const uint64_t computed = m.prompt_tokens_total - std::min(m.cached_tokens_total, m.prompt_tokens_total) + m.completion_tokens_total;
+    st.weights_bytes_read_per_token = computed ? double(ws.bytes_read) / double(computed) : 0;
+    st.expert_cache_bytes = ws.expert_cache_bytes;
+    st.expert_cache_hits = ws.expert_hits;
+    st.expert_cache_misses = ws.expert_misses;
+    st.expert_bytes_read = ws.expert_bytes_read;
+    st.expert_cache_hit_rate = ws.expert_hit_rate();
     return st;
 }
 

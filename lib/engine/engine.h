@@ -151,6 +151,11 @@ struct Status {
     double read_stall_s = 0;                // time passes waited for reads
     uint64_t read_retries = 0;
     double pass_bound = 0;                  // passes/s the measured read speed allows
+    double weights_bytes_read_per_token = 0; // weights_bytes_read over the tokens computed (prompt and generated)
+    // A streamed mixture of experts: the expert cache's size, the experts found in it and
+    // read into it, and the bytes read for them.
+    uint64_t expert_cache_bytes = 0, expert_cache_hits = 0, expert_cache_misses = 0, expert_bytes_read = 0;
+    double expert_cache_hit_rate = 0;
     int32_t batch_tokens = 0;               // tokens per pass
 };
 

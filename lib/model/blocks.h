@@ -44,6 +44,7 @@ struct TensorNeed {
 
 // What one layer's blocks read, resolved to pointers for the current pass (absent: null).
 struct LayerWeights {
+    int layer = -1;
     const float* attn_norm = nullptr;
     Matrix wq, wk, wv, wqkv, wo;
     const float *bq = nullptr, *bk = nullptr, *bv = nullptr;

@@ -177,6 +177,10 @@ void Model::Impl::bind_tensors() {
             info[need.slot] = t;
             tensors.push_back(t);
         }
+        std::vector<int> experts;
+        if (hp.n_expert > 0)
+            for (Slot s : {GateExps, UpExps, DownExps}) experts.push_back(idx[s]);
+        layout.expert_tensors.push_back(std::move(experts));
         layout.layers.push_back(std::move(tensors));
         slot_index.push_back(idx);
         slot_info.push_back(info);
@@ -189,6 +193,9 @@ void Model::Impl::bind_tensors() {
     expect_shape(*out, {hp.n_embd, hp.n_vocab});
     expect_matrix_type(*out);
     layout.layers.push_back({norm, out});
+    layout.expert_tensors.emplace_back();
+    layout.n_expert = hp.n_expert;
+    layout.n_expert_used = hp.n_expert_used;
 }
 
 LayerWeights Model::Impl::layer_weights(int l, std::span<const uint8_t* const> ptrs) const {
@@ -201,7 +208,7 @@ LayerWeights Model::Impl::layer_weights(int l, std::span<const uint8_t* const> p
         const int64_t rows = t->n_dims == 3 ? t->ne[1] * t->ne[2] : t->ne[1];
         return Matrix{t->type, t->ne[0], rows, static_cast<size_t>(dtype_bytes(t->type, t->ne[0])), ptrs[idx[s]]};
     };
-    return {.attn_norm = vec(AttnNorm), .wq = mat(Wq), .wk = mat(Wk), .wv = mat(Wv), .wqkv = mat(Wqkv), .wo = mat(Wo),
+    return {.layer = l, .attn_norm = vec(AttnNorm), .wq = mat(Wq), .wk = mat(Wk), .wv = mat(Wv), .wqkv = mat(Wqkv), .wo = mat(Wo),
             .bq = vec(Bq), .bk = vec(Bk), .bv = vec(Bv), .q_norm = vec(QNorm), .k_norm = vec(KNorm),
             .post_attn_norm = vec(PostAttnNorm), .ffn_norm = vec(FfnNorm), .gate = mat(Gate), .up = mat(Up),
             .down = mat(Down), .post_ffn_norm = vec(PostFfnNorm), .router = mat(Router), .gate_exps = mat(GateExps),

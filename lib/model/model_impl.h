@@ -115,8 +115,13 @@ struct Model::Impl {
     // moe.cpp
     void route(const Matrix& router, const float* in, int32_t T);
     void moe_block(const LayerWeights& w, const float* in, float* out, int32_t T);
-    void expert_gemm(const Matrix& m, int64_t rows, std::span<const int32_t> active, std::span<const int32_t> start,
-                     const void* x, size_t ldx, float* y);
+    struct ExpertMatrices {
+        std::vector<Matrix> gate, up, down;
+    };
+    ExpertMatrices expert_matrices(const LayerWeights& w, std::span<const int32_t> ids);
+    void run_experts(const LayerWeights& w, std::span<const int32_t> ids, std::span<const int32_t> start);
+    void expert_gemm(std::span<const Matrix> w, std::span<const int32_t> ids, std::span<const int32_t> start, const void* x, size_t ldx,
+                     int32_t row0, float* y);
 
     // rope.cpp
     void rope_tables(std::span<const TokenSlot> tokens);

@@ -2,7 +2,9 @@
 // experts for every token, its n_expert_used best (their weights renormalized when the
 // family does), and each chosen expert's gated FFN run once for all the tokens routed to
 // it — its rows of the merged 3-D tensors are read once per pass, whatever the batch —
-// then the experts' outputs weighted and summed per token.
+// then the experts' outputs weighted and summed per token. When the weight source reads
+// experts on demand (a streamed plan), it is asked for the chosen experts only, in groups
+// as large as its expert cache.
 // Must not touch: architecture names, weight I/O.
 #include <algorithm>
 #include <cmath>
@@ -39,30 +41,73 @@ void Model::Impl::route(const Matrix& router, const float* in, int32_t T) {
     }
 }
 
-// The weight rows of `m` for experts' segments: expert e's rows [e * rows, (e + 1) * rows)
-// against its segment [start[e], start[e + 1]) of the activations `x` (stride ldx bytes),
-// into y [segment row][rows]. All experts' rows in one parallel loop: a decode step with
-// k experts synchronizes the threads once, not k times.
-void Model::Impl::expert_gemm(const Matrix& m, int64_t rows, std::span<const int32_t> active, std::span<const int32_t> start,
-                              const void* x, size_t ldx, float* y) {
+// Each of experts `ids` as three matrices (gate, up, down): slices of the merged tensors
+// when they are in memory, or the slices the weight source read on demand.
+Model::Impl::ExpertMatrices Model::Impl::expert_matrices(const LayerWeights& w, std::span<const int32_t> ids) {
+    const int64_t E = hp.n_embd, F = hp.n_ff_exp;
+    ExpertMatrices m;
+    if (!weights->experts_on_demand()) {
+        for (int32_t e : ids) {
+            m.gate.push_back(w.gate_exps.slice(e * F, F));
+            m.up.push_back(w.up_exps.slice(e * F, F));
+            m.down.push_back(w.down_exps.slice(e * E, E));
+        }
+        return m;
+    }
+    // [i * 3 + j]: j in the order of Layout::expert_tensors (gate, up, down; model.cpp).
+    const auto ptrs = weights->experts(w.layer, ids);
+    auto at = [](const Matrix& merged, int64_t rows, const uint8_t* data) { return Matrix{merged.type, merged.k, rows, merged.row_bytes, data}; };
+    for (size_t i = 0; i < ids.size(); ++i) {
+        m.gate.push_back(at(w.gate_exps, F, ptrs[i * 3]));
+        m.up.push_back(at(w.up_exps, F, ptrs[i * 3 + 1]));
+        m.down.push_back(at(w.down_exps, E, ptrs[i * 3 + 2]));
+    }
+    return m;
+}
+
+// Expert ids[i]'s matrix w[i] against its segment [start[e], start[e + 1]) of the
+// activations (row r at x + (r - row0) * ldx), into y [segment row][rows]. All experts'
+// rows in one parallel loop: a decode step with k experts synchronizes the threads once,
+// not k times.
+void Model::Impl::expert_gemm(std::span<const Matrix> w, std::span<const int32_t> ids, std::span<const int32_t> start,
+                              const void* x, size_t ldx, int32_t row0, float* y) {
+    const int64_t rows = w[0].rows;
     const int64_t chunks = int64_t(pool.size()) * 8;
-    const int64_t total = rows * static_cast<int64_t>(active.size());
+    const int64_t total = rows * static_cast<int64_t>(ids.size());
     const int64_t grain = std::max<int64_t>(16, ((total + chunks - 1) / chunks + 15) / 16 * 16);
     pool.parallel_for(total, grain, [&](int64_t b, int64_t e, int) {
         while (b < e) {
-            const int32_t expert = active[size_t(b / rows)];
+            const auto i = size_t(b / rows);
             const int64_t r0 = b % rows, r1 = std::min(rows, r0 + (e - b));
-            const int32_t first = start[size_t(expert)], n = start[size_t(expert) + 1] - first;
-            const Matrix w = m.slice(int64_t(expert) * rows, rows);
-            kernels::gemm(w.type, w.k, w.data, w.row_bytes, r0, r1, static_cast<const uint8_t*>(x) + size_t(first) * ldx, ldx, n,
-                          y + size_t(first) * rows, size_t(rows));
+            const int32_t first = start[size_t(ids[i])], n = start[size_t(ids[i]) + 1] - first;
+            kernels::gemm(w[i].type, w[i].k, w[i].data, w[i].row_bytes, r0, r1, static_cast<const uint8_t*>(x) + size_t(first - row0) * ldx, ldx,
+                          n, y + size_t(first) * rows, size_t(rows));
             b += r1 - r0;
         }
     });
 }
 
+// Gate, up, the activation and down of experts `ids` (consecutive in the sort by expert,
+// so their rows are one run) for their rows of ws.moe_in, into ws.moe_out.
+void Model::Impl::run_experts(const LayerWeights& w, std::span<const int32_t> ids, std::span<const int32_t> start) {
+    const int E = hp.n_embd, F = hp.n_ff_exp;
+    const ExpertMatrices m = expert_matrices(w, ids);
+    const int32_t first = start[size_t(ids.front())], rows = start[size_t(ids.back()) + 1] - first;
+    const float* in = ws.moe_in.data() + size_t(first) * E;
+    const auto gate_in = acts.get(in, rows, E, kernels::activation_type(w.gate_exps.type), pool);
+    expert_gemm(m.gate, ids, start, gate_in.first, gate_in.second, first, ws.gate.data());
+    const auto up_in = acts.get(in, rows, E, kernels::activation_type(w.up_exps.type), pool);
+    expert_gemm(m.up, ids, start, up_in.first, up_in.second, first, ws.up.data());
+    const auto act_mul = hp.ffn_act == FfnAct::Silu ? kernels::silu_mul : kernels::gelu_mul;
+    for_rows(pool, rows, F, [&](int32_t i) { act_mul(ws.gate.data() + size_t(first + i) * F, ws.up.data() + size_t(first + i) * F, F); });
+    acts.invalidate();
+    const auto down_in = acts.get(ws.gate.data() + size_t(first) * F, rows, F, kernels::activation_type(w.down_exps.type), pool);
+    expert_gemm(m.down, ids, start, down_in.first, down_in.second, first, ws.moe_out.data());
+    acts.invalidate();
+}
+
 void Model::Impl::moe_block(const LayerWeights& w, const float* in, float* out, int32_t T) {
-    const int E = hp.n_embd, X = hp.n_expert, K = hp.n_expert_used, F = hp.n_ff_exp;
+    const int E = hp.n_embd, X = hp.n_expert, K = hp.n_expert_used;
     acts.invalidate();
     route(w.router, in, T);
     // The (token, weight) pairs of each expert, experts in order (a counting sort), and the
@@ -83,16 +128,10 @@ void Model::Impl::moe_block(const LayerWeights& w, const float* in, float* out, 
         if (start[size_t(e) + 1] > start[size_t(e)]) active.push_back(e);
     const int32_t rows = T * K;
     for (int32_t i = 0; i < rows; ++i) std::memcpy(ws.moe_in.data() + size_t(i) * E, in + size_t(token[i]) * E, E * sizeof(float));
-    // gate and up of every chosen expert, the activation, then down.
-    const auto gate_in = acts.get(ws.moe_in.data(), rows, E, kernels::activation_type(w.gate_exps.type), pool);
-    expert_gemm(w.gate_exps, F, active, start, gate_in.first, gate_in.second, ws.gate.data());
-    const auto up_in = acts.get(ws.moe_in.data(), rows, E, kernels::activation_type(w.up_exps.type), pool);
-    expert_gemm(w.up_exps, F, active, start, up_in.first, up_in.second, ws.up.data());
-    const auto act_mul = hp.ffn_act == FfnAct::Silu ? kernels::silu_mul : kernels::gelu_mul;
-    for_rows(pool, rows, F, [&](int32_t i) { act_mul(ws.gate.data() + size_t(i) * F, ws.up.data() + size_t(i) * F, F); });
-    acts.invalidate();
-    const auto down_in = acts.get(ws.gate.data(), rows, F, kernels::activation_type(w.down_exps.type), pool);
-    expert_gemm(w.down_exps, E, active, start, down_in.first, down_in.second, ws.moe_out.data());
+    // All chosen experts at once, or, read on demand, as many as the expert cache holds.
+    const size_t group = weights->experts_on_demand() ? size_t(weights->max_experts()) : active.size();
+    for (size_t g = 0; g < active.size(); g += group)
+        run_experts(w, std::span<const int32_t>(active).subspan(g, std::min(group, active.size() - g)), start);
     // out[t] = sum of its experts' outputs, weighted (out may be in: in is no longer read).
     std::fill(out, out + size_t(T) * E, 0.0f);
     for (int32_t i = 0; i < rows; ++i) {
@@ -100,7 +139,6 @@ void Model::Impl::moe_block(const LayerWeights& w, const float* in, float* out, 
         const float* src = ws.moe_out.data() + size_t(i) * E;
         for (int c = 0; c < E; ++c) dst[c] += weight[i] * src[c];
     }
-    acts.invalidate();
 }
 
 }  // namespace strata::model

@@ -90,6 +90,7 @@ std::string Plan::summary() const {
     std::ostringstream o;
     o << mode_name(mode) << ": budget " << gib(budget) << ", weights in memory " << gib(resident_bytes);
     if (mode == Mode::Streamed) o << ", streamed " << gib(streamed_bytes) << " per pass through " << ring_slots << " buffers of " << gib(slot_bytes);
+    if (experts_on_demand) o << ", experts read on demand into a cache of " << expert_slots << " x " << gib(expert_slot_bytes);
     o << ", KV " << gib(reserve.kv);
     if (!fits) o << " (does not fit the budget)";
     return o.str();
@@ -101,6 +102,7 @@ std::string Plan::describe(double read_bytes_per_s) const {
       << "  budget                " << gib(budget) << "\n"
       << "  weights in memory     " << gib(resident_bytes) << "\n"
       << "  streaming ring        " << gib(ring_bytes) << " (" << ring_slots << " x " << gib(slot_bytes) << ")\n"
+      << (experts_on_demand ? "  expert cache          " + gib(expert_cache_bytes()) + " (" + std::to_string(expert_slots) + " x " + gib(expert_slot_bytes) + ")\n" : "")
       << "  KV caches             " << gib(reserve.kv) << "\n"
       << "  working memory        " << gib(reserve.working) << "\n"
       << "  process overhead      " << gib(reserve.overhead) << "\n"
@@ -115,6 +117,7 @@ std::string Plan::describe(double read_bytes_per_s) const {
         o << "  layers in memory      " << (kept.empty() ? "none" : kept) << "\n"
           << "  layers streamed       " << (streamed.empty() ? "none" : streamed) << "\n"
           << "  read per pass         " << gib(streamed_bytes) << "\n";
+        if (experts_on_demand) o << "  experts per token     up to " << gib(expert_bytes_per_token) << " read (an empty cache)\n";
         if (read_bytes_per_s > 0) {
             char buf[128];
             std::snprintf(buf, sizeof buf, "  bound                 %.3f passes/s at %.0f MB/s (each pass: one token of every session in the batch)\n",
@@ -125,15 +128,35 @@ std::string Plan::describe(double read_bytes_per_s) const {
     return o.str();
 }
 
+namespace {
+
+// Expert slots a streamed mixture-of-experts plan needs at least: two tokens' worth of one layer.
+int min_expert_slots(const Layout& layout) { return layout.has_experts() ? 2 * layout.n_expert_used : 0; }
+
+// The memory left after the layers' plan becomes the expert cache (never more slots than
+// there are experts).
+void plan_expert_cache(const Layout& layout, uint32_t alignment, uint64_t avail, Plan& p) {
+    p.experts_on_demand = true;
+    p.expert_slot_bytes = expert_slot_bytes(layout, alignment);
+    const uint64_t used = p.resident_bytes + p.ring_bytes;
+    const uint64_t left = avail > used ? avail - used : 0;
+    uint64_t experts = 0;
+    for (const auto& e : layout.expert_tensors) experts += e.empty() ? 0 : uint64_t(layout.n_expert);
+    p.expert_slots = static_cast<int>(std::min(std::max<uint64_t>(left / p.expert_slot_bytes, uint64_t(min_expert_slots(layout))), experts));
+    for (const auto& e : layout.expert_tensors)
+        if (!e.empty()) p.expert_bytes_per_token += uint64_t(layout.n_expert_used) * p.expert_slot_bytes;
+    if (p.total() > p.budget) p.fits = false;
+}
+
+}  // namespace
+
 Plan make_plan(const Layout& layout, const PlanRequest& req) {
     Plan p;
     p.budget = req.budget;
     p.reserve = req.reserve;
     uint64_t all = 0;
-    for (const auto& l : layout.layers) {
-        p.layer_bytes.push_back(layer_ranges(l, req.io_alignment).bytes);
+    for (const auto& l : layout.layers)
         for (const auto* t : l) all += t->nbytes;
-    }
     if (layout.embeddings) all += layout.embeddings->nbytes;
     for (const auto* t : layout.globals) all += t->nbytes;
     const uint64_t reserved = req.reserve.kv + req.reserve.working + req.reserve.overhead;
@@ -146,12 +169,15 @@ Plan make_plan(const Layout& layout, const PlanRequest& req) {
         return p;
     }
     p.mode = Mode::Streamed;
+    for (size_t l = 0; l < layout.layers.size(); ++l) p.layer_bytes.push_back(pass_ranges(layout, l, layout.has_experts(), req.io_alignment).bytes);
     uint64_t globals = 0;
     for (const auto* t : layout.globals) globals += t->nbytes;
     const uint64_t avail = req.budget > reserved + globals ? req.budget - reserved - globals : 0;
+    const uint64_t min_cache = uint64_t(min_expert_slots(layout)) * expert_slot_bytes(layout, req.io_alignment);
+    const uint64_t layers_avail = avail > min_cache ? avail - min_cache : 0;
     std::optional<Candidate> best;
     for (bool head : {true, false})
-        if (auto c = candidate(p.layer_bytes, avail, head); c && (!best || c->streamed_bytes < best->streamed_bytes)) best = std::move(c);
+        if (auto c = candidate(p.layer_bytes, layers_avail, head); c && (!best || c->streamed_bytes < best->streamed_bytes)) best = std::move(c);
     if (!best) {  // nothing fits: stream everything through the smallest possible ring
         best = Candidate{};
         best->resident.assign(p.layer_bytes.size(), false);
@@ -165,6 +191,7 @@ Plan make_plan(const Layout& layout, const PlanRequest& req) {
     p.ring_slots = best->slots;
     p.slot_bytes = best->slots ? best->slot : 0;
     p.ring_bytes = uint64_t(p.ring_slots) * p.slot_bytes;
+    if (layout.has_experts()) plan_expert_cache(layout, req.io_alignment, avail + globals, p);
     return p;
 }
 

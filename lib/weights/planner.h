@@ -46,8 +46,17 @@ struct Plan {
     int ring_slots = 0;                      // layer buffers in the ring (0 when resident)
     uint64_t slot_bytes = 0;                 // size of one ring buffer
     bool fits = true;                        // false: even streaming everything exceeds the budget
+    // Mixture of experts, streamed: expert slices are read on demand (never by the ring)
+    // into a cache of expert_slots buffers of expert_slot_bytes, one expert of one layer each.
+    bool experts_on_demand = false;
+    int expert_slots = 0;
+    uint64_t expert_slot_bytes = 0;
+    uint64_t expert_bytes_per_token = 0;     // read per token with an empty cache (n_expert_used per layer)
 
-    uint64_t total() const { return resident_bytes + ring_bytes + reserve.kv + reserve.working + reserve.overhead; }
+    uint64_t expert_cache_bytes() const { return uint64_t(expert_slots) * expert_slot_bytes; }
+    uint64_t total() const {
+        return resident_bytes + ring_bytes + expert_cache_bytes() + reserve.kv + reserve.working + reserve.overhead;
+    }
     // Forward passes per second the disk allows at `read_bytes_per_s` (0 when nothing is streamed).
     double pass_bound(double read_bytes_per_s) const;
     // One line for logs and STATUS=.
@@ -59,7 +68,10 @@ struct Plan {
 // Plans `layout` (the head — final norm and output matrix — is its last layer) within the
 // request. Resident when everything fits (or when asked); otherwise streamed, keeping as
 // many layers as fit after reserving a ring of at least two slots of the largest streamed
-// layer. Never throws: a plan that cannot fit says so in `fits` (the caller decides).
+// layer. A streamed mixture-of-experts model plans its layers without their expert
+// tensors (after reserving the smallest expert cache: 2 x n_expert_used experts), and the
+// memory left over becomes the expert cache. Never throws: a plan that cannot fit says so
+// in `fits` (the caller decides).
 Plan make_plan(const Layout& layout, const PlanRequest& request);
 
 }  // namespace strata::weights

@@ -19,11 +19,13 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <optional>
 #include <stdexcept>
 #include <system_error>
 #include <utility>
 
 #include "weights/buffer.h"
+#include "weights/experts.h"
 #include "weights/reader.h"
 
 namespace strata::weights {
@@ -36,13 +38,14 @@ public:
     Streamed(std::shared_ptr<const gguf::File> file, Layout layout, const Plan& plan, const StreamOptions& opt)
         : file_(std::move(file)), layout_(std::move(layout)), reader_(file_->path(), file_->file_size(), opt) {
         const uint32_t align = 4096;
-        for (size_t l = 0; l < layout_.layers.size(); ++l) ranges_.push_back(layer_ranges(layout_.layers[l], align));
+        for (size_t l = 0; l < layout_.layers.size(); ++l) ranges_.push_back(pass_ranges(layout_, l, plan.experts_on_demand, align));
         copy_globals();
         ptrs_.resize(layout_.layers.size());
         for (size_t l = 0; l < layout_.layers.size(); ++l)
             if (plan.resident[l]) keep_resident(static_cast<int>(l), opt.lock);
             else streamed_.push_back(static_cast<int>(l));
         if (streamed_.empty() && layout_.embeddings) copy_embeddings(opt.lock);
+        if (plan.experts_on_demand) experts_.emplace(layout_, reader_, plan.expert_slots, plan.expert_slot_bytes, align);
         reader_.arm_faults();
         if (!streamed_.empty()) {
             const int slots = std::max(2, plan.ring_slots);
@@ -90,6 +93,7 @@ public:
 
     void begin_pass() override {
         ++passes_;
+        if (experts_) check_unchanged();  // experts are read in any pass, even with every layer in memory
         const uint64_t m = streamed_.size();
         if (m == 0 || (next_use_ % m == 0 && !failed_)) return;
         // The last pass stopped half way (or a read failed): wait for the reads in flight
@@ -113,11 +117,8 @@ public:
             failed_ = true;
             throw std::runtime_error("streaming layer " + layer_name(layer) + ": " + error);
         }
-        uint8_t* buf = ring_[q % ring_.size()].data();
-        auto& p = ptrs_[layer];
-        p.clear();
-        for (size_t i = 0; i < layout_.layers[layer].size(); ++i) p.push_back(buf + ranges_[layer].tensor_offset[i]);
-        return p;
+        set_pointers(layer, ring_[q % ring_.size()].data());
+        return ptrs_[layer];
     }
 
     void release(int layer) override {
@@ -126,9 +127,27 @@ public:
         fill(next_read_++);
     }
 
+    bool experts_on_demand() const override { return experts_.has_value(); }
+    int max_experts() const override { return experts_ ? experts_->slots() : 0; }
+
+    std::span<const uint8_t* const> experts(int layer, std::span<const int32_t> ids) override {
+        const auto t0 = Clock::now();
+        const auto result = experts_->get(layer, ids);
+        stall_s_ += std::chrono::duration<double>(Clock::now() - t0).count();
+        return result;
+    }
+
     Stats stats() const override {
         const auto c = reader_.counters();
-        return {.mode = streamed_.empty() ? "resident" : "streamed", .passes = passes_, .bytes_read = c.bytes, .read_busy_s = c.busy_s, .stall_s = stall_s_, .retries = c.retries};
+        Stats s{.mode = streamed_.empty() && !experts_ ? "resident" : "streamed", .passes = passes_, .bytes_read = c.bytes, .read_busy_s = c.busy_s,
+                .stall_s = stall_s_, .retries = c.retries};
+        if (experts_) {
+            s.expert_hits = experts_->hits();
+            s.expert_misses = experts_->misses();
+            s.expert_bytes_read = experts_->bytes_read();
+            s.expert_cache_bytes = experts_->bytes();
+        }
+        return s;
     }
 
 private:
@@ -136,6 +155,15 @@ private:
 
     std::string layer_name(int layer) const {
         return layer + 1 == static_cast<int>(layout_.layers.size()) ? "head (output)" : std::to_string(layer);
+    }
+
+    // Layer l's tensor pointers into `buf`, which holds its pass ranges (null: an expert
+    // tensor read on demand).
+    void set_pointers(int l, const uint8_t* buf) {
+        auto& p = ptrs_[l];
+        p.clear();
+        const LayerRanges& r = ranges_[l];
+        for (size_t i = 0; i < layout_.layers[l].size(); ++i) p.push_back(r.tensor_range[i] == LayerRanges::kNone ? nullptr : buf + r.tensor_offset[i]);
     }
 
     // Starts read number q: streamed layer q mod m into ring buffer q mod slots.
@@ -157,7 +185,7 @@ private:
         reader_.read(tag, ranges_[l].ranges, keep.back().data());
         if (std::string error = reader_.wait(tag); !error.empty()) throw std::runtime_error("loading layer " + layer_name(l) + ": " + error);
         if (lock) keep.back().lock(("layer " + layer_name(l)).c_str());
-        for (size_t i = 0; i < layout_.layers[l].size(); ++i) ptrs_[l].push_back(keep.back().data() + ranges_[l].tensor_offset[i]);
+        set_pointers(l, keep.back().data());
     }
 
     // The embedding table, read once like a resident layer.
@@ -199,6 +227,7 @@ private:
     std::vector<std::vector<Buffer>> resident_;           // per layer: its copy, when kept
     std::vector<std::vector<const uint8_t*>> ptrs_;       // per layer: tensor pointers
     std::vector<int> streamed_;                           // the cycle of streamed layers
+    std::optional<ExpertCache> experts_;                  // a mixture of experts read on demand
     std::vector<Buffer> ring_;
     uint64_t next_use_ = 0, next_read_ = 0;
     bool failed_ = false;

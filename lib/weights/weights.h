@@ -23,6 +23,13 @@ struct Layout {
     std::vector<const gguf::TensorInfo*> globals;
     const gguf::TensorInfo* embeddings = nullptr;
     std::vector<std::vector<const gguf::TensorInfo*>> layers;
+    // Mixture of experts: per layer, which entries of layers[l] are merged expert tensors
+    // (3-D, one slice of nbytes / n_expert bytes per expert; empty for a dense layer), and
+    // how many experts a token uses. A streamed plan reads their slices on demand.
+    std::vector<std::vector<int>> expert_tensors;
+    int n_expert = 0;
+    int n_expert_used = 0;
+    bool has_experts() const { return n_expert > 0; }
 };
 
 // What a source has done, for status and benchmarks.
@@ -33,7 +40,14 @@ struct Stats {
     double read_busy_s = 0;          // wall time with at least one read in flight
     double stall_s = 0;              // time the forward pass waited for reads
     uint64_t retries = 0;            // reads retried after an error or a short read
+    // Experts read on demand (a streamed mixture-of-experts plan): requests served from
+    // the expert cache or read, the bytes read for them, and the cache's size.
+    uint64_t expert_hits = 0;
+    uint64_t expert_misses = 0;
+    uint64_t expert_bytes_read = 0;
+    uint64_t expert_cache_bytes = 0;
     double read_bytes_per_s() const { return read_busy_s > 0 ? bytes_read / read_busy_s : 0; }
+    double expert_hit_rate() const { return expert_hits + expert_misses ? double(expert_hits) / double(expert_hits + expert_misses) : 0; }
 };
 
 class WeightSource {
@@ -49,6 +63,16 @@ public:
     // read (a streaming I/O error, after retries).
     virtual std::span<const uint8_t* const> acquire(int layer) = 0;
     virtual void release(int layer) = 0;
+    // Whether expert tensors (Layout::expert_tensors) are read on demand: then acquire()
+    // gives null for them and experts() makes the chosen experts' slices readable.
+    virtual bool experts_on_demand() const { return false; }
+    // The most experts one experts() call can hold.
+    virtual int max_experts() const { return 0; }
+    // Between acquire(layer) and release(layer): expert ids[i]'s slice of expert tensor j
+    // of the layer (Layout::expert_tensors[layer][j]) at result[i * n + j], n the number
+    // of expert tensors; valid until the next experts() or release(). At most
+    // max_experts() distinct ids. Throws std::runtime_error when a read fails.
+    virtual std::span<const uint8_t* const> experts(int layer, std::span<const int32_t> ids);
     // A forward pass starts.
     virtual void begin_pass() {}
     virtual Stats stats() const = 0;

@@ -221,8 +221,13 @@ public:
                       tg_tokens_ ? double(tg_read_) / tg_tokens_ : 0.0, tg_passes_ ? double(tg_weight_read_) / tg_passes_ : 0.0,
                       tg_seconds_ > 0 ? tg_read_busy_s_ / tg_seconds_ : 0.0, tg_tokens_ ? double(tg_majflt_) / tg_tokens_ : 0.0, ws.read_bytes_per_s(), ws.stall_s, load_s_, ru.ru_maxrss, hp.n_vocab,
                       o_.model.c_str());
-        char step[96];
-        std::snprintf(step, sizeof step, ",\"tg_step_ms_median\":%.3f", median(step_ms_));
+        char step[320];
+        std::snprintf(step, sizeof step,
+                      ",\"tg_step_ms_median\":%.3f,\"expert_cache_bytes\":%llu,\"expert_cache_hits\":%llu,\"expert_cache_misses\":%llu,"
+                      "\"expert_cache_hit_rate\":%.4f,\"expert_bytes_read\":%llu",
+                      median(step_ms_), (unsigned long long)ws.expert_cache_bytes, (unsigned long long)ws.expert_hits,
+                      (unsigned long long)ws.expert_misses, ws.expert_hit_rate(),
+                      (unsigned long long)ws.expert_bytes_read);
         return std::string(buf) + step;
     }
 

@@ -4,7 +4,8 @@
 the text is the same as with resident weights, and a disk read error fails the request
 that needed it with an error naming the file and the byte, while the daemon goes on
 serving (the read fault is injected through $STRATA_TEST_READ_FAULTS); a read that hangs
-($STRATA_TEST_READ_STALL_MS) stops the systemd watchdog pings until the engine moves again."""
+($STRATA_TEST_READ_STALL_MS) stops the systemd watchdog pings until the engine moves again.
+A mixture of experts streamed reads the chosen experts into its expert cache."""
 import os
 import socket
 import sys
@@ -13,7 +14,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from daemon_harness import Daemon, temporary_directory  # noqa: E402
+from daemon_harness import SRC, Daemon, temporary_directory  # noqa: E402
 
 GREEDY = {"prompt": "Once upon a time", "max_tokens": 40, "temperature": 0, "stream": False}
 MAX_RETRIES = 3  # weights::StreamOptions::max_retries
@@ -112,6 +113,38 @@ class StreamingTest(unittest.TestCase):
         self.assertLess(gaps[-1], 1.0, gaps)
         self.assertIn("not feeding the systemd watchdog", daemon.log())
         self.assertIn("makes progress again", daemon.log())
+        self.assertEqual(daemon.stop(), 0)
+
+
+MOE_MODEL = os.path.join(SRC, "tests", "data", "archs", "models", "qwen3moe-f16.gguf")
+
+
+class MixtureOfExpertsStreamingTest(unittest.TestCase):
+    """A mixture of experts streamed: only the chosen experts are read, into the expert
+    cache, and status and /metrics show what it did."""
+
+    def test_experts_are_read_on_demand_and_shown(self):
+        resident = Daemon(model=MOE_MODEL).start()
+        expected = generate(resident)["result"]["text"]
+        self.assertEqual(resident.status()["expert_cache_bytes"], 0)
+        resident.stop()
+        daemon = Daemon("[memory]\nmode = streamed\n", model=MOE_MODEL).start()
+        self.assertIn("experts read on demand", daemon.status()["memory_plan"])
+        self.assertEqual(generate(daemon)["result"]["text"], expected)
+        self.assertEqual(generate(daemon)["result"]["text"], expected)
+        status = daemon.status()
+        self.assertGreater(status["expert_cache_bytes"], 0)
+        self.assertGreater(status["expert_cache_misses"], 0)
+        self.assertGreater(status["expert_cache_hits"], status["expert_cache_misses"])  # the second request finds them
+        self.assertAlmostEqual(status["expert_cache_hit_rate"],
+                               status["expert_cache_hits"] / (status["expert_cache_hits"] + status["expert_cache_misses"]))
+        self.assertGreater(status["expert_bytes_read"], 0)
+        self.assertGreaterEqual(status["weights_bytes_read"], status["expert_bytes_read"])
+        self.assertGreater(status["weights_bytes_read_per_token"], 0)
+        _, _, metrics = daemon.curl("http://localhost/metrics")
+        for name in ("strata_expert_cache_bytes", "strata_expert_cache_hits_total", "strata_expert_cache_misses_total",
+                     "strata_expert_read_bytes_total"):
+            self.assertIn("\n" + name + " ", metrics.decode())
         self.assertEqual(daemon.stop(), 0)
 
 

@@ -1,6 +1,7 @@
 // tests/unit/weights_test.cpp — the weights layer: budget settings and cgroup limits (on
 // a fake /sys tree), aligned read ranges, the planner's decisions, and the streamed source:
-// logits bit-identical to resident on every golden model over many passes, read errors
+// logits bit-identical to resident on every golden model over many passes, experts of a
+// mixture read on demand into the expert cache, read errors
 // and short reads retried or reported (and recovered from), a truncated model file; the
 // resident plan's copies, which outlive a truncated file.
 #include <cstring>
@@ -172,6 +173,49 @@ BOOST_AUTO_TEST_CASE(planner_decisions) {
     BOOST_CHECK_THROW(mode_from_name("sometimes"), std::invalid_argument);
 }
 
+// A streamed mixture of experts: layers are planned without their expert tensors, and the
+// memory left becomes the expert cache.
+BOOST_AUTO_TEST_CASE(planner_gives_experts_a_cache) {
+    // 4 layers, each a 10 MiB dense tensor and three expert tensors of 8 experts x 1 MiB.
+    std::vector<gguf::TensorInfo> tensors;
+    tensors.reserve(4 * 4 + 1);
+    uint64_t at = 4096;
+    Layout layout;
+    layout.n_expert = 8;
+    layout.n_expert_used = 2;
+    for (int l = 0; l < 4; ++l) {
+        std::vector<const gguf::TensorInfo*> layer;
+        for (uint64_t bytes : {10 * MiB, 8 * MiB, 8 * MiB, 8 * MiB}) {
+            tensors.push_back(tensor(at, bytes));
+            at += bytes;
+            layer.push_back(&tensors.back());
+        }
+        layout.layers.push_back(layer);
+        layout.expert_tensors.push_back({1, 2, 3});
+    }
+    tensors.push_back(tensor(at, 5 * MiB));
+    layout.layers.push_back({&tensors.back()});
+    layout.expert_tensors.emplace_back();
+    BOOST_TEST(expert_slot_bytes(layout, 4096) == 3 * (MiB + 4096));
+    // 100 MiB: the dense layers (45 MiB) stay, the rest holds 18 of the 32 experts.
+    Plan p = make_plan(layout, {.budget = 100 * MiB});
+    BOOST_TEST((p.mode == Mode::Streamed));
+    BOOST_TEST(p.experts_on_demand);
+    BOOST_TEST(p.fits);
+    BOOST_TEST(p.streamed_bytes == 0u);
+    BOOST_TEST(p.resident_bytes == 45 * MiB);
+    BOOST_TEST(p.expert_slots == int((55 * MiB) / (3 * (MiB + 4096))));
+    BOOST_TEST(p.expert_bytes_per_token == 4 * 2 * 3 * (MiB + 4096));
+    BOOST_TEST(p.total() <= 100 * MiB);
+    BOOST_TEST(p.describe(0).find("expert cache") != std::string::npos);
+    // Plenty of memory but streamed by request: never more slots than experts.
+    BOOST_TEST(make_plan(layout, {.budget = 1000 * MiB, .mode = Mode::Streamed}).expert_slots == 32);
+    // Too little for the smallest cache: says so.
+    BOOST_TEST(!make_plan(layout, {.budget = 20 * MiB}).fits);
+    // Resident when all fits: experts are in memory.
+    BOOST_TEST(!make_plan(layout, {.budget = 1000 * MiB}).experts_on_demand);
+}
+
 BOOST_AUTO_TEST_CASE(streamed_logits_are_bit_identical_to_resident) {
     auto cases = test::golden_cases();
     for (auto& c : test::arch_cases()) cases.push_back(std::move(c));
@@ -189,6 +233,41 @@ BOOST_AUTO_TEST_CASE(streamed_logits_are_bit_identical_to_resident) {
     auto resident = load(path);
     const auto toks = long_tokens();
     BOOST_TEST(test::logits_in_chunks(*partly, toks, 7) == test::logits_in_chunks(*resident, toks, 7));
+}
+
+// Mixture of experts, streamed: only the chosen experts are read, into the expert cache;
+// the logits stay bit-identical (above) with a cache smaller than one prefill's experts
+// (the forward pass takes them in groups) and with one that holds them all.
+BOOST_AUTO_TEST_CASE(experts_are_read_on_demand_and_cached) {
+    int moe_cases = 0;
+    for (const auto& c : test::arch_cases()) {
+        if (c.tokens.size() < 64) continue;
+        auto resident = load(c.model);
+        const auto& hp = resident->hparams();
+        if (hp.n_expert == 0) continue;
+        ++moe_cases;
+        const auto expected = test::logits_in_chunks(*resident, c.tokens, 1);
+        const uint64_t all_experts = uint64_t(hp.n_layer) * hp.n_expert;
+        // The smallest cache (2 x n_expert_used slots), decode token by token: a token's
+        // experts are read or found, never the whole layer's.
+        auto small = load(c.model, streaming());
+        BOOST_TEST(test::logits_in_chunks(*small, c.tokens, 1) == expected, c.name);
+        Stats s = small->weight_stats();
+        const uint64_t requests = uint64_t(hp.n_layer) * hp.n_expert_used * c.tokens.size();
+        BOOST_TEST(s.expert_hits + s.expert_misses == requests, c.name);
+        BOOST_TEST(s.expert_misses > 0u);
+        BOOST_TEST(s.expert_hits > 0u, c.name);  // a token reusing one of the last ones
+        BOOST_TEST(s.expert_cache_bytes > 0u);
+        BOOST_TEST(s.expert_bytes_read > 0u);
+        // A cache as large as every expert: each is read once, then always found.
+        auto large = load(c.model, streaming({}, 64 << 20));
+        BOOST_TEST(test::logits_in_chunks(*large, c.tokens, 1) == expected, c.name);
+        s = large->weight_stats();
+        BOOST_TEST(s.expert_misses <= all_experts, c.name);
+        BOOST_TEST(test::logits_in_chunks(*large, c.tokens, 1) == expected, c.name);
+        BOOST_TEST(large->weight_stats().expert_misses == s.expert_misses, c.name);
+    }
+    BOOST_TEST(moe_cases >= 3);
 }
 
 BOOST_AUTO_TEST_CASE(read_errors_are_retried_then_reported_and_recovered_from) {

@@ -1,0 +1,84 @@
+// weights/experts.cpp — the expert cache: hits served from memory, misses read together.
+#include "weights/experts.h"
+
+#include <stdexcept>
+#include <string>
+
+#include "weights/ranges.h"
+
+namespace strata::weights {
+namespace {
+
+// Tags of expert reads: above the ring's read numbers and below the resident loads' tags.
+constexpr uint64_t kExpertTags = uint64_t(1) << 62;
+
+}  // namespace
+
+ExpertCache::ExpertCache(const Layout& layout, AsyncReader& reader, int slots, uint64_t slot_bytes, uint32_t alignment)
+    : layout_(layout), reader_(reader), alignment_(alignment), slot_bytes_(slot_bytes),
+      buffer_(uint64_t(slots) * slot_bytes), slots_(static_cast<size_t>(slots)) {}
+
+int ExpertCache::claim(uint64_t call) {
+    int best = -1;
+    for (size_t i = 0; i < slots_.size(); ++i)
+        if (slots_[i].used != call && (best < 0 || slots_[i].used < slots_[size_t(best)].used)) best = static_cast<int>(i);
+    if (best < 0) throw std::logic_error("expert cache: more experts in one call than slots");
+    if (slots_[size_t(best)].key >= 0) where_.erase(slots_[size_t(best)].key);
+    return best;
+}
+
+std::span<const uint8_t* const> ExpertCache::get(int layer, std::span<const int32_t> ids) {
+    const uint64_t call = ++calls_;
+    const size_t n = layout_.expert_tensors[size_t(layer)].size();
+    result_.assign(ids.size() * n, nullptr);
+    std::vector<std::pair<size_t, int>> reads;  // (index in ids, slot)
+    for (size_t i = 0; i < ids.size(); ++i) {
+        const int64_t key = int64_t(layer) * layout_.n_expert + ids[i];
+        auto it = where_.find(key);
+        int slot;
+        if (it != where_.end()) {
+            slot = it->second;
+            if (slots_[size_t(slot)].used != call) ++hits_;
+        } else {
+            slot = claim(call);
+            where_[key] = slot;
+            slots_[size_t(slot)].key = key;
+            reads.emplace_back(i, slot);
+            ++misses_;
+        }
+        slots_[size_t(slot)].used = call;
+        const ExpertRanges r = expert_ranges(layout_, size_t(layer), ids[i], alignment_);
+        uint8_t* base = buffer_.data() + uint64_t(slot) * slot_bytes_;
+        for (size_t j = 0; j < n; ++j) result_[i * n + j] = base + r.offset[j];
+    }
+    for (const auto& [i, slot] : reads) {
+        const ExpertRanges r = expert_ranges(layout_, size_t(layer), ids[i], alignment_);
+        reader_.read(kExpertTags + uint64_t(slot), r.ranges, buffer_.data() + uint64_t(slot) * slot_bytes_);
+        bytes_read_ += r.bytes;
+    }
+    std::string error;
+    int failed = -1;
+    for (const auto& [i, slot] : reads)
+        if (std::string e = reader_.wait(kExpertTags + uint64_t(slot)); !e.empty() && error.empty()) {
+            error = e;
+            failed = ids[i];
+        }
+    if (!error.empty()) {
+        for (const auto& [i, slot] : reads) {  // none of this call's reads is trusted
+            where_.erase(slots_[size_t(slot)].key);
+            slots_[size_t(slot)] = {};
+        }
+        throw std::runtime_error("streaming expert " + std::to_string(failed) + " of layer " + std::to_string(layer) + ": " + error);
+    }
+    return result_;
+}
+
+}  // namespace strata::weights
+
+namespace strata::weights {
+
+std::span<const uint8_t* const> WeightSource::experts(int, std::span<const int32_t>) {
+    throw std::logic_error("this weight source holds every expert in memory (experts_on_demand() is false)");
+}
+
+}  // namespace strata::weights
