@@ -14,14 +14,29 @@ constexpr uint64_t kExpertTags = uint64_t(1) << 62;
 
 }  // namespace
 
-ExpertCache::ExpertCache(const Layout& layout, AsyncReader& reader, int slots, uint64_t slot_bytes, uint32_t alignment)
+ExpertCache::ExpertCache(const Layout& layout, AsyncReader& reader, int slots, uint64_t slot_bytes, uint32_t alignment, ExpertPolicy policy)
     : layout_(layout), reader_(reader), alignment_(alignment), slot_bytes_(slot_bytes),
-      buffer_(uint64_t(slots) * slot_bytes), slots_(static_cast<size_t>(slots)) {}
+      buffer_(uint64_t(slots) * slot_bytes), slots_(static_cast<size_t>(slots)) {
+    if (policy == ExpertPolicy::Lfu) uses_.assign(layout.expert_tensors.size() * size_t(layout.n_expert), 0);
+}
+
+void ExpertCache::count(int64_t key) {
+    if (uses_.empty()) return;
+    ++uses_[size_t(key)];
+    if (++requests_ % uses_.size() == 0)
+        for (auto& u : uses_) u /= 2;
+}
+
+bool ExpertCache::older(const Slot& a, const Slot& b) const {
+    if (a.key < 0 || b.key < 0) return a.key < b.key;  // an empty slot first
+    if (!uses_.empty() && uses_[size_t(a.key)] != uses_[size_t(b.key)]) return uses_[size_t(a.key)] < uses_[size_t(b.key)];
+    return a.used < b.used;
+}
 
 int ExpertCache::claim(uint64_t call) {
     int best = -1;
     for (size_t i = 0; i < slots_.size(); ++i)
-        if (slots_[i].used != call && (best < 0 || slots_[i].used < slots_[size_t(best)].used)) best = static_cast<int>(i);
+        if (slots_[i].used != call && (best < 0 || older(slots_[i], slots_[size_t(best)]))) best = static_cast<int>(i);
     if (best < 0) throw std::logic_error("expert cache: more experts in one call than slots");
     if (slots_[size_t(best)].key >= 0) where_.erase(slots_[size_t(best)].key);
     return best;
@@ -34,6 +49,7 @@ std::span<const uint8_t* const> ExpertCache::get(int layer, std::span<const int3
     std::vector<std::pair<size_t, int>> reads;  // (index in ids, slot)
     for (size_t i = 0; i < ids.size(); ++i) {
         const int64_t key = int64_t(layer) * layout_.n_expert + ids[i];
+        count(key);
         auto it = where_.find(key);
         int slot;
         if (it != where_.end()) {

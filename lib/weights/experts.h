@@ -1,7 +1,8 @@
 // weights/experts.h — internal: the expert cache of a streamed mixture-of-experts plan.
 // Owns: one buffer of fixed slots, each holding one expert's slices of one layer's expert
-// tensors (gate, up, down); which (layer, expert) each slot holds; least-recently-used
-// replacement (slots needed by the current call are never replaced); reading the misses
+// tensors (gate, up, down); which (layer, expert) each slot holds; replacement of the
+// least recently or least frequently used (slots needed by the current call are never
+// replaced); reading the misses
 // of a call with io_uring, all at once; hit, miss and byte counts.
 // Must not touch: the layer ring (streamed.cpp), the plan's decisions (planner.h).
 #pragma once
@@ -19,7 +20,7 @@ namespace strata::weights {
 
 class ExpertCache {
 public:
-    ExpertCache(const Layout& layout, AsyncReader& reader, int slots, uint64_t slot_bytes, uint32_t alignment);
+    ExpertCache(const Layout& layout, AsyncReader& reader, int slots, uint64_t slot_bytes, uint32_t alignment, ExpertPolicy policy);
 
     int slots() const { return static_cast<int>(slots_.size()); }
     // Pointers to expert ids[i]'s slice j at [i * n + j] (WeightSource::experts); throws
@@ -36,11 +37,15 @@ private:
         int64_t key = -1;    // layer * n_expert + expert, -1 empty
         uint64_t used = 0;   // the call that last used it
     };
-    int claim(uint64_t call);  // the least recently used slot not used by `call`
+    int claim(uint64_t call);  // the slot to replace: by the policy, among those `call` does not use
+    bool older(const Slot& a, const Slot& b) const;  // a goes before b
+    void count(int64_t key);
 
     const Layout& layout_;
     AsyncReader& reader_;
     uint32_t alignment_;
+    std::vector<uint32_t> uses_;  // Lfu: per layer * n_expert + expert, halved every uses_.size() requests
+    uint64_t requests_ = 0;
     uint64_t slot_bytes_;
     Buffer buffer_;
     std::vector<Slot> slots_;

@@ -45,7 +45,7 @@ public:
             if (plan.resident[l]) keep_resident(static_cast<int>(l), opt.lock);
             else streamed_.push_back(static_cast<int>(l));
         if (streamed_.empty() && layout_.embeddings) copy_embeddings(opt.lock);
-        if (plan.experts_on_demand) experts_.emplace(layout_, reader_, plan.expert_slots, plan.expert_slot_bytes, align);
+        if (plan.experts_on_demand) experts_.emplace(layout_, reader_, plan.expert_slots, plan.expert_slot_bytes, align, opt.expert_policy);
         reader_.arm_faults();
         if (!streamed_.empty()) {
             const int slots = std::max(2, plan.ring_slots);

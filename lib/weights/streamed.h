@@ -19,12 +19,17 @@
 
 namespace strata::weights {
 
+// Which expert the expert cache replaces: the least recently used, or the least
+// frequently used (counts of every layer's experts, halved as they age; ties by recency).
+enum class ExpertPolicy { Lru, Lfu };
+
 struct StreamOptions {
     bool direct = true;                // try O_DIRECT (falls back to buffered reads)
     uint64_t chunk_bytes = 4ull << 20; // one read request
     unsigned queue_depth = 128;        // io_uring entries (read requests in flight)
     int max_retries = 3;               // per request, after an error or an unexpected short read
     bool lock = false;                 // mlock the copies of resident layers
+    ExpertPolicy expert_policy = ExpertPolicy::Lru;
     // Test hook (stratad sets it from $STRATA_TEST_READ_FAULTS / _STALL_MS): once the
     // resident layers are loaded, the next `fault_count` completed reads are turned into an
     // error (fault_short = false: EIO) or a short read, or (fault_stall_ms > 0) take that

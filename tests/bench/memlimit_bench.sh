@@ -15,6 +15,8 @@
 # during which the streamer had reads in flight: near 100% means the disk, not the compute
 # or the pipeline, sets the pace (on a virtual disk the read speed drifts, so the run's
 # own reads can beat the cold read measured first, and "% of bound" can exceed 100%).
+# For a mixture of experts streamed, "expert hits" is the expert cache's hit rate over
+# the run (prompt and generation) and read/token counts the experts read on demand.
 # Needs root (cgroups, drop_caches); says so and
 # exits 0 when cgroups are unavailable.
 set -u -o pipefail
@@ -118,8 +120,8 @@ limit, read_bps = int(sys.argv[1]), float(sys.argv[2])
 rows = [json.loads(l) for l in sys.stdin if l.strip()]
 peer = next((r["result"] for r in rows if r["run"] == "llama.cpp" and r["result"]), None)
 one = next((r["result"] for r in rows if r["run"] == "strata-s1" and r["result"]), None)
-print("\n%-12s %5s %9s %10s %10s %14s %12s %10s %10s" % ("run", "ooms", "peak GiB", "pp tok/s", "tg tok/s", "read/token GB", "% of bound",
-      "disk busy", "vs llama"))
+print("\n%-12s %5s %9s %10s %10s %14s %12s %10s %10s %11s" % ("run", "ooms", "peak GiB", "pp tok/s", "tg tok/s", "read/token GB", "% of bound",
+      "disk busy", "vs llama", "expert hits"))
 for r in rows:
     res = r["result"] or {}
     tg, pp = res.get("tg_tps", 0), res.get("pp_tps", 0)
@@ -129,8 +131,9 @@ for r in rows:
     pct = "%.0f%%" % (100 * tg / sessions / bound) if bound else "-"
     vs = "%.2fx" % (tg / peer["tg_tps"]) if peer and peer.get("tg_tps") and r["run"] != "llama.cpp" else "-"
     busy = "%.0f%%" % (100 * res["tg_read_busy_fraction"]) if per_pass and "tg_read_busy_fraction" in res else "-"
-    print("%-12s %5d %9.2f %10.2f %10.3f %14.2f %12s %10s %10s" % (r["run"], r["oom_kills"], r["peak_bytes"] / 2**30, pp, tg,
-          res.get("tg_read_bytes_per_token", 0) / 1e9, pct, busy, vs))
+    hits = "%.1f%%" % (100 * res["expert_cache_hit_rate"]) if res.get("expert_cache_bytes") else "-"
+    print("%-12s %5d %9.2f %10.2f %10.3f %14.2f %12s %10s %10s %11s" % (r["run"], r["oom_kills"], r["peak_bytes"] / 2**30, pp, tg,
+          res.get("tg_read_bytes_per_token", 0) / 1e9, pct, busy, vs, hits))
 if one:
     per_pass = one.get("streamed_bytes_per_pass", 0)
     print("\nstrata plan: %s, %.2f GiB streamed per pass, budget %.2f GiB (%s)" % (one["mode"], per_pass / 2**30, one["budget_bytes"] / 2**30, one["budget_source"]))

@@ -11,6 +11,7 @@
 // usage: strata-bench MODEL [--threads N] [--pp 512] [--tg 128] [--reps 3] [--tg-prompt 16]
 //                           [--sessions N] [--budget SIZE] [--mode auto|resident|streamed]
 //                           [--peer auto|off] [--seed S] [--fresh-copy] [--kv-type f16|q8_0]
+//                           [--expert-policy lru|lfu]
 //        strata-bench MODEL --read-speed
 // --fresh-copy benchmarks (both engines) a copy of MODEL written just before, beside it,
 // as an admin's copy or download is right before the daemon starts; the copy is removed.      (the file's sequential read speed, O_DIRECT)
@@ -50,13 +51,14 @@ struct Options {
     bool fresh_copy = false;
     uint64_t seed = 42;
     kv::KvType kv_type = kv::KvType::F16;
+    weights::ExpertPolicy expert_policy = weights::ExpertPolicy::Lru;
 };
 
 [[noreturn]] void usage(const std::string& why) {
     std::fprintf(stderr,
                  "strata-bench: %s\nusage: strata-bench MODEL [--threads N] [--pp 512] [--tg 128] [--reps 3] [--tg-prompt 16] [--sessions N]\n"
                  "                    [--budget SIZE] [--mode auto|resident|streamed] [--peer auto|off] [--seed S]\n"
-                 "                    [--fresh-copy] [--kv-type f16|q8_0]\n"
+                 "                    [--fresh-copy] [--kv-type f16|q8_0] [--expert-policy lru|lfu]\n"
                  "       strata-bench MODEL --read-speed\n",
                  why.c_str());
     std::exit(2);
@@ -97,6 +99,11 @@ Options parse(int argc, char** argv) {
             const auto type = kv::kv_type_from_name(value());
             if (!type) usage("--kv-type must be f16 or q8_0");
             o.kv_type = *type;
+        }
+        else if (a == "--expert-policy") {
+            const std::string v = value();
+            if (v != "lru" && v != "lfu") usage("--expert-policy must be lru or lfu");
+            o.expert_policy = v == "lru" ? weights::ExpertPolicy::Lru : weights::ExpertPolicy::Lfu;
         }
         else if (a == "--peer") {
             const std::string v = value();
@@ -155,6 +162,7 @@ public:
         config_.memory.budget = o.budget;
         config_.memory.mode = o.mode;
         config_.memory.kv_type = o.kv_type;
+        config_.memory.stream.expert_policy = o.expert_policy;
         config_.context = std::max(o.pp, o.tg_prompt + o.tg) + 1;
         config_.batch_tokens = std::max({o.pp, o.tg_prompt, o.sessions, 1});
         const int threads = o.threads > 0 ? o.threads : model::physical_cores();

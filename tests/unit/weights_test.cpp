@@ -235,8 +235,8 @@ BOOST_AUTO_TEST_CASE(streamed_logits_are_bit_identical_to_resident) {
     BOOST_TEST(test::logits_in_chunks(*partly, toks, 7) == test::logits_in_chunks(*resident, toks, 7));
 }
 
-// Mixture of experts, streamed: only the chosen experts are read, into the expert cache;
-// the logits stay bit-identical (above) with a cache smaller than one prefill's experts
+// Mixture of experts, streamed: only the chosen experts are read, into the expert cache
+// (either replacement policy); the logits stay bit-identical with a cache smaller than one prefill's experts
 // (the forward pass takes them in groups) and with one that holds them all.
 BOOST_AUTO_TEST_CASE(experts_are_read_on_demand_and_cached) {
     int moe_cases = 0;
@@ -250,15 +250,20 @@ BOOST_AUTO_TEST_CASE(experts_are_read_on_demand_and_cached) {
         const uint64_t all_experts = uint64_t(hp.n_layer) * hp.n_expert;
         // The smallest cache (2 x n_expert_used slots), decode token by token: a token's
         // experts are read or found, never the whole layer's.
-        auto small = load(c.model, streaming());
-        BOOST_TEST(test::logits_in_chunks(*small, c.tokens, 1) == expected, c.name);
-        Stats s = small->weight_stats();
-        const uint64_t requests = uint64_t(hp.n_layer) * hp.n_expert_used * c.tokens.size();
-        BOOST_TEST(s.expert_hits + s.expert_misses == requests, c.name);
-        BOOST_TEST(s.expert_misses > 0u);
-        BOOST_TEST(s.expert_hits > 0u, c.name);  // a token reusing one of the last ones
-        BOOST_TEST(s.expert_cache_bytes > 0u);
-        BOOST_TEST(s.expert_bytes_read > 0u);
+        Stats s;
+        for (ExpertPolicy policy : {ExpertPolicy::Lru, ExpertPolicy::Lfu}) {
+            StreamOptions opt;
+            opt.expert_policy = policy;
+            auto small = load(c.model, streaming(opt));
+            BOOST_TEST(test::logits_in_chunks(*small, c.tokens, 1) == expected, c.name);
+            s = small->weight_stats();
+            const uint64_t requests = uint64_t(hp.n_layer) * hp.n_expert_used * c.tokens.size();
+            BOOST_TEST(s.expert_hits + s.expert_misses == requests, c.name);
+            BOOST_TEST(s.expert_misses > 0u);
+            BOOST_TEST(s.expert_hits > 0u, c.name);  // a token reusing one of the last ones
+            BOOST_TEST(s.expert_cache_bytes > 0u);
+            BOOST_TEST(s.expert_bytes_read > 0u);
+        }
         // A cache as large as every expert: each is read once, then always found.
         auto large = load(c.model, streaming({}, 64 << 20));
         BOOST_TEST(test::logits_in_chunks(*large, c.tokens, 1) == expected, c.name);
