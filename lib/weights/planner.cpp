@@ -138,7 +138,10 @@ int min_expert_slots(const Layout& layout) { return layout.has_experts() ? 2 * l
 void plan_expert_cache(const Layout& layout, uint32_t alignment, uint64_t avail, Plan& p) {
     p.experts_on_demand = true;
     p.expert_slot_bytes = expert_slot_bytes(layout, alignment);
-    const uint64_t used = p.resident_bytes + p.ring_bytes;
+    // The cache is the one part of a plan that grows to fill the budget: it leaves a
+    // sixteenth of it free, so that what the reserves only estimate (heap, stacks, the
+    // page cache of the file's metadata) cannot push the process over a cgroup limit.
+    const uint64_t used = p.resident_bytes + p.ring_bytes + p.budget / 16;
     const uint64_t left = avail > used ? avail - used : 0;
     uint64_t experts = 0;
     for (const auto& e : layout.expert_tensors) experts += e.empty() ? 0 : uint64_t(layout.n_expert);
@@ -191,6 +194,9 @@ Plan make_plan(const Layout& layout, const PlanRequest& req) {
     p.ring_slots = best->slots;
     p.slot_bytes = best->slots ? best->slot : 0;
     p.ring_bytes = uint64_t(p.ring_slots) * p.slot_bytes;
+    // With every layer in memory, the streamer keeps a copy of the embedding table too.
+    if (p.streamed_bytes == 0 && layout.embeddings) p.resident_bytes += layout.embeddings->nbytes;
+    if (p.total() > p.budget) p.fits = false;
     if (layout.has_experts()) plan_expert_cache(layout, req.io_alignment, avail + globals, p);
     return p;
 }
