@@ -18,6 +18,12 @@ ExpertCache::ExpertCache(const Layout& layout, AsyncReader& reader, int slots, u
     : layout_(layout), reader_(reader), alignment_(alignment), slot_bytes_(slot_bytes),
       buffer_(uint64_t(slots) * slot_bytes), slots_(static_cast<size_t>(slots)) {
     if (policy == ExpertPolicy::Lfu) uses_.assign(layout.expert_tensors.size() * size_t(layout.n_expert), 0);
+    held_.assign(layout.expert_tensors.size(), 0);
+    int moe_layers = 0;
+    for (const auto& e : layout.expert_tensors) moe_layers += e.empty() ? 0 : 1;
+    const bool holds_all = slots >= moe_layers * layout.n_expert;  // nothing is ever replaced
+    if (policy == ExpertPolicy::Lru && moe_layers > 0 && !holds_all) share_ = (slots - layout.n_expert_used) / moe_layers;
+    transient_ = share_ > 0 ? slots - layout.n_expert_used : slots;
 }
 
 void ExpertCache::count(int64_t key) {
@@ -33,13 +39,41 @@ bool ExpertCache::older(const Slot& a, const Slot& b) const {
     return a.used < b.used;
 }
 
-int ExpertCache::claim(uint64_t call) {
+// Lru: every layer has an equal share of the slots but n_expert_used. An empty slot goes
+// first; then a layer below its share takes the least recently used slot of a layer above
+// its share, and a layer at its share replaces its own least recently used; an expert
+// that finds none of those (its layer's slots all hold this call's experts) is read into
+// one of the n_expert_used transient slots, which cache nothing. (One global order would
+// fail a cache smaller than a token's experts: layers come in a cycle, and the least
+// recently used expert is always the next one needed.)
+int ExpertCache::claim(uint64_t call, int layer) {
     int best = -1;
-    for (size_t i = 0; i < slots_.size(); ++i)
-        if (slots_[i].used != call && (best < 0 || older(slots_[i], slots_[size_t(best)]))) best = static_cast<int>(i);
+    auto pick = [&](auto&& allowed) {
+        for (size_t i = 0; i < slots_.size(); ++i)
+            if (slots_[i].used != call && allowed(slots_[i]) && (best < 0 || older(slots_[i], slots_[size_t(best)]))) best = static_cast<int>(i);
+    };
+    if (share_ > 0) {
+        const bool full = held_[size_t(layer)] >= share_;
+        const Slot* first_transient = slots_.data() + transient_;
+        pick([&](const Slot& s) {
+            return &s < first_transient && (s.key < 0 || (full ? layer_of(s) == layer : held_[size_t(layer_of(s))] > share_));
+        });
+        if (best < 0) pick([&](const Slot& s) { return &s >= first_transient; });
+    }
+    if (best < 0) pick([](const Slot&) { return true; });
     if (best < 0) throw std::logic_error("expert cache: more experts in one call than slots");
-    if (slots_[size_t(best)].key >= 0) where_.erase(slots_[size_t(best)].key);
+    if (best >= transient_) return best;  // caches nothing
+    forget(best);
+    ++held_[size_t(layer)];
     return best;
+}
+
+void ExpertCache::forget(int slot) {
+    Slot& s = slots_[size_t(slot)];
+    if (s.key < 0) return;
+    where_.erase(s.key);
+    --held_[size_t(layer_of(s))];
+    s = {};
 }
 
 std::span<const uint8_t* const> ExpertCache::get(int layer, std::span<const int32_t> ids) {
@@ -56,9 +90,11 @@ std::span<const uint8_t* const> ExpertCache::get(int layer, std::span<const int3
             slot = it->second;
             if (slots_[size_t(slot)].used != call) ++hits_;
         } else {
-            slot = claim(call);
-            where_[key] = slot;
-            slots_[size_t(slot)].key = key;
+            slot = claim(call, layer);
+            if (slot < transient_) {
+                where_[key] = slot;
+                slots_[size_t(slot)].key = key;
+            }
             reads.emplace_back(i, slot);
             ++misses_;
         }
@@ -80,10 +116,7 @@ std::span<const uint8_t* const> ExpertCache::get(int layer, std::span<const int3
             failed = ids[i];
         }
     if (!error.empty()) {
-        for (const auto& [i, slot] : reads) {  // none of this call's reads is trusted
-            where_.erase(slots_[size_t(slot)].key);
-            slots_[size_t(slot)] = {};
-        }
+        for (const auto& [i, slot] : reads) forget(slot);  // none of this call's reads is trusted
         throw std::runtime_error("streaming expert " + std::to_string(failed) + " of layer " + std::to_string(layer) + ": " + error);
     }
     return result_;

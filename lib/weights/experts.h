@@ -1,8 +1,8 @@
 // weights/experts.h — internal: the expert cache of a streamed mixture-of-experts plan.
 // Owns: one buffer of fixed slots, each holding one expert's slices of one layer's expert
 // tensors (gate, up, down); which (layer, expert) each slot holds; replacement of the
-// least recently or least frequently used (slots needed by the current call are never
-// replaced); reading the misses
+// least recently used within each layer's share of the slots, or of the least frequently
+// used (slots needed by the current call are never replaced); reading the misses
 // of a call with io_uring, all at once; hit, miss and byte counts.
 // Must not touch: the layer ring (streamed.cpp), the plan's decisions (planner.h).
 #pragma once
@@ -37,14 +37,19 @@ private:
         int64_t key = -1;    // layer * n_expert + expert, -1 empty
         uint64_t used = 0;   // the call that last used it
     };
-    int claim(uint64_t call);  // the slot to replace: by the policy, among those `call` does not use
+    int claim(uint64_t call, int layer);  // the slot for an expert of `layer`, among those `call` does not use
+    void forget(int slot);                // empties it
     bool older(const Slot& a, const Slot& b) const;  // a goes before b
     void count(int64_t key);
+    int layer_of(const Slot& s) const { return static_cast<int>(s.key / layout_.n_expert); }
 
     const Layout& layout_;
     AsyncReader& reader_;
     uint32_t alignment_;
     std::vector<uint32_t> uses_;  // Lfu: per layer * n_expert + expert, halved every uses_.size() requests
+    std::vector<int> held_;       // slots per layer
+    int share_ = 0;               // Lru: each layer's share of the slots (0: one global order)
+    int transient_ = 0;           // slots from here on cache nothing (Lru with shares)
     uint64_t requests_ = 0;
     uint64_t slot_bytes_;
     Buffer buffer_;
