@@ -66,7 +66,7 @@ void Workspace::ensure(int32_t n_tokens, const HParams& hp, int n_threads) {
 
 // The pass -------------------------------------------------------------------------------
 
-void Model::Impl::run_pass(std::span<const TokenSlot> tokens, float* logits) {
+void Model::Impl::run_pass(std::span<const TokenSlot> tokens, float* logits, float* hidden) {
     const int32_t T = static_cast<int32_t>(tokens.size());
     ws.ensure(T, hp, pool.size());
     embed(tokens);
@@ -79,7 +79,7 @@ void Model::Impl::run_pass(std::span<const TokenSlot> tokens, float* logits) {
         weights->release(l);
         layers_done.fetch_add(1, std::memory_order_relaxed);
     }
-    output(tokens, logits);
+    output(tokens, logits, hidden);
 }
 
 void Model::Impl::embed(std::span<const TokenSlot> tokens) {
@@ -123,22 +123,32 @@ void Model::Impl::matmul(const Matrix& w, const float* x, int32_t T, float* y, s
     });
 }
 
-// Final norm of the rows that want logits (packed together), the output matrix, then the
-// family's logit scale and soft-cap. A pass that wants no logits (prompt chunks only)
-// never touches the head.
-void Model::Impl::output(std::span<const TokenSlot> tokens, float* logits) {
+// Final norm of the rows that want hidden states (into `hidden`) or logits (packed
+// together), the output matrix, then the family's logit scale and soft-cap. A pass that
+// wants neither (prompt chunks only) never touches the head.
+void Model::Impl::output(std::span<const TokenSlot> tokens, float* logits, float* hidden) {
     const int E = hp.n_embd;
     int32_t rows = 0, first = -1;
-    for (const auto& t : tokens)
+    bool any_hidden = false;
+    for (const auto& t : tokens) {
+        any_hidden = any_hidden || t.hidden_row >= 0;
         if (t.out_row >= 0) {
             if (first < 0) first = t.out_row;
             ++rows;
         }
-    if (!rows) return;
+    }
+    if (!rows && !any_hidden) return;
     const int head = hp.n_layer;
     const auto ptrs = weights->acquire(head);
     const auto* out = layout.layers[head][1];
     const float* norm = reinterpret_cast<const float*>(ptrs[0]);
+    for (size_t t = 0; t < tokens.size(); ++t)
+        if (tokens[t].hidden_row >= 0)
+            kernels::rms_norm(ws.x.data() + t * E, norm, hidden + size_t(tokens[t].hidden_row) * E, E, hp.rms_eps);
+    if (!rows) {
+        weights->release(head);
+        return;
+    }
     int32_t r = 0;
     for (size_t t = 0; t < tokens.size(); ++t)
         if (tokens[t].out_row >= 0) kernels::rms_norm(ws.x.data() + t * E, norm, ws.h.data() + size_t(r++) * E, E, hp.rms_eps);

@@ -244,13 +244,14 @@ kv::KvCache Model::new_cache(int32_t capacity, std::shared_ptr<kv::Ledger> ledge
     return kv::KvCache(hp.n_layer, hp.kv_dim(), std::clamp(capacity, 1, hp.n_ctx_train), std::move(ledger), type);
 }
 
-void Model::forward(std::span<const SequenceBatch> batch, std::vector<float>& logits) {
+void Model::forward(std::span<const SequenceBatch> batch, std::vector<float>& logits, std::vector<float>* hidden) {
     Impl& m = *impl_;
     // Validate everything and reserve cache room before touching any cache.
     std::vector<TokenSlot> all;
     std::vector<int32_t> start_size;
-    int32_t out_rows = 0;
+    int32_t out_rows = 0, hidden_rows = 0;
     for (const auto& s : batch) {
+        if (s.hidden && !hidden) throw std::invalid_argument("forward: hidden states asked for without a buffer");
         if (!s.cache) throw std::invalid_argument("forward: sequence without a cache");
         if (s.tokens.empty()) throw std::invalid_argument("forward: sequence without tokens");
         for (size_t j = 0; j < start_size.size(); ++j)
@@ -262,16 +263,17 @@ void Model::forward(std::span<const SequenceBatch> batch, std::vector<float>& lo
             if (id < 0 || id >= m.hp.n_vocab)
                 throw std::out_of_range("token id " + std::to_string(id) + " is outside the vocabulary of " + std::to_string(m.hp.n_vocab));
             const bool wants = s.logits == Logits::All || (s.logits == Logits::Last && i + 1 == s.tokens.size());
-            all.push_back({s.cache, s.cache->size() + static_cast<int32_t>(i), id, wants ? out_rows++ : -1});
+            all.push_back({s.cache, s.cache->size() + static_cast<int32_t>(i), id, wants ? out_rows++ : -1, s.hidden ? hidden_rows++ : -1});
         }
     }
     logits.resize(size_t(out_rows) * m.hp.n_vocab);
+    if (hidden) hidden->resize(size_t(hidden_rows) * m.hp.n_embd);
     // Passes of at most max_batch_tokens; a sequence's tokens stay in order across passes,
     // and each pass commits what it wrote so the next pass attends to it.
     try {
         for (size_t begin = 0; begin < all.size(); begin += m.max_batch_tokens) {
             std::span<const TokenSlot> pass(all.data() + begin, std::min<size_t>(m.max_batch_tokens, all.size() - begin));
-            m.run_pass(pass, logits.data());
+            m.run_pass(pass, logits.data(), hidden ? hidden->data() : nullptr);
             for (const auto& t : pass) t.cache->commit(1);
         }
     } catch (...) {

@@ -71,6 +71,7 @@ struct TokenSlot {
     int32_t pos;
     int32_t id;
     int32_t out_row;  // logits row, or -1
+    int32_t hidden_row = -1;  // hidden-state row, or -1
 };
 
 struct Model::Impl {
@@ -96,9 +97,9 @@ struct Model::Impl {
     LayerWeights layer_weights(int l, std::span<const uint8_t* const> ptrs) const;
 
     // forward.cpp
-    void run_pass(std::span<const TokenSlot> tokens, float* logits);
+    void run_pass(std::span<const TokenSlot> tokens, float* logits, float* hidden);
     void embed(std::span<const TokenSlot> tokens);
-    void output(std::span<const TokenSlot> tokens, float* logits);
+    void output(std::span<const TokenSlot> tokens, float* logits, float* hidden);
     void matmul(const Matrix& w, const float* x, int32_t T, float* y, size_t ldy);
     void rms_norm_rows(const float* x, const float* weight, float* y, int32_t T, int64_t n);
     void scale_rows(float* x, size_t n, float s);
