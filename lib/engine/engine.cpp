@@ -55,7 +55,8 @@ void check_embed_request(const GenerateRequest& r, int32_t n_vocab) {
         for (size_t j = 0; j < ids->size(); ++j)
             if ((*ids)[j] < 0 || (*ids)[j] >= n_vocab)
                 throw EngineError(Errc::InvalidParams,
-                                  "token id " + std::to_string((*ids)[j]) + " is outside the vocabulary of " + std::to_string(n_vocab),
+                                  field + "[" + std::to_string(j) + "]: token id " + std::to_string((*ids)[j]) +
+                                      " is outside the vocabulary of " + std::to_string(n_vocab),
                                   field + "[" + std::to_string(j) + "]");
     }
 }
