@@ -1,6 +1,7 @@
 // engine/embed.cpp — embeddings requests on the engine thread: tokenizing and bounding their
 // inputs, running each input as a prompt of its own (a fresh cache, no prefix reuse: every
-// token's hidden state is needed), pooling the hidden states after the final norm (mean,
+// token's hidden state is needed; whole in one pass for a model without causal attention),
+// pooling the hidden states after the final norm (mean,
 // first token, last token: the file's pooling_type, else Config::pooling) and L2-normalising,
 // as llama.cpp's embeddings with llama-server's default normalisation.
 // Must not touch: architecture names, JSON (the daemon shapes the answer).
@@ -17,6 +18,8 @@ void Engine::Impl::prepare_embed(Active& a) {
         std::lock_guard lk(mu);
         limit = std::min(limits.max_prompt_tokens, context);
     }
+    // Without causal attention an input runs whole in one pass.
+    if (!hp.causal) limit = std::min(limit, batch_tokens);
     const auto& inputs = a.p.req.embed;
     int32_t longest = 0, total = 0;
     for (size_t i = 0; i < inputs.size(); ++i) {
@@ -28,7 +31,9 @@ void Engine::Impl::prepare_embed(Active& a) {
         if (n > limit)
             throw EngineError(Errc::InvalidParams,
                               field + " has " + std::to_string(n) + " tokens; the limit is " + std::to_string(limit) +
-                                  " (the smaller of limits.max_prompt_tokens and the context)",
+                                  (hp.causal ? " (the smaller of limits.max_prompt_tokens and the context)"
+                                             : " (the smallest of limits.max_prompt_tokens, the context and engine.batch_tokens: "
+                                               "this model's attention is not causal, so an input runs in one pass)"),
                               field);
         longest = std::max(longest, n);
         total += n;

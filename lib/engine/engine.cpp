@@ -194,6 +194,9 @@ uint64_t Engine::submit(GenerateRequest request, std::shared_ptr<Sink> sink) {
     std::lock_guard lk(m.mu);
     if (m.stopping) throw EngineError(Errc::ShuttingDown, "the daemon is shutting down");
     check_request(request, m.limits, m.model->hparams().n_vocab);
+    if (request.embed.empty() && !m.model->hparams().output_head)
+        throw EngineError(Errc::InvalidParams, "this model has no output layer: it computes embeddings only (embed, /v1/embeddings)",
+                          request.prompt ? "prompt" : "messages");
     const std::chrono::milliseconds limit(m.limits.request_timeout_ms);
     if (limit.count() > 0 && (request.timeout.count() == 0 || request.timeout > limit)) request.timeout = limit;
     if (static_cast<int32_t>(m.queue.size() + m.kv_wait.size()) + m.running >= m.limits.max_queued)

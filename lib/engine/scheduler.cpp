@@ -394,8 +394,9 @@ void Engine::Impl::step() {
             --budget;
             ++generated;
         }
+    const bool whole = !model->hparams().causal;  // without causal attention an input runs in one pass
     for (auto& a : actives)
-        if (!a.decoding() && budget > 0) {
+        if (!a.decoding() && budget > 0 && (!whole || a.prompt.size() - a.fed <= size_t(budget))) {
             const size_t n = std::min<size_t>(budget, a.prompt.size() - a.fed);
             const bool last = a.fed + n == a.prompt.size() && !a.embedding();
             batch.push_back({a.session->cache.get(), std::span<const int32_t>(a.prompt.data() + a.fed, n),

@@ -77,6 +77,13 @@ struct HParams {
     float residual_scale = 1.0f;      // multiplies each block's output before the residual add
     float logit_scale = 1.0f;         // multiplies the logits
     bool moe_norm_weights = true;     // the chosen experts' router weights are renormalized to sum 1
+    // Encoders (bert): attention sees the whole sequence, which therefore runs in one pass;
+    // learned absolute positions (position_embd plus token_types row 0, then the
+    // token_embd_norm LayerNorm); no output head (embeddings only); LayerNorm epsilon.
+    bool causal = true;
+    bool learned_positions = false;
+    bool output_head = true;
+    float norm_eps = 1e-12f;
 
     int32_t q_dim() const { return n_head * head_dim; }
     int32_t kv_dim() const { return n_head_kv * head_dim; }

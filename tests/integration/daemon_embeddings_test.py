@@ -3,8 +3,9 @@
 /v1/embeddings and the JSON-RPC `embed` method on stories260K (a decoder model: last-token
 pooling by default) — the OpenAI response shape, batch and token-id inputs, unit L2 norm,
 identical inputs giving identical vectors, base64 equal to the float arrays, errors that name
-the field (400), embeddings beside a generation; and a daemon on tests/data/archs' qwen3 file with
-model.pooling = mean giving llama.cpp's vector (tests/data/embed)."""
+the field (400), embeddings beside a generation; a daemon on tests/data/archs' qwen3 file with
+model.pooling = mean giving llama.cpp's vector (tests/data/embed); and one serving a BERT encoder
+(WordPiece text, pooling from the file) that matches llama.cpp and refuses generations."""
 import base64
 import json
 import math
@@ -141,8 +142,8 @@ class EmbeddingsTest(DaemonTestCase):
             self.assertIn("error", c.call("embed", {"input": "x", "session": "s"}))
 
     def test_beside_a_generation(self):
-        """An embedding asked while a generation streams is served at once (the scheduler
-        batches both) and is the same vector as when alone."""
+        """An embedding asked while a generation runs (the scheduler batches both) gets the
+        vector it gets alone, and the generation runs to its end."""
         alone = self.embed({"input": "Once upon a time"})["data"][0]["embedding"]
         results = {}
 
@@ -167,24 +168,55 @@ class EmbeddingsTest(DaemonTestCase):
         self.assertIn('strata_request_duration_seconds_count{endpoint="embeddings"}', body.decode())
 
 
+def golden_case(name):
+    data = os.path.join(SRC, "tests", "data", "embed")
+    with open(os.path.join(data, "manifest.json")) as f:
+        case = next(c for c in json.load(f)["cases"] if c["name"] == name)
+    with open(os.path.join(data, case["embedding"]), "rb") as f:
+        raw = f.read()
+    case["model"] = os.path.join(data, case["model"])
+    return case, struct.unpack(f"<{len(raw) // 4}f", raw)
+
+
+def assert_close(test, case, got, golden):
+    cosine = sum(a * b for a, b in zip(got, golden))
+    test.assertGreaterEqual(cosine, case["tolerance"]["min_cosine"])
+    test.assertLessEqual(max(abs(a - b) for a, b in zip(got, golden)), case["tolerance"]["max_abs"])
+
+
+class BertTest(unittest.TestCase):
+    """A BERT encoder: text in, llama.cpp's vector out; generations refused."""
+
+    def test_bert_text_matches_llama_cpp_and_generation_is_refused(self):
+        short, short_golden = golden_case("bert-cls-f16.short")
+        long, long_golden = golden_case("bert-cls-f16.long")
+        with Daemon(model=short["model"]) as daemon:
+            status, _, body = daemon.curl(BASE + "/v1/embeddings", data={"input": [short["text"], long["text"]]})
+            self.assertEqual(status, 200, body)
+            out = json.loads(body)
+            self.assertEqual(out["usage"]["prompt_tokens"], len(short["tokens"]) + len(long["tokens"]))
+            assert_close(self, short, out["data"][0]["embedding"], short_golden)
+            assert_close(self, long, out["data"][1]["embedding"], long_golden)
+            status, _, body = daemon.curl(BASE + "/v1/completions", data={"prompt": "hello", "max_tokens": 4})
+            self.assertEqual(status, 400, body)
+            self.assertEqual(json.loads(body)["error"]["param"], "prompt")
+            status, _, body = daemon.curl(BASE + "/v1/embeddings", data={"input": "word " * 200})
+            self.assertEqual(status, 400, body)
+            self.assertEqual(json.loads(body)["error"]["param"], "input[0]")
+            with daemon.client() as c:
+                info = c.call("model.info")["result"]
+                self.assertEqual(info["arch"], "bert")
+
+
 class MeanPoolingParityTest(unittest.TestCase):
     """model.pooling = mean on a file without pooling_type gives llama.cpp's mean-pooled vector."""
 
     def test_qwen3_mean_matches_llama_cpp(self):
-        data = os.path.join(SRC, "tests", "data", "embed")
-        with open(os.path.join(data, "manifest.json")) as f:
-            manifest = json.load(f)
-        case = next(c for c in manifest["cases"] if c["name"] == "qwen3-f16.mean.long")
-        with open(os.path.join(data, case["embedding"]), "rb") as f:
-            raw = f.read()
-        golden = struct.unpack(f"<{len(raw) // 4}f", raw)
-        with Daemon("[model]\npooling = mean\n", model=os.path.join(data, case["model"])) as daemon:
+        case, golden = golden_case("qwen3-f16.mean.long")
+        with Daemon("[model]\npooling = mean\n", model=case["model"]) as daemon:
             status, _, body = daemon.curl(BASE + "/v1/embeddings", data={"input": case["tokens"]})
             self.assertEqual(status, 200, body)
-            got = json.loads(body)["data"][0]["embedding"]
-        cosine = sum(a * b for a, b in zip(got, golden))
-        self.assertGreaterEqual(cosine, case["tolerance"]["min_cosine"])
-        self.assertLessEqual(max(abs(a - b) for a, b in zip(got, golden)), case["tolerance"]["max_abs"])
+            assert_close(self, case, json.loads(body)["data"][0]["embedding"], golden)
 
 
 if __name__ == "__main__":

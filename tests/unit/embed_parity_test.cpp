@@ -1,8 +1,10 @@
 // tests/unit/embed_parity_test.cpp — the engine's embeddings against llama.cpp's
 // (tests/data/embed: pooled, L2-normalised llama_get_embeddings_seq of decoder models with
-// mean, last and CLS pooling, F16 and a quantized mix) within each case's cosine and max-abs
-// tolerances; the same vectors when the inputs run through passes of 5 tokens, batched in one
-// request, or beside a generation; inputs the engine refuses.
+// mean, last and CLS pooling, F16 and a quantized mix, and of BERT encoders pooled as their
+// files say) within each case's cosine and max-abs tolerances; the BERT texts tokenized
+// (WordPiece) to llama.cpp's ids; the same vectors when the inputs run through passes of 5
+// tokens (encoders refuse inputs longer than a pass), batched in one request, or beside a
+// generation; inputs the engine refuses.
 #include <boost/json.hpp>
 #include <cmath>
 #include <condition_variable>
@@ -42,7 +44,7 @@ private:
 };
 
 struct EmbedCase {
-    std::string name, model;
+    std::string name, model, text;  // text: what `tokens` tokenizes (encoders)
     model::Pooling pooling = model::Pooling::None;
     std::vector<int32_t> tokens;
     std::vector<float> golden;
@@ -66,6 +68,7 @@ std::vector<EmbedCase> cases() {
         c.name = o.at("name").as_string().c_str();
         c.model = (dir / o.at("model").as_string().c_str()).string();
         c.pooling = pooling_named(o.at("pooling").as_string().c_str());
+        if (const auto* text = o.if_contains("text")) c.text = text->as_string().c_str();
         for (const auto& t : o.at("tokens").as_array()) c.tokens.push_back(static_cast<int32_t>(t.as_int64()));
         const std::string bytes = test::read_file(dir / o.at("embedding").as_string().c_str());
         c.golden.resize(bytes.size() / sizeof(float));
@@ -124,18 +127,46 @@ BOOST_AUTO_TEST_SUITE(embed_parity)
 
 BOOST_AUTO_TEST_CASE(every_case_matches_llama_cpp) {
     const auto all = cases();
-    BOOST_REQUIRE_EQUAL(all.size(), 8u);
+    BOOST_REQUIRE_EQUAL(all.size(), 12u);
     for (const auto& c : all) {
         auto e = engine_for(c);
         check(c, embed(*e, {c.tokens}).at(0), "one pass");
+        if (c.text.empty()) continue;
+        BOOST_TEST(e->tokenize(c.text, true, true) == c.tokens, c.name << ": WordPiece ids differ from llama.cpp's");
+        check(c, embed(*e, {c.text}).at(0), "from text");
     }
 }
 
-BOOST_AUTO_TEST_CASE(passes_of_five_tokens_give_the_same_vectors) {
+// Decoders: an input through passes of 5 tokens gives the same vector. Encoders take an
+// input whole in one pass, so a longer one is refused naming engine.batch_tokens.
+BOOST_AUTO_TEST_CASE(passes_of_five_tokens) {
     for (const auto& c : cases()) {
         if (c.tokens.size() < 64) continue;
         auto e = engine_for(c, 5);
-        check(c, embed(*e, {c.tokens}).at(0), "passes of 5");
+        if (c.text.empty()) {
+            check(c, embed(*e, {c.tokens}).at(0), "passes of 5");
+            continue;
+        }
+        auto sink = std::make_shared<Wait>();
+        e->submit(embed_request({c.tokens}), sink);
+        sink->wait();
+        BOOST_TEST(sink->error.find("engine.batch_tokens") != std::string::npos, sink->error);
+    }
+}
+
+// An encoder computes embeddings only: a generation is refused at once.
+BOOST_AUTO_TEST_CASE(an_encoder_refuses_to_generate) {
+    const auto all = cases();
+    const EmbedCase& c = *std::find_if(all.begin(), all.end(), [](const EmbedCase& x) { return !x.text.empty(); });
+    auto e = engine_for(c);
+    GenerateRequest gen;
+    gen.prompt = "hello";
+    try {
+        e->submit(gen, std::make_shared<Wait>());
+        BOOST_FAIL("accepted");
+    } catch (const EngineError& err) {
+        BOOST_TEST(err.field() == "prompt");
+        BOOST_TEST(std::string(err.what()).find("embeddings only") != std::string::npos);
     }
 }
 
