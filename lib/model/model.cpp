@@ -292,8 +292,8 @@ void Model::forward(std::span<const SequenceBatch> batch, std::vector<float>& lo
         if (s.tokens.empty()) throw std::invalid_argument("forward: sequence without tokens");
         for (size_t j = 0; j < start_size.size(); ++j)
             if (batch[j].cache == s.cache) throw std::invalid_argument("forward: the same cache appears twice in a batch");
-        if (!m.hp.causal && (s.cache->size() > 0 || s.tokens.size() > size_t(m.max_batch_tokens)))
-            throw std::invalid_argument("forward: a model without causal attention takes each sequence whole, in one pass");
+        if (!m.hp.causal && (s.cache->size() > 0 || all.size() + s.tokens.size() > size_t(m.max_batch_tokens)))
+            throw std::invalid_argument("forward: a model without causal attention takes each sequence whole, all in one pass");
         start_size.push_back(s.cache->size());
         s.cache->reserve_append(static_cast<int32_t>(s.tokens.size()));
         for (size_t i = 0; i < s.tokens.size(); ++i) {
