@@ -1,12 +1,15 @@
-// peer-embed MODEL.gguf TOKENS_FILE OUT.f32 [--pooling model|none|mean|cls|last] [--threads N]
+// peer-embed MODEL.gguf TOKENS_FILE OUT.f32 [--pooling model|none|mean|cls|last] [--threads N] [--warmup]
+//                  [--fa on|off|auto]
 // llama.cpp's pooled embedding of one sequence, for strata's embedding goldens
 // (tests/data/embed/make_embed.sh). Evaluates the whitespace-separated token ids as one
-// llama_decode batch with embeddings on (flash attention off, F16 KV cache), takes
+// llama_decode batch with embeddings on (flash attention off unless --fa, F16 KV cache), takes
 // llama_get_embeddings_seq (the hidden states after the output norm, pooled as asked;
 // "model" keeps the file's pooling_type), L2-normalises it as llama-server does by default
 // (common_embd_normalize with norm 2: the sum of squares in double) and writes n_embd float32
-// little-endian values. Built against the peer harness of ../../../shared/tools/peer (see
-// make_embed.sh); not part of strata's build.
+// little-endian values; stderr gets the decode time (decode_s, for tests/bench/embed_bench.py;
+// --warmup times a second decode, after one that warms caches and buffers up).
+// Built against the peer harness of ../../../shared/tools/peer (see make_embed.sh); not part
+// of strata's build.
 #include "peer_common.h"
 
 #include <cmath>
@@ -26,6 +29,8 @@ static int pooling_of(const std::string& s) {
 int main(int argc, char** argv) {
     std::vector<std::string> pos;
     int threads = 1, pooling = LLAMA_POOLING_TYPE_UNSPECIFIED;
+    bool warmup = false;
+    std::string fa = "off";
     for (int i = 1; i < argc; i++) {
         std::string a = argv[i];
         auto next = [&]() -> std::string {
@@ -34,6 +39,8 @@ int main(int argc, char** argv) {
         };
         if (a == "--threads") threads = std::stoi(next());
         else if (a == "--pooling") pooling = pooling_of(next());
+        else if (a == "--warmup") warmup = true;
+        else if (a == "--fa") fa = next();
         else pos.push_back(a);
     }
     if (pos.size() != 3) {
@@ -55,7 +62,7 @@ int main(int argc, char** argv) {
     cp.n_batch = cp.n_ubatch = (uint32_t)n;
     cp.n_seq_max = 1;
     cp.n_threads = cp.n_threads_batch = threads;
-    cp.flash_attn_type = LLAMA_FLASH_ATTN_TYPE_DISABLED;
+    cp.flash_attn_type = peer::parse_fa(fa);
     cp.type_k = cp.type_v = GGML_TYPE_F16;
     cp.embeddings = true;
     cp.pooling_type = (enum llama_pooling_type)pooling;
@@ -64,7 +71,14 @@ int main(int argc, char** argv) {
     if (!ctx) { fprintf(stderr, "error: failed to create context\n"); return 1; }
     llama_batch b = llama_batch_init(n, 0, 1);
     peer::batch_fill(b, toks.data(), n, 0, true);
+    if (warmup) {
+        if (llama_decode(ctx, b) != 0) { fprintf(stderr, "error: llama_decode failed\n"); return 1; }
+        llama_memory_clear(llama_get_memory(ctx), true);
+    }
+    const double t0 = peer::now_s();
     if (llama_decode(ctx, b) != 0) { fprintf(stderr, "error: llama_decode failed\n"); return 1; }
+    llama_synchronize(ctx);
+    const double t1 = peer::now_s();
     const float* e = llama_get_embeddings_seq(ctx, 0);
     if (!e) { fprintf(stderr, "error: no pooled embedding (pooling none?)\n"); return 1; }
     const int n_embd = llama_model_n_embd(model);
@@ -77,6 +91,7 @@ int main(int argc, char** argv) {
     if (!f || fwrite(out.data(), sizeof(float), n_embd, f) != (size_t)n_embd) { fprintf(stderr, "error: cannot write %s\n", pos[2].c_str()); return 1; }
     fclose(f);
     printf("%d\n", n_embd);
+    fprintf(stderr, "n_tokens=%d n_embd=%d threads=%d decode_s=%.4f\n", n, n_embd, threads, t1 - t0);
     llama_batch_free(b);
     llama_free(ctx);
     llama_model_free(model);

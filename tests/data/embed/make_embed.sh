@@ -50,7 +50,8 @@ bert-mean-f16.long models/bert-mean-f16.gguf $tmp/long.tokens model
 bert-cls-f16.short models/bert-cls-f16.gguf $tmp/short.tokens model
 bert-cls-f16.long models/bert-cls-f16.gguf $tmp/long.tokens model"
 echo "$CASES" | while read name model tokens pooling; do
-  "$tmp/peer-embed" "$model" "$tokens" "vectors/$name.f32" --pooling "$pooling" --threads 1 > /dev/null
+  "$tmp/peer-embed" "$model" "$tokens" "vectors/$name.f32" --pooling "$pooling" --threads 1 > /dev/null 2> "$tmp/err" ||
+    { cat "$tmp/err" >&2; exit 1; }
 done
 echo "$CASES" > cases.txt
 TMP=$tmp $PY - <<'PY'
