@@ -3,7 +3,8 @@
 /v1/embeddings and the JSON-RPC `embed` method on stories260K (a decoder model: last-token
 pooling by default) — the OpenAI response shape, batch and token-id inputs, unit L2 norm,
 identical inputs giving identical vectors, base64 equal to the float arrays, errors that name
-the field (400), embeddings beside a generation; a daemon on tests/data/archs' qwen3 file with
+the field (400), embeddings beside a generation, an httpx client as the OpenAI SDK uses it
+(skipped when this python lacks python3-httpx); a daemon on tests/data/archs' qwen3 file with
 model.pooling = mean giving llama.cpp's vector (tests/data/embed); and one serving a BERT encoder
 (WordPiece text, pooling from the file) that matches llama.cpp and refuses generations."""
 import base64
@@ -17,6 +18,11 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from daemon_harness import SRC, Daemon, DaemonTestCase  # noqa: E402
+
+try:
+    import httpx  # Debian's python3-httpx (.ci/install-deps); the OpenAI SDK's transport
+except ImportError:
+    httpx = None
 
 BASE = "http://localhost"
 N_EMBD = 64  # stories260K
@@ -160,6 +166,20 @@ class EmbeddingsTest(DaemonTestCase):
         self.assertEqual(results["gen"]["result"]["usage"]["completion_tokens"], 300)
         for a, b in zip(alone, beside):
             self.assertAlmostEqual(a, b, places=5)
+
+    @unittest.skipIf(httpx is None, "python3-httpx is not installed for this python")
+    def test_httpx_client(self):
+        """httpx over the Unix socket, as the OpenAI SDK sends and reads embeddings."""
+        with httpx.Client(transport=httpx.HTTPTransport(uds=self.daemon.socket), base_url="http://strata/v1") as client:
+            reply = client.post("/embeddings", json={"model": "text-embedding-3-small", "input": ["a cat", "a dog"],
+                                                     "encoding_format": "base64"})
+        self.assertEqual(reply.status_code, 200, reply.text)
+        body = reply.json()
+        self.assertEqual([d["index"] for d in body["data"]], [0, 1])
+        vectors = [struct.unpack(f"<{N_EMBD}f", base64.b64decode(d["embedding"])) for d in body["data"]]
+        for v in vectors:
+            self.assertAlmostEqual(norm(v), 1.0, places=5)
+        self.assertEqual(body["usage"]["total_tokens"], body["usage"]["prompt_tokens"])
 
     def test_metrics_count_embeddings(self):
         self.embed({"input": "x"})
