@@ -152,8 +152,9 @@ void Model::Impl::matmul(const Matrix& w, const float* x, int32_t T, float* y, s
 }
 
 // Final norm of the rows that want hidden states (into `hidden`; an encoder without a
-// head: its last layer's output) or logits (packed together), the output matrix, then the family's logit scale and soft-cap. A pass that
-// wants neither (prompt chunks only) never touches the head.
+// head: its last layer's output) or logits (packed together), the output matrix, then the
+// family's logit scale and soft-cap. A pass that wants neither (prompt chunks only) never
+// touches the head.
 void Model::Impl::output(std::span<const TokenSlot> tokens, float* logits, float* hidden) {
     const int E = hp.n_embd;
     int32_t rows = 0, first = -1;
