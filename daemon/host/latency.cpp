@@ -123,6 +123,7 @@ const char* endpoint_name(Endpoint endpoint) {
     case Endpoint::Generate: return "generate";
     case Endpoint::Completions: return "completions";
     case Endpoint::ChatCompletions: return "chat_completions";
+    case Endpoint::Embeddings: return "embeddings";
     }
     return "generate";
 }

@@ -65,9 +65,11 @@ private:
     std::array<Slot, kSlots> slots_;
 };
 
-enum class Endpoint { Generate, Completions, ChatCompletions };
-inline constexpr std::array<Endpoint, 3> kEndpoints{Endpoint::Generate, Endpoint::Completions, Endpoint::ChatCompletions};
-const char* endpoint_name(Endpoint endpoint);  // "generate", "completions", "chat_completions"
+enum class Endpoint { Generate, Completions, ChatCompletions, Embeddings };
+inline constexpr std::array<Endpoint, 4> kEndpoints{Endpoint::Generate, Endpoint::Completions, Endpoint::ChatCompletions,
+                                                    Endpoint::Embeddings};
+// "generate", "completions", "chat_completions", "embeddings" (JSON-RPC embed and /v1/embeddings)
+const char* endpoint_name(Endpoint endpoint);
 
 enum class Measure { TimeToFirstToken, InterToken, QueueWait, RequestDuration };
 inline constexpr std::array<Measure, 4> kMeasures{Measure::TimeToFirstToken, Measure::InterToken, Measure::QueueWait,

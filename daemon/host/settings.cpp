@@ -187,6 +187,14 @@ std::vector<KeySpec> make_keys() {
     constexpr uint64_t kGiB = 1ull << 30;
     return {
         string_key("model.path", false, [](auto& s) -> auto& { return s.engine.model_path; }),
+        key(
+            "model.pooling", false, [](auto& s) -> auto& { return s.engine.pooling; },
+            [](std::string_view v) {
+                if (v == "last") return model::Pooling::Last;
+                if (v == "mean") return model::Pooling::Mean;
+                throw BadValue("expected last or mean, got '" + std::string(v) + "'");
+            },
+            [](model::Pooling v) { return std::string(v == model::Pooling::Mean ? "mean" : "last"); }),
 
         string_key("server.socket", false, [](auto& s) -> auto& { return s.server.socket; }),
         key(

@@ -151,6 +151,10 @@ void HttpConnection::handle(const http::request<http::string_body>& request) {
             after_response();
             return;
         }
+        if (auto* embed = std::get_if<EmbedCall>(&routed)) {
+            begin_embedding(std::move(*embed));
+            return;
+        }
         begin_generation(std::move(std::get<OpenAiCall>(routed)));
     } catch (const ApiError& error) {
         request_failed(error);
@@ -181,6 +185,13 @@ void HttpConnection::begin_generation(OpenAiCall call) {
     active.handle =
         server_.submit(std::move(call.request), weak_from_this(), active.key,
                        call.kind == OpenAiKind::Chat ? Endpoint::ChatCompletions : Endpoint::Completions);
+    active_ = std::move(active);
+    watch_while_active();
+}
+
+void HttpConnection::begin_embedding(EmbedCall call) {
+    Active active{next_key_++, 0, false, false, false, {}, call.base64};
+    active.handle = server_.submit(std::move(call.request), weak_from_this(), active.key, Endpoint::Embeddings);
     active_ = std::move(active);
     watch_while_active();
 }
@@ -261,7 +272,12 @@ void HttpConnection::on_text(uint64_t key, std::string text) {
 void HttpConnection::on_done(uint64_t key, engine::Result result) {
     if (!active_ || active_->key != key)
         return;
-    if (!active_->stream) {
+    if (active_->embed_base64) {
+        if (result.finish_reason == "stop")
+            reply({200, "application/json", json::serialize(embeddings_json(result, *active_->embed_base64, server_.model_id())) + "\n", {}});
+        else
+            reply(error_reply(embed_ended(result.finish_reason)));
+    } else if (!active_->stream) {
         reply({200, "application/json", json::serialize(response_json(active_->reply, result)) + "\n", {}});
     } else {
         start_stream();

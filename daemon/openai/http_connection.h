@@ -51,6 +51,7 @@ private:
         bool streaming = false;  // the event stream's header is sent
         bool include_usage = false;
         OpenAiReply reply;
+        std::optional<bool> embed_base64;  // /v1/embeddings: its encoding (absent: a generation)
     };
 
     void next_request();
@@ -60,6 +61,7 @@ private:
     void handle(const boost::beast::http::request<boost::beast::http::string_body>& request);
     Caller caller_of(const boost::beast::http::request<boost::beast::http::string_body>& request) const;
     void begin_generation(OpenAiCall call);
+    void begin_embedding(EmbedCall call);
     void end_generation();
     void start_stream();
     void end_stream();

@@ -81,13 +81,21 @@ Routed chat_completions(Server& server, const std::string& body, const Caller& c
     return generation(OpenAiKind::Chat, server, body, caller);
 }
 
+// The X-Strata-Session header is ignored: embeddings use no session.
+Routed embeddings(Server& server, const std::string& body, const Caller& caller) {
+    if (server.stopping())
+        throw ApiError(ErrorKind::ShuttingDown, "the daemon is shutting down");
+    return parse_embed(parse_body(body, server.settings().server.max_json_depth), server.request_context(caller.uid),
+                       server.model().n_embd, server.model().n_vocab);
+}
+
 struct Route {
     std::string_view path;
     std::string_view method;  // GET routes also answer HEAD
     Routed (*handler)(Server&, const std::string&, const Caller&);
 };
 
-constexpr std::array<Route, 7> kRoutes{{
+constexpr std::array<Route, 8> kRoutes{{
     {"/health", "GET", health},
     {"/metrics", "GET", metrics},
     {"/tokenize", "POST", tokenize},
@@ -95,6 +103,7 @@ constexpr std::array<Route, 7> kRoutes{{
     {"/v1/models", "GET", models},
     {"/v1/completions", "POST", completions},
     {"/v1/chat/completions", "POST", chat_completions},
+    {"/v1/embeddings", "POST", embeddings},
 }};
 
 }  // namespace

@@ -1,7 +1,7 @@
 // daemon/openai/http_routes.h — what each HTTP path does: GET /health (the one path open
 // without an API key on TCP: for load balancers), GET /metrics,
-// GET /v1/models, and POST /v1/completions and /v1/chat/completions (which become
-// generations the connection runs). Owns: the routing table, methods allowed per path,
+// GET /v1/models, POST /v1/completions and /v1/chat/completions (which become
+// generations the connection runs) and POST /v1/embeddings (embeddings it runs). Owns: the routing table, methods allowed per path,
 // request body parsing, and plain (non-streamed) reply bodies.
 // Must not touch: sockets and HTTP framing (http_connection.h).
 #pragma once
@@ -11,6 +11,7 @@
 #include <variant>
 
 #include "openai/openai.h"
+#include "protocol/embeddings.h"
 #include "protocol/errors.h"
 #include "transport/server.h"
 
@@ -36,8 +37,8 @@ struct Caller {
 
 inline constexpr const char* kSessionHeader = "X-Strata-Session";
 
-// A reply at once, or a generation to run.
-using Routed = std::variant<HttpReply, OpenAiCall>;
+// A reply at once, or a generation or embeddings request to run.
+using Routed = std::variant<HttpReply, OpenAiCall, EmbedCall>;
 Routed route(Server& server, std::string_view method, std::string_view target, const std::string& body,
              const Caller& caller);
 

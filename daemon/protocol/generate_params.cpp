@@ -106,15 +106,6 @@ sampling::SamplingParams read_sampling(const Fields& fields) {
     return params;
 }
 
-// A request's own deadline: seconds (fractions allowed) after it is accepted, more than 0
-// and at most 30 days; at least 1 ms.
-std::chrono::milliseconds request_timeout(double seconds, const std::string& field) {
-    constexpr double kMaxSeconds = 30.0 * 86400;
-    if (!(seconds > 0) || seconds > kMaxSeconds)
-        throw invalid_params(field, field + " must be a number of seconds above 0 and at most 2592000 (30 days)");
-    return std::chrono::milliseconds(std::max<int64_t>(1, static_cast<int64_t>(std::ceil(seconds * 1000))));
-}
-
 std::vector<std::string> read_stop(const json::value& value, const std::string& field) {
     if (value.is_string())
         return {std::string(value.get_string())};
@@ -147,6 +138,15 @@ std::string role_of(const Fields& message, bool openai) {
 }
 
 }  // namespace
+
+// A request's own deadline: seconds (fractions allowed) after it is accepted, more than 0
+// and at most 30 days; at least 1 ms.
+std::chrono::milliseconds request_timeout(double seconds, const std::string& field) {
+    constexpr double kMaxSeconds = 30.0 * 86400;
+    if (!(seconds > 0) || seconds > kMaxSeconds)
+        throw invalid_params(field, field + " must be a number of seconds above 0 and at most 2592000 (30 days)");
+    return std::chrono::milliseconds(std::max<int64_t>(1, static_cast<int64_t>(std::ceil(seconds * 1000))));
+}
 
 std::shared_ptr<const grammar::Grammar> compile_grammar(std::string_view text, const std::string& field) {
     try {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <boost/json/object.hpp>
+#include <chrono>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -22,6 +23,10 @@ struct RequestContext {
     uint32_t uid = 0;
     engine::Limits limits;
 };
+
+// A request's own deadline, `field` seconds (fractions allowed, above 0, at most 30 days).
+// Throws invalid_params.
+std::chrono::milliseconds request_timeout(double seconds, const std::string& field);
 
 // A session name (a string; the engine checks its characters). Throws invalid_params.
 std::string session_name(const boost::json::value& value, const std::string& field);

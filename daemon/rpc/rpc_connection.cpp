@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "host/log.h"
+#include "protocol/embeddings.h"
 #include "protocol/fields.h"
 #include "protocol/generate_params.h"
 #include "protocol/views.h"
@@ -153,6 +154,8 @@ void RpcConnection::dispatch(RpcRequest& request) {
                                                     R"({"jsonrpc":"2.0","id":1,"method":"authenticate","params":{"api_key":KEY}})");
         if (request.method == "generate")
             start_generate(request);
+        else if (request.method == "embed")
+            start_embed(request);
         else if (request.method == "cancel")
             cancel(request);
         else if (json::value result = call_method(server_, request.method, request.params, *uid_); request.id)
@@ -167,7 +170,7 @@ void RpcConnection::dispatch(RpcRequest& request) {
     }
 }
 
-void RpcConnection::start_generate(RpcRequest& request) {
+void RpcConnection::check_room(const RpcRequest& request) const {
     const uint32_t max_in_flight = server_.settings().server.max_requests_per_connection;
     if (server_.stopping())
         throw ApiError(ErrorKind::ShuttingDown, "the daemon is shutting down");
@@ -179,10 +182,23 @@ void RpcConnection::start_generate(RpcRequest& request) {
             if (other.id && *other.id == *request.id)
                 throw ApiError(ErrorKind::InvalidRequest,
                                "id " + json::serialize(*request.id) + " is already used by a request in flight");
+}
+
+void RpcConnection::start_generate(RpcRequest& request) {
+    check_room(request);
     GenerateCall call = parse_generate(request.params, server_.request_context(*uid_));
     const uint64_t key = next_key_++;
-    InFlight entry{request.id, call.stream, 0, call.request.session, call.request.sampling.seed};
+    InFlight entry{request.id, call.stream, 0, call.request.session, call.request.sampling.seed, std::nullopt};
     entry.handle = server_.submit(std::move(call.request), weak_from_this(), key, Endpoint::Generate);
+    in_flight_.emplace(key, std::move(entry));
+}
+
+void RpcConnection::start_embed(RpcRequest& request) {
+    check_room(request);
+    EmbedCall call = parse_embed(request.params, server_.request_context(*uid_), server_.model().n_embd, server_.model().n_vocab);
+    const uint64_t key = next_key_++;
+    InFlight entry{request.id, false, 0, {}, 0, call.base64};
+    entry.handle = server_.submit(std::move(call.request), weak_from_this(), key, Endpoint::Embeddings);
     in_flight_.emplace(key, std::move(entry));
 }
 
@@ -226,7 +242,11 @@ void RpcConnection::on_text(uint64_t key, std::string text) {
 void RpcConnection::on_done(uint64_t key, engine::Result result) {
     finish(key, [&](const json::value& id) {
         const InFlight& entry = in_flight_.at(key);
-        return result_line(id, result_json(result, entry.session, entry.seed));
+        if (!entry.embed_base64)
+            return result_line(id, result_json(result, entry.session, entry.seed));
+        if (result.finish_reason != "stop")
+            return error_line(id, embed_ended(result.finish_reason));
+        return result_line(id, embeddings_json(result, *entry.embed_base64, server_.model_id()));
     });
 }
 

@@ -1,7 +1,7 @@
 // daemon/rpc/rpc_connection.h — one native-protocol connection: reads request lines (at most
 // server.max_request_bytes each; a longer line is answered with invalid_request and the
 // rest of it is skipped without being buffered), dispatches them, keeps its generate
-// requests in flight (up to server.max_requests_per_connection) and writes their token
+// and embed requests in flight (up to server.max_requests_per_connection) and writes their token
 // notifications and results through a bounded output queue. Stops reading while half the
 // output buffer is unsent (a client that floods requests waits for its answers); cancels
 // its requests and closes when the client goes away or lets the buffer overflow (tokens
@@ -48,6 +48,7 @@ private:
         uint64_t handle = 0;
         std::string session;
         uint64_t seed = 0;
+        std::optional<bool> embed_base64;  // an `embed` request: its encoding (absent: a generation)
     };
 
     void feed(std::string_view bytes);
@@ -57,7 +58,9 @@ private:
     void on_read(boost::system::error_code ec, size_t count);
     void handle_line(std::string_view line);
     void dispatch(RpcRequest& request);
+    void check_room(const RpcRequest& request) const;  // throws unless one more request may start
     void start_generate(RpcRequest& request);
+    void start_embed(RpcRequest& request);
     void cancel(const RpcRequest& request);
     boost::json::value authenticate(const RpcRequest& request);
     void finish(uint64_t key, const std::function<std::string(const boost::json::value&)>& answer);

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "kv/kv_cache.h"
+#include "model/hparams.h"
 #include "weights/streamed.h"
 
 namespace strata::engine {
@@ -61,6 +62,9 @@ struct Config {
     int32_t batch_tokens = 0;            // tokens per forward pass (prompt chunks + decodes);
                                          // 0 = 512 resident, 2048 streamed (fewer passes per prompt)
     std::string chat_template;           // family name; "" = detect from the model
+    // How embeddings pool a model whose file names no pooling (decoder models): Last (the
+    // only token that has seen the whole input under causal attention) or Mean.
+    model::Pooling pooling = model::Pooling::Last;
     std::string state_dir;               // where sessions are saved; "" = not saved
     MemoryConfig memory;
     Limits limits;

@@ -42,7 +42,29 @@ uint64_t rss_bytes() {
     return resident * static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
 }
 
+// An embeddings request: no session, and no empty input or token id outside the vocabulary
+// (lengths are checked once tokenized, on the engine thread).
+void check_embed_request(const GenerateRequest& r, int32_t n_vocab) {
+    if (!r.session.empty()) throw EngineError(Errc::InvalidParams, "embeddings do not use a session", "session");
+    for (size_t i = 0; i < r.embed.size(); ++i) {
+        const std::string field = "input[" + std::to_string(i) + "]";
+        const auto* ids = std::get_if<std::vector<int32_t>>(&r.embed[i]);
+        if (ids ? ids->empty() : std::get<std::string>(r.embed[i]).empty())
+            throw EngineError(Errc::InvalidParams, field + " is empty", field);
+        if (!ids) continue;
+        for (size_t j = 0; j < ids->size(); ++j)
+            if ((*ids)[j] < 0 || (*ids)[j] >= n_vocab)
+                throw EngineError(Errc::InvalidParams,
+                                  field + "[" + std::to_string(j) + "]: token id " + std::to_string((*ids)[j]) +
+                                      " is outside the vocabulary of " + std::to_string(n_vocab),
+                                  field + "[" + std::to_string(j) + "]");
+    }
+}
+
 void check_request(const GenerateRequest& r, const Limits& limits, int32_t n_vocab) {
+    if (r.timeout.count() < 0)
+        throw EngineError(Errc::InvalidParams, "timeout must not be negative", "timeout");
+    if (!r.embed.empty()) return check_embed_request(r, n_vocab);
     if (r.prompt.has_value() == !r.messages.empty())
         throw EngineError(Errc::InvalidParams, "give exactly one of prompt and messages", r.prompt ? "messages" : "prompt");
     for (size_t i = 0; i < r.messages.size(); ++i) {
@@ -55,8 +77,6 @@ void check_request(const GenerateRequest& r, const Limits& limits, int32_t n_voc
         throw EngineError(Errc::InvalidParams,
                           "max_tokens " + std::to_string(r.max_tokens) + " is out of range [1, " + std::to_string(limits.max_tokens) + "]",
                           "max_tokens");
-    if (r.timeout.count() < 0)
-        throw EngineError(Errc::InvalidParams, "timeout must not be negative", "timeout");
     if (!r.session.empty() && !valid_session_name(r.session))
         throw EngineError(Errc::InvalidParams, "session name must be 1-64 characters of A-Z a-z 0-9 . _ - (not starting with .)", "session");
     try {
@@ -174,6 +194,9 @@ uint64_t Engine::submit(GenerateRequest request, std::shared_ptr<Sink> sink) {
     std::lock_guard lk(m.mu);
     if (m.stopping) throw EngineError(Errc::ShuttingDown, "the daemon is shutting down");
     check_request(request, m.limits, m.model->hparams().n_vocab);
+    if (request.embed.empty() && !m.model->hparams().output_head)
+        throw EngineError(Errc::InvalidParams, "this model has no output layer: it computes embeddings only (embed, /v1/embeddings)",
+                          request.prompt ? "prompt" : "messages");
     const std::chrono::milliseconds limit(m.limits.request_timeout_ms);
     if (limit.count() > 0 && (request.timeout.count() == 0 || request.timeout > limit)) request.timeout = limit;
     if (static_cast<int32_t>(m.queue.size() + m.kv_wait.size()) + m.running >= m.limits.max_queued)

@@ -15,6 +15,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 #include "engine/config.h"
@@ -52,6 +53,10 @@ struct Message {
     std::string content;
 };
 
+// One input of an embeddings request: text (tokenized as a prompt, special tokens parsed,
+// as llama-server does) or token ids.
+using EmbedInput = std::variant<std::string, std::vector<int32_t>>;
+
 struct GenerateRequest {
     uint32_t uid = 0;                    // the peer's uid (SO_PEERCRED); 0 = root
     std::string session;                 // "" = anonymous: nothing is kept afterwards
@@ -65,6 +70,11 @@ struct GenerateRequest {
     std::shared_ptr<const grammar::Grammar> grammar;  // the output must match it; null = free
     std::chrono::milliseconds timeout{0};  // from submit(): then it ends with finish_reason "timeout";
                                            // 0 = none (limits.request_timeout applies, and caps it)
+    // Not empty: an embeddings request instead of a generation. Each input becomes one pooled,
+    // L2-normalised vector of n_embd floats (Result::embeddings), the inputs one after the
+    // other through the scheduler like prompts; prompt, messages, sampling, max_tokens, stop and
+    // grammar do not apply, and there is no session.
+    std::vector<EmbedInput> embed;
 };
 
 struct Usage {
@@ -88,6 +98,7 @@ struct Result {
                                 // "timeout" (GenerateRequest::timeout ran out, queued or running)
     Usage usage;
     Timings timings;
+    std::vector<std::vector<float>> embeddings;  // an embeddings request's, one per input
 };
 
 // Receives one request's output, on the engine thread. Exactly one of on_done / on_error

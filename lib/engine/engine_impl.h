@@ -67,8 +67,15 @@ struct Active {
     Clock::time_point first_pass, first_token;
     bool started = false;
     bool released = false;                  // its session was given back (it ends now)
+    // Embeddings requests: every input's tokens, which one runs (as `prompt`), how its
+    // hidden states pool, and the pooled sum so far.
+    std::vector<std::vector<int32_t>> embed_inputs;
+    size_t embed_index = 0;
+    model::Pooling pooling = model::Pooling::None;
+    std::vector<float> pooled;
 
     bool decoding() const { return fed == prompt.size(); }
+    bool embedding() const { return !p.req.embed.empty(); }
 };
 
 // KV bytes by what holds them: running requests, idle sessions, and the prefix cache alone.
@@ -132,6 +139,7 @@ struct Engine::Impl {
     // The engine thread's own state.
     std::list<Active> actives;
     std::vector<float> logits;
+    std::vector<float> hidden;  // hidden states of embeddings requests' tokens, from the last pass
     std::thread thread;
 
     explicit Impl(Config c);
@@ -148,6 +156,10 @@ struct Engine::Impl {
     void mark_overdue(Ending& ending) const;  // under mu
     void admit(Pending p, const Ending& ending);
     bool prepare(Active& a);  // false: its KV must wait for room
+    // embed.cpp (engine thread)
+    void prepare_embed(Active& a);
+    void start_embed_input(Active& a);
+    void pool_hidden(Active& a, const float* rows, size_t n);
     void expire_idle_sessions();  // under mu
     std::vector<int32_t> render(Active& a);
     std::vector<int32_t> render_conversation(const Active& a, const std::vector<Message>& conv) const;

@@ -234,6 +234,10 @@ std::string Engine::Impl::render_model_template(const std::vector<tokenizer::Cha
 }
 
 bool Engine::Impl::prepare(Active& a) {
+    if (a.embedding()) {
+        prepare_embed(a);
+        return true;
+    }
     const GenerateRequest& r = a.p.req;
     std::vector<int32_t> full = render(a);
     Session& s = *a.session;
@@ -390,11 +394,13 @@ void Engine::Impl::step() {
             --budget;
             ++generated;
         }
+    const bool whole = !model->hparams().causal;  // without causal attention an input runs in one pass
     for (auto& a : actives)
-        if (!a.decoding() && budget > 0) {
+        if (!a.decoding() && budget > 0 && (!whole || a.prompt.size() - a.fed <= size_t(budget))) {
             const size_t n = std::min<size_t>(budget, a.prompt.size() - a.fed);
-            const bool last = a.fed + n == a.prompt.size();
-            batch.push_back({a.session->cache.get(), std::span<const int32_t>(a.prompt.data() + a.fed, n), last ? model::Logits::Last : model::Logits::None});
+            const bool last = a.fed + n == a.prompt.size() && !a.embedding();
+            batch.push_back({a.session->cache.get(), std::span<const int32_t>(a.prompt.data() + a.fed, n),
+                             last ? model::Logits::Last : model::Logits::None, a.embedding()});
             who.push_back(&a);
             chunk.push_back(n);
             budget -= static_cast<int32_t>(n);
@@ -407,7 +413,7 @@ void Engine::Impl::step() {
             a->first_pass = t0;
         }
     try {
-        model->forward(batch, logits);
+        model->forward(batch, logits, &hidden);
     } catch (const std::exception& e) {
         const EngineError err(Errc::ModelError, std::string("the forward pass failed: ") + e.what());
         log(3, std::string(err.what()) + " (" + std::to_string(who.size()) + " request(s) failed)");
@@ -416,8 +422,14 @@ void Engine::Impl::step() {
     }
     record_step(t0, prompt_tokens, generated);
     const float* row = logits.data();
+    const float* hidden_row = hidden.data();
     for (size_t i = 0; i < who.size(); ++i) {
         Active& a = *who[i];
+        if (a.embedding()) {
+            pool_hidden(a, hidden_row, chunk[i]);  // may finish it
+            hidden_row += chunk[i] * size_t(model->hparams().n_embd);
+            continue;
+        }
         const bool has_row = batch[i].logits == model::Logits::Last;
         if (a.decoding()) {
             a.next = -1;
@@ -525,6 +537,8 @@ void Engine::Impl::release(Active& a, bool keep_history) {
             messages_dropped += static_cast<uint64_t>(a.result.usage.dropped_messages);
             cached_tokens_total += a.result.usage.cached_tokens;
             completion_tokens_total += a.result.usage.completion_tokens;
+        } else if (keep_history && a.embedding()) {
+            prompt_tokens_total += a.result.usage.prompt_tokens;
         }
         s.last_used = unix_now();
     }

@@ -50,6 +50,9 @@ void gemm(DType w, int64_t k, const void* W, size_t ldw, int64_t r0, int64_t r1,
 
 // y[i] = x[i] / sqrt(mean(x^2) + eps) * w[i]   (sum of squares in double, as GGML)
 void rms_norm(const float* x, const float* w, float* y, int64_t n, float eps);
+// y[i] = (x[i] - mean(x)) / sqrt(var(x) + eps) * w[i] + b[i], as ggml_norm then mul and add
+// (sums in double); one version for every ISA.
+void layer_norm(const float* x, const float* w, const float* b, float* y, int64_t n, float eps);
 // g[i] = silu(g[i]) * u[i]
 void silu_mul(float* g, const float* u, int64_t n);
 // g[i] = gelu(g[i]) * u[i], GELU's tanh form through GGML's F16 table (the input rounded

@@ -1,12 +1,14 @@
 // kernels/scalar.cpp — the scalar reference of activation conversion and the vector ops,
 // with GGML's CPU numerics (rms_norm sums squares in double; silu is x / (1 + e^-x)),
-// and the install function that fills a Table with every scalar entry point.
+// the install function that fills a Table with every scalar entry point, and LayerNorm,
+// which has one version for every ISA (encoders are small).
 // Must not touch: SIMD, threads.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <vector>
 
+#include "kernels/kernels.h"
 #include "kernels/table.h"
 #include "tensor/fp16.h"
 #include "tensor/quantize.h"
@@ -158,3 +160,21 @@ void install_scalar(Table& t) {
 }
 
 }  // namespace strata::kernels::detail
+
+namespace strata::kernels {
+
+void layer_norm(const float* x, const float* w, const float* b, float* y, int64_t n, float eps) {
+    double sum = 0;
+    for (int64_t i = 0; i < n; ++i) sum += x[i];
+    const float mean = static_cast<float>(sum / n);
+    double sum2 = 0;
+    for (int64_t i = 0; i < n; ++i) {
+        const float v = x[i] - mean;
+        y[i] = v;
+        sum2 += double(v * v);
+    }
+    const float scale = 1.0f / std::sqrt(static_cast<float>(sum2 / n) + eps);
+    for (int64_t i = 0; i < n; ++i) y[i] = y[i] * scale * w[i] + b[i];
+}
+
+}  // namespace strata::kernels

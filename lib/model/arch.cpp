@@ -6,8 +6,8 @@
 namespace strata::model {
 namespace {
 
-const std::array<const Builder*, 10> kBuilders = {&kLlama,  &kQwen2,   &kQwen3,    &kGemma2, &kGemma3,
-                                                  &kPhi3,   &kGranite, &kOlmo2,    &kQwen3Moe, &kOlmoe};
+const std::array<const Builder*, 11> kBuilders = {&kLlama, &kQwen2,   &kQwen3, &kGemma2,   &kGemma3, &kPhi3,
+                                                  &kGranite, &kOlmo2, &kQwen3Moe, &kOlmoe, &kBert};
 
 }  // namespace
 

@@ -32,6 +32,6 @@ std::string arch_names();
 void gemma_scales(HParams& hp, int32_t layers_27b);
 
 // The builders (one per file in archs/).
-extern const Builder kLlama, kQwen2, kQwen3, kGemma2, kGemma3, kPhi3, kGranite, kOlmo2, kQwen3Moe, kOlmoe;
+extern const Builder kLlama, kQwen2, kQwen3, kGemma2, kGemma3, kPhi3, kGranite, kOlmo2, kQwen3Moe, kOlmoe, kBert;
 
 }  // namespace strata::model

@@ -22,12 +22,18 @@ void Blocks::norm(const float* in, const float* weight, float* out) {
     m_.rms_norm_rows(in, weight, out, static_cast<int32_t>(tokens_.size()), m_.hp.n_embd);
 }
 
+void Blocks::layer_norm(const float* in, const float* weight, const float* bias, float* out) {
+    m_.layer_norm_rows(in, weight, bias, out, static_cast<int32_t>(tokens_.size()));
+}
+
 void Blocks::attention(const LayerWeights& w, int l, const float* in, float* out) { m_.attention_block(w, l, in, out, tokens_); }
 
 void Blocks::ffn(const LayerWeights& w, const float* in, float* out) {
     if (w.router.data) m_.moe_block(w, in, out, static_cast<int32_t>(tokens_.size()));
     else m_.ffn_block(w, in, out, static_cast<int32_t>(tokens_.size()));
 }
+
+void Blocks::mlp(const LayerWeights& w, const float* in, float* out) { m_.mlp_block(w, in, out, static_cast<int32_t>(tokens_.size())); }
 
 void Blocks::residual(float* y) {
     const int E = m_.hp.n_embd;
@@ -57,6 +63,15 @@ void sandwich_norm_layer(Blocks& b, const LayerWeights& w, int l) {
     b.ffn(w, b.scratch(), b.scratch());
     b.norm(b.scratch(), w.post_ffn_norm, b.scratch());
     b.residual(b.scratch());
+}
+
+void post_layer_norm_layer(Blocks& b, const LayerWeights& w, int l) {
+    b.attention(w, l, b.stream(), b.scratch());
+    b.residual(b.scratch());
+    b.layer_norm(b.stream(), w.attn_out_norm, w.attn_out_norm_b, b.stream());
+    b.mlp(w, b.stream(), b.scratch());
+    b.residual(b.scratch());
+    b.layer_norm(b.stream(), w.layer_out_norm, w.layer_out_norm_b, b.stream());
 }
 
 // Attention ------------------------------------------------------------------------------
@@ -105,6 +120,8 @@ void Model::Impl::attention_block(const LayerWeights& w, int l, const float* in,
     for (int32_t t = 0; t < T; ++t) tokens[t].cache->store(l, tokens[t].pos, ws.k.data() + size_t(t) * KV, ws.v.data() + size_t(t) * KV);
     attend(l, tokens);
     matmul(w.wo, ws.att.data(), T, out, E);
+    if (w.bo)
+        for (int32_t t = 0; t < T; ++t) kernels::add(out + size_t(t) * E, w.bo, E);
 }
 
 // One KV block's positions [lo, hi) (block start `first`) for the query group of KV head h,
@@ -141,8 +158,14 @@ void Model::Impl::attend(int l, std::span<const TokenSlot> tokens) {
     const float scale = hp.scale_q ? 1.0f : hp.kq_scale;
     const int32_t window = hp.is_swa(l) ? hp.n_swa : 0;
     const int64_t pairs = int64_t(tokens.size()) * n_kv, threads = pool.size();
+    // Each token attends up to its own position (causal) or to its sequence's last in the
+    // pass (a sequence's tokens are adjacent in the batch).
+    std::vector<int32_t>& ends = ws.attn_end;
+    ends.resize(tokens.size());
+    for (size_t t = tokens.size(); t-- > 0;)
+        ends[t] = !hp.causal && t + 1 < tokens.size() && tokens[t + 1].cache == tokens[t].cache ? ends[t + 1] : tokens[t].pos + 1;
     int32_t longest = 1;
-    for (const auto& t : tokens) longest = std::max(longest, t.pos + 1);
+    for (const int32_t end : ends) longest = std::max(longest, end);
     const int64_t chunks = pairs >= 2 * threads ? 1 : std::clamp<int64_t>((2 * threads + pairs - 1) / pairs, 1, std::max(1, longest / kMinChunk));
     const size_t state = size_t(G) * (hd + 2);  // m[G], l[G], acc[G][hd]
     if (ws.attn_states.size() < size_t(pairs * chunks) * state) ws.attn_states.resize(size_t(pairs * chunks) * state);
@@ -153,7 +176,7 @@ void Model::Impl::attend(int l, std::span<const TokenSlot> tokens) {
             const int64_t pair = task / chunks, c = task % chunks;
             const TokenSlot& tok = tokens[size_t(pair / n_kv)];
             const int h = static_cast<int>(pair % n_kv);
-            const int32_t n = tok.pos + 1, j0 = window ? std::max(0, n - window) : 0;
+            const int32_t n = ends[size_t(pair / n_kv)], j0 = window ? std::max(0, n - window) : 0;
             const auto from = static_cast<int32_t>(j0 + (n - j0) * c / chunks), to = static_cast<int32_t>(j0 + (n - j0) * (c + 1) / chunks);
             float* m = ws.attn_states.data() + size_t(task) * state;
             float *sum = m + G, *acc = m + 2 * G;
@@ -194,6 +217,23 @@ void Model::Impl::attend(int l, std::span<const TokenSlot> tokens) {
 }
 
 // Feed-forward ---------------------------------------------------------------------------
+
+// down(gelu(up(in) + up_b)) + down_b, GELU as ggml_gelu (the gated kernel with 1s).
+void Model::Impl::mlp_block(const LayerWeights& w, const float* in, float* out, int32_t T) {
+    const int E = hp.n_embd, F = hp.n_ff;
+    if (ws.ones.size() < size_t(F)) ws.ones.assign(size_t(F), 1.0f);
+    acts.invalidate();
+    matmul(w.up, in, T, ws.up.data(), F);
+    for_rows(pool, T, F, [&](int32_t t) {
+        float* u = ws.up.data() + size_t(t) * F;
+        if (w.up_b) kernels::add(u, w.up_b, F);
+        kernels::gelu_mul(u, ws.ones.data(), F);
+    });
+    acts.invalidate();
+    matmul(w.down, ws.up.data(), T, out, E);
+    if (w.down_b)
+        for (int32_t t = 0; t < T; ++t) kernels::add(out + size_t(t) * E, w.down_b, E);
+}
 
 // down(act(gate) * up); a fused ffn_up gives [gate | up] per row.
 void Model::Impl::ffn_block(const LayerWeights& w, const float* in, float* out, int32_t T) {

@@ -1,8 +1,9 @@
 // model/blocks.h — the shared building blocks an architecture builder composes a layer
-// from (lib/model/archs/): RMS norm, attention (fused or separate q/k/v, biases, q/k norms,
-// RoPE variants, soft-capping, sliding window), gated feed-forward (SiLU or GELU-tanh,
-// fused gate/up) and the residual add; the per-layer tensors they read. Which options a
-// block applies comes from HParams, which the family's builder filled.
+// from (lib/model/archs/): RMS norm, LayerNorm with bias, attention (fused or separate
+// q/k/v, biases, q/k norms, RoPE variants, soft-capping, sliding window, causal or not),
+// gated feed-forward (SiLU or GELU-tanh, fused gate/up), the plain GELU feed-forward with
+// biases, and the residual add; the per-layer tensors they read. Which options a block
+// applies comes from HParams, which the family's builder filled.
 // Must not touch: file parsing, weight I/O (weights/), architecture names.
 #pragma once
 
@@ -33,6 +34,7 @@ enum Slot : int {
     AttnNorm, Wq, Wk, Wv, Wqkv, Wo, Bq, Bk, Bv, QNorm, KNorm, PostAttnNorm,
     FfnNorm, Gate, Up, Down, PostFfnNorm,
     Router, GateExps, UpExps, DownExps,  // mixture of experts: they take the place of Gate, Up, Down
+    Bo, AttnOutNorm, AttnOutNormB, UpB, DownB, LayerOutNorm, LayerOutNormB,  // post-norm encoders (LayerNorm with bias)
     kSlots
 };
 
@@ -54,6 +56,10 @@ struct LayerWeights {
     Matrix gate, up, down;
     const float* post_ffn_norm = nullptr;
     Matrix router, gate_exps, up_exps, down_exps;  // mixture of experts (router absent: dense FFN)
+    const float* bo = nullptr;
+    const float *attn_out_norm = nullptr, *attn_out_norm_b = nullptr;
+    const float *up_b = nullptr, *down_b = nullptr;
+    const float *layer_out_norm = nullptr, *layer_out_norm_b = nullptr;
 };
 
 struct TokenSlot;
@@ -67,10 +73,14 @@ public:
     float* scratch();  // a scratch row set h
     // out = rmsnorm(in) * weight (in == out allowed).
     void norm(const float* in, const float* weight, float* out);
+    // out = layernorm(in) * weight + bias (in == out allowed).
+    void layer_norm(const float* in, const float* weight, const float* bias, float* out);
     // Self-attention of layer l on `in`, appending k/v to each token's cache; out may be in.
     void attention(const LayerWeights& w, int l, const float* in, float* out);
     // Gated feed-forward on `in` (a mixture of experts when the layer has a router); out may be in.
     void ffn(const LayerWeights& w, const float* in, float* out);
+    // Plain feed-forward: down(gelu(up(in) + up_b)) + down_b; out may be in.
+    void mlp(const LayerWeights& w, const float* in, float* out);
     // x += residual_scale * y (y is scaled in place).
     void residual(float* y);
 
@@ -84,5 +94,7 @@ private:
 void pre_norm_layer(Blocks& b, const LayerWeights& w, int l);
 // x += post_norm(attn(norm(x))); x += post_norm(ffn(norm(x)))  — gemma2, gemma3.
 void sandwich_norm_layer(Blocks& b, const LayerWeights& w, int l);
+// x = layernorm(x + attn(x)); x = layernorm(x + mlp(x))  — bert.
+void post_layer_norm_layer(Blocks& b, const LayerWeights& w, int l);
 
 }  // namespace strata::model

@@ -66,7 +66,7 @@ void Workspace::ensure(int32_t n_tokens, const HParams& hp, int n_threads) {
 
 // The pass -------------------------------------------------------------------------------
 
-void Model::Impl::run_pass(std::span<const TokenSlot> tokens, float* logits) {
+void Model::Impl::run_pass(std::span<const TokenSlot> tokens, float* logits, float* hidden) {
     const int32_t T = static_cast<int32_t>(tokens.size());
     ws.ensure(T, hp, pool.size());
     embed(tokens);
@@ -79,7 +79,7 @@ void Model::Impl::run_pass(std::span<const TokenSlot> tokens, float* logits) {
         weights->release(l);
         layers_done.fetch_add(1, std::memory_order_relaxed);
     }
-    output(tokens, logits);
+    output(tokens, logits, hidden);
 }
 
 void Model::Impl::embed(std::span<const TokenSlot> tokens) {
@@ -92,10 +92,38 @@ void Model::Impl::embed(std::span<const TokenSlot> tokens) {
     weights->embedding_rows(ids, ws.embd_rows.data());
     for (size_t i = 0; i < ids.size(); ++i) dequantize_row(t->type, ws.embd_rows.data() + i * row, ws.x.data() + i * hp.n_embd, hp.n_embd);
     scale_rows(ws.x.data(), ids.size() * hp.n_embd, hp.embd_scale);
+    if (hp.learned_positions) add_positions(tokens);
+}
+
+// Encoders: x + token_types[0] + position_embd[pos], then the token_embd_norm LayerNorm.
+void Model::Impl::add_positions(std::span<const TokenSlot> tokens) {
+    const int E = hp.n_embd;
+    const gguf::TensorInfo* pos_t = layout.globals[g_pos_embd];
+    const gguf::TensorInfo* type_t = layout.globals[g_token_types];
+    const size_t pos_row = dtype_bytes(pos_t->type, E);
+    std::vector<float> type0(E), row(E);
+    dequantize_row(type_t->type, weights->global(g_token_types), type0.data(), E);
+    for (size_t t = 0; t < tokens.size(); ++t) {
+        if (tokens[t].pos >= pos_t->ne[1])
+            throw std::out_of_range("position " + std::to_string(tokens[t].pos) + " is beyond position_embd.weight's " +
+                                    std::to_string(pos_t->ne[1]) + " rows");
+        dequantize_row(pos_t->type, weights->global(g_pos_embd) + size_t(tokens[t].pos) * pos_row, row.data(), E);
+        float* x = ws.x.data() + t * E;
+        kernels::add(x, type0.data(), E);
+        kernels::add(x, row.data(), E);
+    }
+    const auto norm = [&](int g) { return reinterpret_cast<const float*>(weights->global(g)); };
+    layer_norm_rows(ws.x.data(), norm(g_embd_norm), norm(g_embd_norm_b), ws.x.data(), static_cast<int32_t>(tokens.size()));
 }
 
 void Model::Impl::rms_norm_rows(const float* x, const float* weight, float* y, int32_t T, int64_t n) {
     for_rows(pool, T, n, [&](int32_t t) { kernels::rms_norm(x + size_t(t) * n, weight, y + size_t(t) * n, n, hp.rms_eps); });
+    acts.invalidate();
+}
+
+void Model::Impl::layer_norm_rows(const float* x, const float* weight, const float* bias, float* y, int32_t T) {
+    const int64_t n = hp.n_embd;
+    for_rows(pool, T, n, [&](int32_t t) { kernels::layer_norm(x + size_t(t) * n, weight, bias, y + size_t(t) * n, n, hp.norm_eps); });
     acts.invalidate();
 }
 
@@ -123,22 +151,39 @@ void Model::Impl::matmul(const Matrix& w, const float* x, int32_t T, float* y, s
     });
 }
 
-// Final norm of the rows that want logits (packed together), the output matrix, then the
-// family's logit scale and soft-cap. A pass that wants no logits (prompt chunks only)
-// never touches the head.
-void Model::Impl::output(std::span<const TokenSlot> tokens, float* logits) {
+// Final norm of the rows that want hidden states (into `hidden`; an encoder without a
+// head: its last layer's output) or logits (packed together), the output matrix, then the
+// family's logit scale and soft-cap. A pass that wants neither (prompt chunks only) never
+// touches the head.
+void Model::Impl::output(std::span<const TokenSlot> tokens, float* logits, float* hidden) {
     const int E = hp.n_embd;
     int32_t rows = 0, first = -1;
-    for (const auto& t : tokens)
+    bool any_hidden = false;
+    for (const auto& t : tokens) {
+        any_hidden = any_hidden || t.hidden_row >= 0;
         if (t.out_row >= 0) {
             if (first < 0) first = t.out_row;
             ++rows;
         }
-    if (!rows) return;
+    }
+    if (!rows && !any_hidden) return;
+    if (!hp.output_head) {  // an encoder's hidden states are its last layer's output as it is
+        for (size_t t = 0; t < tokens.size(); ++t)
+            if (tokens[t].hidden_row >= 0)
+                std::copy_n(ws.x.data() + t * E, E, hidden + size_t(tokens[t].hidden_row) * E);
+        return;
+    }
     const int head = hp.n_layer;
     const auto ptrs = weights->acquire(head);
     const auto* out = layout.layers[head][1];
     const float* norm = reinterpret_cast<const float*>(ptrs[0]);
+    for (size_t t = 0; t < tokens.size(); ++t)
+        if (tokens[t].hidden_row >= 0)
+            kernels::rms_norm(ws.x.data() + t * E, norm, hidden + size_t(tokens[t].hidden_row) * E, E, hp.rms_eps);
+    if (!rows) {
+        weights->release(head);
+        return;
+    }
     int32_t r = 0;
     for (size_t t = 0; t < tokens.size(); ++t)
         if (tokens[t].out_row >= 0) kernels::rms_norm(ws.x.data() + t * E, norm, ws.h.data() + size_t(r++) * E, E, hp.rms_eps);

@@ -67,7 +67,7 @@ void HParams::set_swa_pattern(int32_t n) {
 
 std::string HParams::features() const {
     std::vector<std::string> f;
-    f.push_back(rope_style == RopeStyle::Neox ? "neox rope" : "normal rope");
+    if (n_rot > 0) f.push_back(rope_style == RopeStyle::Neox ? "neox rope" : "normal rope");
     if (rope.freq_scale != 1.0f) f.push_back(rope.ext_factor != 0 ? "yarn rope scaling" : "linear rope scaling");
     if (longrope) f.push_back("longrope factors");
     if (rope.attn_factor != 1.0f) f.push_back("rope attn_factor");
@@ -89,7 +89,11 @@ std::string HParams::features() const {
     if (qk_norm != QkNorm::None) f.push_back(qk_norm == QkNorm::PerHead ? "per-head q/k norm" : "q/k norm");
     if (attn_softcap > 0) f.push_back("attention soft-cap");
     if (final_softcap > 0) f.push_back("final soft-cap");
-    f.push_back(ffn_act == FfnAct::Silu ? "SiLU-gated ffn" : "GELU(tanh)-gated ffn");
+    if (!need(Gate) && !need(GateExps)) f.push_back("GELU ffn with biases");
+    else f.push_back(ffn_act == FfnAct::Silu ? "SiLU-gated ffn" : "GELU(tanh)-gated ffn");
+    if (!causal) f.push_back("bidirectional attention");
+    if (learned_positions) f.push_back("learned positions");
+    if (!output_head) f.push_back("no output head (embeddings only)");
     if (fused_gate_up) f.push_back("fused gate/up");
     if (embd_scale != 1.0f) f.push_back("embedding scale");
     if (residual_scale != 1.0f) f.push_back("residual scale");
@@ -131,6 +135,7 @@ HParams HParams::from_gguf(const gguf::File& f) {
     if (h.n_rot % 2) throw std::runtime_error("model metadata: rope.dimension_count is odd");
     h.n_ctx_train = r.optional("context_length", 2048, 1, 1 << 24);
     h.rms_eps = r.real("attention.layer_norm_rms_epsilon", 1e-5, 0, 1);
+    h.pooling = static_cast<Pooling>(r.optional("pooling_type", 0, 0, 3));
     h.rope.base = r.real("rope.freq_base", 10000.0, 1, 1e12);
     read_rope_scaling(r, h);
     h.swa.assign(h.n_layer, false);

@@ -26,6 +26,10 @@ enum class QkNorm { None, PerHead, Whole };
 // The gated feed-forward's activation: act(gate) * up.
 enum class FfnAct { Silu, GeluTanh };
 
+// How a sequence's hidden states become one embedding (<arch>.pooling_type, llama.cpp's
+// numbering): None (the file does not say), their mean, the first token's (CLS), the last's.
+enum class Pooling { None = 0, Mean = 1, Cls = 2, Last = 3 };
+
 // How one kind of layer rotates q and k (ggml_rope_ext's parameters).
 struct Rope {
     float base = 10000.0f;
@@ -53,6 +57,7 @@ struct HParams {
     // Mixture of experts (expert_count > 0): the FFN is n_expert_used of n_expert experts of
     // n_ff_exp rows each, chosen per token by a softmax router over all experts.
     int32_t n_expert = 0, n_expert_used = 0, n_ff_exp = 0;
+    Pooling pooling = Pooling::None;  // pooling_type (0-3; 4, rank, is not supported)
 
     // Set by the family's builder (defaults: llama).
     RopeStyle rope_style = RopeStyle::Normal;
@@ -72,6 +77,13 @@ struct HParams {
     float residual_scale = 1.0f;      // multiplies each block's output before the residual add
     float logit_scale = 1.0f;         // multiplies the logits
     bool moe_norm_weights = true;     // the chosen experts' router weights are renormalized to sum 1
+    // Encoders (bert): attention sees the whole sequence, which therefore runs in one pass;
+    // learned absolute positions (position_embd plus token_types row 0, then the
+    // token_embd_norm LayerNorm); no output head (embeddings only); LayerNorm epsilon.
+    bool causal = true;
+    bool learned_positions = false;
+    bool output_head = true;
+    float norm_eps = 1e-12f;
 
     int32_t q_dim() const { return n_head * head_dim; }
     int32_t kv_dim() const { return n_head_kv * head_dim; }

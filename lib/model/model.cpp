@@ -22,7 +22,8 @@ constexpr std::array<const char*, kSlots> kSlotNames = {
     "attn_v.bias",       "attn_q_norm.weight", "attn_k_norm.weight", "post_attention_norm.weight",
     "ffn_norm.weight",   "ffn_gate.weight",    "ffn_up.weight",      "ffn_down.weight",
     "post_ffw_norm.weight", "ffn_gate_inp.weight", "ffn_gate_exps.weight", "ffn_up_exps.weight",
-    "ffn_down_exps.weight",
+    "ffn_down_exps.weight", "attn_output.bias", "attn_output_norm.weight", "attn_output_norm.bias",
+    "ffn_up.bias",       "ffn_down.bias",      "layer_output_norm.weight", "layer_output_norm.bias",
 };
 
 // A tensor's expected {ne0, ne1, ne2}: ne1 = 0 a vector, ne2 = 0 a matrix.
@@ -49,6 +50,7 @@ Shape slot_shape(Slot s, const HParams& hp) {
         case Router: return {E, X};
         case GateExps: case UpExps: return {E, FX, X};
         case DownExps: return {FX, E, X};
+        case UpB: return {F, 0};
         default: return {E};  // the norms
     }
 }
@@ -185,6 +187,11 @@ void Model::Impl::bind_tensors() {
         slot_index.push_back(idx);
         slot_info.push_back(info);
     }
+    if (hp.learned_positions) bind_positions(require, add_global);
+    if (!hp.output_head) {
+        layout.layers.push_back({});
+        return;
+    }
     const auto* norm = require("output_norm.weight");
     expect_shape(*norm, {hp.n_embd});
     expect_f32(*norm);
@@ -196,6 +203,33 @@ void Model::Impl::bind_tensors() {
     layout.expert_tensors.emplace_back();
     layout.n_expert = hp.n_expert;
     layout.n_expert_used = hp.n_expert_used;
+}
+
+// position_embd (n_ctx_train rows), token_types (row 0 is used) and the token_embd_norm
+// LayerNorm of encoders.
+template <class Require, class AddGlobal>
+void Model::Impl::bind_positions(Require& require, AddGlobal& add_global) {
+    const auto* pos = require("position_embd.weight");
+    const auto* types = require("token_types.weight");
+    for (const auto* t : {pos, types}) {
+        if (t->n_dims != 2 || t->ne[0] != hp.n_embd || t->ne[1] < 1)
+            throw std::runtime_error("tensor " + t->name + " has shape " + shape_of(*t) + ", expected [" + std::to_string(hp.n_embd) + ", rows]");
+        if (!can_dequantize(t->type) || t->type == DType::Q8_K)
+            throw std::runtime_error("tensor " + t->name + ": type " + std::string(dtype_name(t->type)) + " is not supported");
+    }
+    if (pos->ne[1] < hp.n_ctx_train)
+        throw std::runtime_error("tensor position_embd.weight has " + std::to_string(pos->ne[1]) + " rows, fewer than context_length " +
+                                 std::to_string(hp.n_ctx_train));
+    g_pos_embd = add_global(pos);
+    g_token_types = add_global(types);
+    auto norm_vector = [&](const char* name) {
+        const auto* t = require(name);
+        expect_shape(*t, {hp.n_embd});
+        expect_f32(*t);
+        return add_global(t);
+    };
+    g_embd_norm = norm_vector("token_embd_norm.weight");
+    g_embd_norm_b = norm_vector("token_embd_norm.bias");
 }
 
 LayerWeights Model::Impl::layer_weights(int l, std::span<const uint8_t* const> ptrs) const {
@@ -212,7 +246,9 @@ LayerWeights Model::Impl::layer_weights(int l, std::span<const uint8_t* const> p
             .bq = vec(Bq), .bk = vec(Bk), .bv = vec(Bv), .q_norm = vec(QNorm), .k_norm = vec(KNorm),
             .post_attn_norm = vec(PostAttnNorm), .ffn_norm = vec(FfnNorm), .gate = mat(Gate), .up = mat(Up),
             .down = mat(Down), .post_ffn_norm = vec(PostFfnNorm), .router = mat(Router), .gate_exps = mat(GateExps),
-            .up_exps = mat(UpExps), .down_exps = mat(DownExps)};
+            .up_exps = mat(UpExps), .down_exps = mat(DownExps), .bo = vec(Bo), .attn_out_norm = vec(AttnOutNorm),
+            .attn_out_norm_b = vec(AttnOutNormB), .up_b = vec(UpB), .down_b = vec(DownB), .layer_out_norm = vec(LayerOutNorm),
+            .layer_out_norm_b = vec(LayerOutNormB)};
 }
 
 Model::Model(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -251,17 +287,20 @@ kv::KvCache Model::new_cache(int32_t capacity, std::shared_ptr<kv::Ledger> ledge
     return kv::KvCache(hp.n_layer, hp.kv_dim(), std::clamp(capacity, 1, hp.n_ctx_train), std::move(ledger), type);
 }
 
-void Model::forward(std::span<const SequenceBatch> batch, std::vector<float>& logits) {
+void Model::forward(std::span<const SequenceBatch> batch, std::vector<float>& logits, std::vector<float>* hidden) {
     Impl& m = *impl_;
     // Validate everything and reserve cache room before touching any cache.
     std::vector<TokenSlot> all;
     std::vector<int32_t> start_size;
-    int32_t out_rows = 0;
+    int32_t out_rows = 0, hidden_rows = 0;
     for (const auto& s : batch) {
+        if (s.hidden && !hidden) throw std::invalid_argument("forward: hidden states asked for without a buffer");
         if (!s.cache) throw std::invalid_argument("forward: sequence without a cache");
         if (s.tokens.empty()) throw std::invalid_argument("forward: sequence without tokens");
         for (size_t j = 0; j < start_size.size(); ++j)
             if (batch[j].cache == s.cache) throw std::invalid_argument("forward: the same cache appears twice in a batch");
+        if (!m.hp.causal && (s.cache->size() > 0 || all.size() + s.tokens.size() > size_t(m.max_batch_tokens)))
+            throw std::invalid_argument("forward: a model without causal attention takes each sequence whole, all in one pass");
         start_size.push_back(s.cache->size());
         s.cache->reserve_append(static_cast<int32_t>(s.tokens.size()));
         for (size_t i = 0; i < s.tokens.size(); ++i) {
@@ -269,16 +308,18 @@ void Model::forward(std::span<const SequenceBatch> batch, std::vector<float>& lo
             if (id < 0 || id >= m.hp.n_vocab)
                 throw std::out_of_range("token id " + std::to_string(id) + " is outside the vocabulary of " + std::to_string(m.hp.n_vocab));
             const bool wants = s.logits == Logits::All || (s.logits == Logits::Last && i + 1 == s.tokens.size());
-            all.push_back({s.cache, s.cache->size() + static_cast<int32_t>(i), id, wants ? out_rows++ : -1});
+            if (wants && !m.hp.output_head) throw std::invalid_argument("forward: this model has no output layer (embeddings only)");
+            all.push_back({s.cache, s.cache->size() + static_cast<int32_t>(i), id, wants ? out_rows++ : -1, s.hidden ? hidden_rows++ : -1});
         }
     }
     logits.resize(size_t(out_rows) * m.hp.n_vocab);
+    if (hidden) hidden->resize(size_t(hidden_rows) * m.hp.n_embd);
     // Passes of at most max_batch_tokens; a sequence's tokens stay in order across passes,
     // and each pass commits what it wrote so the next pass attends to it.
     try {
         for (size_t begin = 0; begin < all.size(); begin += m.max_batch_tokens) {
             std::span<const TokenSlot> pass(all.data() + begin, std::min<size_t>(m.max_batch_tokens, all.size() - begin));
-            m.run_pass(pass, logits.data());
+            m.run_pass(pass, logits.data(), hidden ? hidden->data() : nullptr);
             for (const auto& t : pass) t.cache->commit(1);
         }
     } catch (...) {

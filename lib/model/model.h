@@ -39,6 +39,7 @@ struct SequenceBatch {
     kv::KvCache* cache = nullptr;
     std::span<const int32_t> tokens;
     Logits logits = Logits::Last;
+    bool hidden = false;  // also return every new token's final hidden state (after the output norm)
 };
 
 class Model {
@@ -66,9 +67,11 @@ public:
 
     // Evaluates the batch. `logits` receives, in batch order, one row of n_vocab floats
     // per new token of sequences asking for All, one row (the last token's) for Last, and
-    // none for None. Each cache grows by its token count. On an exception (bad token id, context
-    // full, weight read error) no cache has changed.
-    void forward(std::span<const SequenceBatch> batch, std::vector<float>& logits);
+    // none for None. `hidden` (when given) receives, in batch order, one row of n_embd floats
+    // per new token of sequences asking for their hidden states: the last layer's output after
+    // the final norm (what llama.cpp pools into embeddings). Each cache grows by its token
+    // count. On an exception (bad token id, context full, weight read error) no cache has changed.
+    void forward(std::span<const SequenceBatch> batch, std::vector<float>& logits, std::vector<float>* hidden = nullptr);
 
     struct Impl;
 

@@ -51,6 +51,7 @@ private:
 struct Workspace {
     int32_t tokens = 0;
     std::vector<float> x, h, q, k, v, att, qkv, gate, up;
+    std::vector<float> ones;                          // [n_ff] 1s: plain GELU through the gated kernel
     // Mixture of experts: router output [T][n_expert], choices and weights [T][used], the
     // tokens' rows grouped by expert [T * used][n_embd] and the experts' outputs (gate and
     // up hold [T * used][n_ff_exp]).
@@ -62,6 +63,7 @@ struct Workspace {
     std::vector<std::vector<uint16_t>> q16;            // per thread: one query group in F16
     std::vector<std::vector<float>> attn_q;            // per thread: the same back in F32
     std::vector<float> attn_states;                    // online-softmax states of the attention tasks
+    std::vector<int32_t> attn_end;                     // per token: the positions it attends end here
     void ensure(int32_t n_tokens, const HParams& hp, int n_threads);
 };
 
@@ -71,6 +73,7 @@ struct TokenSlot {
     int32_t pos;
     int32_t id;
     int32_t out_row;  // logits row, or -1
+    int32_t hidden_row = -1;  // hidden-state row, or -1
 };
 
 struct Model::Impl {
@@ -81,7 +84,9 @@ struct Model::Impl {
     std::vector<std::array<const gguf::TensorInfo*, kSlots>> slot_info;
     int g_rope_freqs = -1;  // index into layout.globals, or -1
     int g_rope_long = -1, g_rope_short = -1;  // LongRoPE factors (with hp.longrope)
-    // The head is the last layout layer: [0] the final norm, [1] the output matrix.
+    int g_pos_embd = -1, g_token_types = -1, g_embd_norm = -1, g_embd_norm_b = -1;  // hp.learned_positions
+    // The head is the last layout layer: [0] the final norm, [1] the output matrix (empty
+    // without hp.output_head).
     std::unique_ptr<weights::WeightSource> weights;
     kernels::ThreadPool pool;
     int32_t max_batch_tokens;
@@ -93,14 +98,18 @@ struct Model::Impl {
 
     // model.cpp
     void bind_tensors();
+    template <class Require, class AddGlobal>
+    void bind_positions(Require& require, AddGlobal& add_global);
     LayerWeights layer_weights(int l, std::span<const uint8_t* const> ptrs) const;
 
     // forward.cpp
-    void run_pass(std::span<const TokenSlot> tokens, float* logits);
+    void run_pass(std::span<const TokenSlot> tokens, float* logits, float* hidden);
     void embed(std::span<const TokenSlot> tokens);
-    void output(std::span<const TokenSlot> tokens, float* logits);
+    void output(std::span<const TokenSlot> tokens, float* logits, float* hidden);
     void matmul(const Matrix& w, const float* x, int32_t T, float* y, size_t ldy);
     void rms_norm_rows(const float* x, const float* weight, float* y, int32_t T, int64_t n);
+    void layer_norm_rows(const float* x, const float* weight, const float* bias, float* y, int32_t T);
+    void add_positions(std::span<const TokenSlot> tokens);
     void scale_rows(float* x, size_t n, float s);
     void soft_cap(float* x, size_t n, float cap);
 
@@ -111,6 +120,7 @@ struct Model::Impl {
     void attend_block(const kv::KvCache& cache, int l, int h, const float* q, int32_t p, int32_t first, int32_t hi, float scale, float* m,
                       float* sum, float* acc) const;
     void ffn_block(const LayerWeights& w, const float* in, float* out, int32_t T);
+    void mlp_block(const LayerWeights& w, const float* in, float* out, int32_t T);
 
     // moe.cpp
     void route(const Matrix& router, const float* in, int32_t T);

@@ -12,6 +12,7 @@
 #include "tokenizer/special.h"
 #include "tokenizer/spm.h"
 #include "tokenizer/vocab.h"
+#include "tokenizer/wpm.h"
 
 namespace strata::tokenizer {
 
@@ -21,10 +22,13 @@ struct Tokenizer::Impl {
     std::optional<SpmModel> spm;
     std::optional<PreTokenizer> pre;
     std::optional<BpeModel> bpe;
+    std::optional<WpmModel> wpm;
 
     explicit Impl(Vocab v) : vocab(std::move(v)), specials(vocab) {
         if (vocab.kind == VocabKind::Spm) {
             spm.emplace(vocab);
+        } else if (vocab.kind == VocabKind::Wpm) {
+            wpm.emplace(vocab);
         } else {
             pre.emplace(vocab.pre);
             bpe.emplace(vocab, pre_tokenizer_family(vocab.pre).ignore_merges);
@@ -87,11 +91,13 @@ std::vector<int32_t> Tokenizer::encode_text(std::string_view text, bool add_spec
         } else if (v.kind == VocabKind::Spm) {
             impl_->encode_spm(f.text, after_special, out);
             after_special = false;
+        } else if (v.kind == VocabKind::Wpm) {
+            impl_->wpm->encode(f.text, out);
         } else {
             impl_->encode_bpe(f.text, out);
         }
     }
-    if (add_special && v.add_eos) out.push_back(v.eos);
+    if (add_special && v.add_eos) out.push_back(v.tail);
     return out;
 }
 

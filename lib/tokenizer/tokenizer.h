@@ -1,8 +1,9 @@
 // tokenizer/tokenizer.h — turning text into token ids and back exactly as the model's own
 // tokenizer does, from the vocabulary in a GGUF file.
-// Owns: the two vocabulary kinds of `tokenizer.ggml.model` — "llama" (SentencePiece-style
-// BPE over scored pieces, with <0xNN> byte fallback) and "gpt2" (byte-level BPE with
-// ranked merges after a `tokenizer.ggml.pre` pre-tokenizer split) — special and control
+// Owns: the three vocabulary kinds of `tokenizer.ggml.model` — "llama" (SentencePiece-style
+// BPE over scored pieces, with <0xNN> byte fallback), "gpt2" (byte-level BPE with ranked
+// merges after a `tokenizer.ggml.pre` pre-tokenizer split) and "bert" (WordPiece, wpm.h:
+// [CLS] text [SEP]) — special and control
 // tokens, BOS/EOS and the end-of-generation set, detokenizing, and the streaming
 // detokenizer. Chat templates live beside it (chat_template.h).
 // Must not touch: model weights, sampling, anything that does I/O with users.
@@ -55,7 +56,8 @@ public:
     Tokenizer(const Tokenizer&) = delete;
     Tokenizer& operator=(const Tokenizer&) = delete;
 
-    // add_special: BOS/EOS as the vocabulary asks (add_bos_token / add_eos_token).
+    // add_special: BOS/EOS as the vocabulary asks (add_bos_token / add_eos_token; WordPiece:
+    // [CLS] and [SEP]).
     // parse_special: text spelling a control token ("<|eot_id|>") becomes that token;
     // otherwise it is tokenized as plain text. USER_DEFINED tokens are matched either way.
     // Any bytes are accepted (NULs, invalid UTF-8); throws TokenizerError only when the
@@ -87,7 +89,7 @@ public:
     bool is_eog(int32_t id) const;
     std::span<const int32_t> eog_ids() const;
 
-    std::string_view model() const;  // "llama" or "gpt2"
+    std::string_view model() const;  // "llama", "gpt2" or "bert"
     std::string_view pre() const;    // the pre-tokenizer family ("" for "llama")
     // SentencePiece vocabularies prefix text with a space that decoding drops again.
     bool adds_space_prefix() const;

@@ -144,8 +144,8 @@ bool read_flag(const gguf::File& f, std::string_view key, bool fallback) {
 }
 
 void read_specials(const gguf::File& f, Vocab& v) {
-    bool spm = v.kind == VocabKind::Spm;
-    v.bos = read_special_id(f, v, "tokenizer.ggml.bos_token_id", spm ? 1 : -1);
+    bool spm = v.kind == VocabKind::Spm, wpm = v.kind == VocabKind::Wpm;
+    v.bos = read_special_id(f, v, "tokenizer.ggml.bos_token_id", wpm ? read_special_id(f, v, "tokenizer.ggml.cls_token_id", -1) : spm ? 1 : -1);
     v.eos = read_special_id(f, v, "tokenizer.ggml.eos_token_id", spm ? 2 : -1);
     v.unk = read_special_id(f, v, "tokenizer.ggml.unknown_token_id", spm ? 0 : -1);
     v.eot = read_special_id(f, v, "tokenizer.ggml.eot_token_id", kEotTexts);
@@ -164,12 +164,16 @@ void read_specials(const gguf::File& f, Vocab& v) {
     std::sort(v.eog.begin(), v.eog.end());
     v.eog.erase(std::unique(v.eog.begin(), v.eog.end()), v.eog.end());
 
-    bool family_bos = !spm && pre_tokenizer_family(v.pre).add_bos;
-    v.add_bos = read_flag(f, "tokenizer.ggml.add_bos_token", spm || family_bos);
-    v.add_eos = read_flag(f, "tokenizer.ggml.add_eos_token", false);
-    v.add_space_prefix = spm && read_flag(f, "tokenizer.ggml.add_space_prefix", true);
+    // WordPiece encoders wrap every text in [CLS] ... [SEP] (BOS and the separator), as llama.cpp.
+    bool family_bos = v.kind == VocabKind::Bpe && pre_tokenizer_family(v.pre).add_bos;
+    v.add_bos = read_flag(f, "tokenizer.ggml.add_bos_token", spm || wpm || family_bos);
+    v.add_eos = wpm ? read_flag(f, "tokenizer.ggml.add_sep_token", true) : read_flag(f, "tokenizer.ggml.add_eos_token", false);
+    v.tail = wpm ? read_special_id(f, v, "tokenizer.ggml.seperator_token_id", v.eos) : v.eos;
+    v.add_space_prefix = (spm && read_flag(f, "tokenizer.ggml.add_space_prefix", true)) || wpm;
     if (v.add_bos && v.bos < 0) throw error("tokenizer.ggml.add_bos_token", "is set but there is no BOS token");
-    if (v.add_eos && v.eos < 0) throw error("tokenizer.ggml.add_eos_token", "is set but there is no EOS token");
+    if (v.add_eos && v.tail < 0) throw error(wpm ? "tokenizer.ggml.seperator_token_id" : "tokenizer.ggml.add_eos_token",
+                                             wpm ? "missing (WordPiece ends every text with the separator)" : "is set but there is no EOS token");
+    if (wpm && v.unk < 0) throw error("tokenizer.ggml.unknown_token_id", "missing (WordPiece needs an unknown token)");
 }
 
 // llama.cpp's stand-in for the per-token rstrip flags Phi-3's tokenizer.json has and
@@ -206,7 +210,7 @@ void build_pieces(Vocab& v) {
         const std::string& text = v.text[id];
         switch (v.type[id]) {
             case TokenType::Normal:
-                if (v.kind == VocabKind::Spm) v.piece[id] = spm_piece(text);
+                if (v.kind != VocabKind::Bpe) v.piece[id] = spm_piece(text);
                 else v.piece[id] = utf8::byte_level_decode(text).value_or(text);
                 break;
             case TokenType::Byte:
@@ -254,8 +258,10 @@ Vocab Vocab::from_gguf(const gguf::File& f) {
         v.kind = VocabKind::Bpe;
         v.pre = f.get_string("tokenizer.ggml.pre").value_or("default");
         pre_tokenizer_family(v.pre);  // rejects an unknown family early
+    } else if (v.model == "bert") {
+        v.kind = VocabKind::Wpm;
     } else {
-        throw error(kModelKey, "unsupported tokenizer '" + v.model + "' (supported: llama, gpt2)");
+        throw error(kModelKey, "unsupported tokenizer '" + v.model + "' (supported: llama, gpt2, bert)");
     }
     read_tokens(f, v);
     read_scores(f, v);

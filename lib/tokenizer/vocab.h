@@ -1,6 +1,6 @@
 // tokenizer/vocab.h — the vocabulary as read from GGUF metadata: token texts, scores and
 // types, the special ids, the BOS/EOS flags and the end-of-generation set, validated, plus
-// each token's decoded bytes. Shared by the SentencePiece and byte-level BPE models.
+// each token's decoded bytes. Shared by the SentencePiece, byte-level BPE and WordPiece models.
 // Must not touch: the encoding algorithms (spm.h, bpe.h) and the pre-tokenizer.
 #pragma once
 
@@ -19,7 +19,7 @@ class File;
 
 namespace strata::tokenizer {
 
-enum class VocabKind { Spm, Bpe };
+enum class VocabKind { Spm, Bpe, Wpm };
 
 // Lets unordered maps keyed by std::string be searched with a string_view.
 struct StringHash {
@@ -40,6 +40,7 @@ struct Vocab {
     std::unordered_map<std::string_view, int32_t> by_text;  // views into `text`
 
     int32_t bos = -1, eos = -1, eot = -1, eom = -1, unk = -1;
+    int32_t tail = -1;  // what add_eos appends: EOS, or WordPiece's separator ([SEP])
     bool add_bos = false, add_eos = false, add_space_prefix = false;
     std::vector<int32_t> eog;
 

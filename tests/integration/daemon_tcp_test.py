@@ -32,8 +32,12 @@ def keys_file(text, mode=0o600):
 
 
 def tcp_port(daemon):
-    """The port the daemon's TCP listener got (server.listen asks for port 0)."""
-    match = re.search(r" and TCP (\S+):(\d+)\n", daemon.log())
+    """The port the daemon's TCP listener got (server.listen asks for port 0), from its
+    "serving ... and TCP" line (the start may have returned on an earlier line that says
+    "serving TCP ... without API keys")."""
+    deadline = time.time() + TIMEOUT
+    while not (match := re.search(r" and TCP (\S+):(\d+)\n", daemon.log())) and time.time() < deadline:
+        time.sleep(0.02)
     assert match, daemon.log()
     return int(match.group(2))
 

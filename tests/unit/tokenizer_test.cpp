@@ -1,4 +1,5 @@
-// tests/unit/tokenizer_test.cpp — the tokenizers against llama.cpp's test vectors, the
+// tests/unit/tokenizer_test.cpp — the tokenizers against llama.cpp's test vectors (WordPiece:
+// tests/data/embed/wpm.vectors.jsonl on the synthetic BERT vocabulary), the
 // pre-tokenizer splits against llama.cpp's, special tokens, detokenizing and streaming,
 // the importer, and bad input. Vocabularies come from tests/data/tokenizer (imported from
 // the original tokenizer files, so a fresh clone runs them) and from ../shared when present.
@@ -9,6 +10,8 @@
 #include <functional>
 #include <random>
 #include <sstream>
+
+#include <boost/json.hpp>
 
 #include "gguf/gguf.h"
 #include "gguf/writer.h"
@@ -197,6 +200,27 @@ BOOST_AUTO_TEST_SUITE(pretokenizer)
 
 // Families without an obtainable vocabulary are checked here, word by word, against the
 // splits llama.cpp computes (tests/data/tokenizer/pretokenizer-splits.txt).
+// WordPiece ([CLS] ... [SEP], lowercasing, accents stripped, punctuation and CJK split off,
+// unknown words) as llama.cpp tokenizes the texts of make_embed.sh; decoding joins the pieces.
+BOOST_AUTO_TEST_CASE(wordpiece_matches_llama_cpp) {
+    const auto dir = test::data_dir() / "embed";
+    const auto tok = Tokenizer::from_gguf(*gguf::File::open((dir / "models/bert-mean-f16.gguf").string()));
+    BOOST_TEST(tok->model() == "bert");
+    std::istringstream lines(read_all(dir / "wpm.vectors.jsonl"));
+    int n = 0;
+    for (std::string line; std::getline(lines, line); ++n) {
+        const auto v = boost::json::parse(line).as_object();
+        const std::string text(v.at("text").as_string());
+        std::vector<int32_t> ids;
+        for (const auto& id : v.at("ids").as_array()) ids.push_back(static_cast<int32_t>(id.as_int64()));
+        BOOST_TEST(tok->encode(text, true, false) == ids, "text: " << text);
+    }
+    BOOST_TEST(n == 11);
+    const auto ids = tok->encode("The cat sat", true, false);
+    BOOST_TEST(tok->decode(ids, false) == "the cat sat");
+    BOOST_TEST(tok->encode("The cat", false, false).front() != tok->bos());
+}
+
 BOOST_AUTO_TEST_CASE(splits_match_llama_cpp) {
     std::map<std::string, std::vector<std::string>> texts = {
         {"llama-spm.inp", read_cases(data("vectors/llama-spm.inp"))},
@@ -559,7 +583,19 @@ BOOST_AUTO_TEST_CASE(broken_metadata_is_named) {
     BOOST_TEST(from_bytes(vocab_with([](gguf::Writer&) {}))->encode("ab", false, false) == std::vector<int32_t>{5});
     BOOST_TEST(from_bytes(vocab_with([](gguf::Writer&) {}, true))->encode("ab", false, false) == std::vector<int32_t>{5});
     rejected(vocab_with([](gguf::Writer& w) { w.remove("tokenizer.ggml.model"); }), "tokenizer.ggml.model");
-    rejected(vocab_with([](gguf::Writer& w) { w.set_string("tokenizer.ggml.model", "bert"); }), "unsupported");
+    rejected(vocab_with([](gguf::Writer& w) { w.set_string("tokenizer.ggml.model", "t5"); }), "unsupported");
+    rejected(vocab_with([](gguf::Writer& w) { w.set_string("tokenizer.ggml.model", "bert"); }), "no BOS token");
+    rejected(vocab_with([](gguf::Writer& w) {
+                 w.set_string("tokenizer.ggml.model", "bert");
+                 w.set_u32("tokenizer.ggml.cls_token_id", 1);
+             }),
+             "tokenizer.ggml.seperator_token_id");
+    rejected(vocab_with([](gguf::Writer& w) {
+                 w.set_string("tokenizer.ggml.model", "bert");
+                 w.set_u32("tokenizer.ggml.cls_token_id", 1);
+                 w.set_u32("tokenizer.ggml.seperator_token_id", 2);
+             }),
+             "tokenizer.ggml.unknown_token_id");
     rejected(vocab_with([](gguf::Writer& w) { w.remove("tokenizer.ggml.tokens"); }), "tokenizer.ggml.tokens");
     rejected(vocab_with([](gguf::Writer& w) { w.set_f32s("tokenizer.ggml.tokens", {1, 2}); }), "tokenizer.ggml.tokens");
     rejected(vocab_with([](gguf::Writer& w) { w.set_strings("tokenizer.ggml.tokens", {}); }), "empty");
