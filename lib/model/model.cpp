@@ -188,6 +188,9 @@ void Model::Impl::bind_tensors() {
         slot_info.push_back(info);
     }
     if (hp.learned_positions) bind_positions(require, add_global);
+    layout.expert_tensors.emplace_back();  // the head has none
+    layout.n_expert = hp.n_expert;
+    layout.n_expert_used = hp.n_expert_used;
     if (!hp.output_head) {
         layout.layers.push_back({});
         return;
@@ -200,9 +203,6 @@ void Model::Impl::bind_tensors() {
     expect_shape(*out, {hp.n_embd, hp.n_vocab});
     expect_matrix_type(*out);
     layout.layers.push_back({norm, out});
-    layout.expert_tensors.emplace_back();
-    layout.n_expert = hp.n_expert;
-    layout.n_expert_used = hp.n_expert_used;
 }
 
 // position_embd (n_ctx_train rows), token_types (row 0 is used) and the token_embd_norm
