@@ -73,6 +73,20 @@ async function jsonSchemaOutputValidates() {
   assert.ok(pet.name.length <= 10);
 }
 
+// The SDK asks for base64 unless told and decodes it: both ways give the same unit vectors.
+async function embeddingsAreUnitVectors() {
+  const reply = await client.embeddings.create({ model: "default", input: ["a cat", "a dog"] });
+  assert.equal(reply.data.length, 2);
+  const floats = await client.embeddings.create({ model: "default", input: ["a cat", "a dog"], encoding_format: "float" });
+  for (const [i, item] of reply.data.entries()) {
+    assert.equal(item.index, i);
+    const norm = Math.hypot(...item.embedding);
+    assert.ok(Math.abs(norm - 1) < 1e-4, `norm ${norm}`);
+    assert.deepEqual(item.embedding, floats.data[i].embedding);
+  }
+  assert.ok(reply.usage.prompt_tokens > 0);
+}
+
 async function badRequestIsA400NamingTheField() {
   await assert.rejects(
     client.chat.completions.create({ ...chatBody, max_tokens: -1 }),
@@ -81,7 +95,7 @@ async function badRequestIsA400NamingTheField() {
 }
 
 const checks = [modelsAreListed, chatCompletes, chatStreamsTheSameText, completionCompletes,
-  jsonSchemaOutputValidates, badRequestIsA400NamingTheField];
+  jsonSchemaOutputValidates, embeddingsAreUnitVectors, badRequestIsA400NamingTheField];
 let failed = 0;
 for (const check of checks) {
   try {

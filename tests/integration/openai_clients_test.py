@@ -77,6 +77,16 @@ class HttpxTest(DaemonTestCase):
         document = json.loads(reply.json()["choices"][0]["message"]["content"])
         self.assertEqual(list(document), ["word"])
 
+    def test_embeddings_are_unit_vectors(self):
+        with self.client() as http:
+            reply = http.post("/embeddings", json={"model": "default", "input": ["a cat", "a dog"]})
+        self.assertEqual(reply.status_code, 200, reply.text)
+        data = reply.json()["data"]
+        self.assertEqual([d["index"] for d in data], [0, 1])
+        for d in data:
+            self.assertAlmostEqual(sum(x * x for x in d["embedding"]), 1.0, places=4)
+        self.assertNotEqual(data[0]["embedding"], data[1]["embedding"])
+
     def test_bad_body_is_a_400_naming_the_field(self):
         with self.client() as http:
             reply = http.post("/chat/completions", json={"model": "default", "messages": "hello"})
