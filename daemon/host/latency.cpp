@@ -53,6 +53,7 @@ public:
         inner_->on_done(result);
     }
 
+    void on_logprobs(const engine::TokenLogprobs& logprobs) override { inner_->on_logprobs(logprobs); }
     void on_error(const engine::EngineError& error) override { inner_->on_error(error); }
 
 private:

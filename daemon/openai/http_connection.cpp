@@ -265,8 +265,15 @@ void HttpConnection::on_text(uint64_t key, std::string text) {
     if (!active_ || active_->key != key || !active_->stream)
         return;
     start_stream();
-    if (active_)
-        send_event(json::serialize(text_chunk_json(active_->reply, text)));
+    if (active_) {
+        send_event(json::serialize(text_chunk_json(active_->reply, text, active_->logprobs)));
+        active_->logprobs.clear();
+    }
+}
+
+void HttpConnection::on_logprobs(uint64_t key, engine::TokenLogprobs logprobs) {
+    if (active_ && active_->key == key && active_->stream)
+        active_->logprobs.push_back(std::move(logprobs));
 }
 
 void HttpConnection::on_done(uint64_t key, engine::Result result) {
@@ -282,7 +289,7 @@ void HttpConnection::on_done(uint64_t key, engine::Result result) {
     } else {
         start_stream();
         const Active active = *active_;
-        send_event(json::serialize(final_chunk_json(active.reply, result.finish_reason)));
+        send_event(json::serialize(final_chunk_json(active.reply, result.finish_reason, active.logprobs)));
         if (active.include_usage)
             send_event(json::serialize(usage_chunk_json(active.reply, result.usage)));
         end_stream();

@@ -40,6 +40,7 @@ public:
     void close_when_idle() override;
 
     void on_text(uint64_t key, std::string text) override;
+    void on_logprobs(uint64_t key, engine::TokenLogprobs logprobs) override;
     void on_done(uint64_t key, engine::Result result) override;
     void on_error(uint64_t key, ApiError error) override;
 
@@ -52,6 +53,7 @@ private:
         bool include_usage = false;
         OpenAiReply reply;
         std::optional<bool> embed_base64;  // /v1/embeddings: its encoding (absent: a generation)
+        std::vector<engine::TokenLogprobs> logprobs;  // streaming: those of tokens whose text is not sent yet
     };
 
     void next_request();

@@ -10,6 +10,9 @@
 #include "protocol/fields.h"
 #include "protocol/generate_params.h"
 #include "protocol/json_schema.h"
+#include "protocol/views.h"
+#include "sampling/logprobs.h"
+#include "tokenizer/utf8.h"
 
 namespace strata::daemon {
 namespace json = boost::json;
@@ -27,9 +30,6 @@ void reject_unsupported(const Fields& fields, OpenAiKind kind) {
         unsupported("best_of", "best_of other than 1");
     if (fields.boolean("echo").value_or(false))
         unsupported("echo", "echo");
-    if (const json::value* logprobs = fields.find("logprobs");
-        logprobs && !(logprobs->is_bool() && !logprobs->get_bool()) && !(logprobs->is_int64() && logprobs->get_int64() == 0))
-        unsupported("logprobs", "logprobs");
     if (!fields.string("suffix", SIZE_MAX).value_or("").empty())
         unsupported("suffix", "suffix");
     if (kind == OpenAiKind::Chat) {
@@ -37,6 +37,19 @@ void reject_unsupported(const Fields& fields, OpenAiKind kind) {
             if (const json::value* v = fields.find(key); v && !(v->is_array() && v->get_array().empty()))
                 unsupported(key, std::string(key));
     }
+}
+
+// OpenAI's logprobs: chat `logprobs: true` with `top_logprobs` alternatives (0..20);
+// completions `logprobs: N` alternatives (OpenAI allows 0..5; strata 0..20). -1: none.
+int32_t requested_logprobs(const Fields& fields, OpenAiKind kind) {
+    const int64_t most = sampling::kMaxTopLogprobs;
+    if (kind == OpenAiKind::Completion)
+        return static_cast<int32_t>(fields.integer("logprobs", 0, most).value_or(-1));
+    const bool on = fields.boolean("logprobs").value_or(false);
+    const auto top = fields.integer("top_logprobs", 0, most);
+    if (top && !on)
+        throw invalid_params("top_logprobs", "top_logprobs needs logprobs: true");
+    return on ? static_cast<int32_t>(top.value_or(0)) : -1;
 }
 
 // response_format: "text" (free), "json_object" (any JSON object), "json_schema" (documents
@@ -106,11 +119,41 @@ json::object envelope(const OpenAiReply& reply, bool chunk, json::array choices)
             {"choices", std::move(choices)}};
 }
 
-// One choice of a streamed chunk: `delta` for chat, `text` for completions.
-json::object chunk_choice(OpenAiKind kind, json::object delta, const std::string& text, json::value finish_reason) {
+// The legacy completions shape: parallel lists, alternatives as {token: logprob} objects,
+// text_offset the byte offset of each token in the generated text.
+json::object completion_logprobs_json(std::span<const engine::TokenLogprobs> tokens) {
+    json::array text, logprobs, top, offsets;
+    size_t offset = 0;
+    for (const engine::TokenLogprobs& t : tokens) {
+        text.push_back(json::string(tokenizer::utf8::replace_invalid(t.token.bytes)));
+        logprobs.push_back(logprob_value(t.token.logprob));
+        json::object alternatives;
+        for (const engine::TokenChoice& a : t.top)
+            alternatives[tokenizer::utf8::replace_invalid(a.bytes)] = logprob_value(a.logprob);
+        top.push_back(std::move(alternatives));
+        offsets.push_back(offset);
+        offset += t.token.bytes.size();
+    }
+    return {{"tokens", std::move(text)}, {"token_logprobs", std::move(logprobs)}, {"top_logprobs", std::move(top)},
+            {"text_offset", std::move(offsets)}};
+}
+
+// A choice's "logprobs": null when none were asked for (or none came with this chunk).
+json::value choice_logprobs(OpenAiKind kind, std::span<const engine::TokenLogprobs> tokens) {
+    if (tokens.empty())
+        return nullptr;
     if (kind == OpenAiKind::Chat)
-        return {{"index", 0}, {"delta", std::move(delta)}, {"logprobs", nullptr}, {"finish_reason", std::move(finish_reason)}};
-    return {{"index", 0}, {"text", text}, {"logprobs", nullptr}, {"finish_reason", std::move(finish_reason)}};
+        return json::object{{"content", logprobs_json(tokens)}, {"refusal", nullptr}};
+    return completion_logprobs_json(tokens);
+}
+
+// One choice of a streamed chunk: `delta` for chat, `text` for completions.
+json::object chunk_choice(OpenAiKind kind, json::object delta, const std::string& text, json::value finish_reason,
+                          std::span<const engine::TokenLogprobs> logprobs = {}) {
+    if (kind == OpenAiKind::Chat)
+        return {{"index", 0}, {"delta", std::move(delta)}, {"logprobs", choice_logprobs(kind, logprobs)},
+                {"finish_reason", std::move(finish_reason)}};
+    return {{"index", 0}, {"text", text}, {"logprobs", choice_logprobs(kind, logprobs)}, {"finish_reason", std::move(finish_reason)}};
 }
 
 json::object openai_usage(const engine::Usage& usage) {
@@ -154,6 +197,7 @@ OpenAiCall parse_openai(OpenAiKind kind, const json::object& body, const Request
     const bool completion_tokens_key = kind == OpenAiKind::Chat && fields.find("max_completion_tokens") != nullptr;
     read_common_fields(fields, context, completion_tokens_key ? "max_completion_tokens" : "max_tokens", call.request);
     call.request.grammar = response_format_grammar(fields);
+    call.request.logprobs = requested_logprobs(fields, kind);
     return call;
 }
 
@@ -163,7 +207,7 @@ OpenAiReply new_reply(OpenAiKind kind, const std::string& model) {
 }
 
 json::object response_json(const OpenAiReply& reply, const engine::Result& result) {
-    json::object choice{{"index", 0}, {"logprobs", nullptr}, {"finish_reason", result.finish_reason}};
+    json::object choice{{"index", 0}, {"logprobs", choice_logprobs(reply.kind, result.logprobs)}, {"finish_reason", result.finish_reason}};
     if (reply.kind == OpenAiKind::Chat)
         choice["message"] = json::object{{"role", "assistant"}, {"content", result.text}, {"refusal", nullptr}};
     else
@@ -178,12 +222,12 @@ json::object role_chunk_json(const OpenAiReply& reply) {
                     json::array{chunk_choice(reply.kind, {{"role", "assistant"}, {"content", ""}}, "", nullptr)});
 }
 
-json::object text_chunk_json(const OpenAiReply& reply, const std::string& text) {
-    return envelope(reply, true, json::array{chunk_choice(reply.kind, {{"content", text}}, text, nullptr)});
+json::object text_chunk_json(const OpenAiReply& reply, const std::string& text, std::span<const engine::TokenLogprobs> logprobs) {
+    return envelope(reply, true, json::array{chunk_choice(reply.kind, {{"content", text}}, text, nullptr, logprobs)});
 }
 
-json::object final_chunk_json(const OpenAiReply& reply, const std::string& finish_reason) {
-    return envelope(reply, true, json::array{chunk_choice(reply.kind, {}, "", json::value(finish_reason))});
+json::object final_chunk_json(const OpenAiReply& reply, const std::string& finish_reason, std::span<const engine::TokenLogprobs> logprobs) {
+    return envelope(reply, true, json::array{chunk_choice(reply.kind, {}, "", json::value(finish_reason), logprobs)});
 }
 
 json::object usage_chunk_json(const OpenAiReply& reply, const engine::Usage& usage) {

@@ -7,6 +7,7 @@
 
 #include <boost/json/object.hpp>
 #include <cstdint>
+#include <span>
 #include <string>
 
 #include "engine/engine.h"
@@ -38,8 +39,11 @@ OpenAiReply new_reply(OpenAiKind kind, const std::string& model);
 
 boost::json::object response_json(const OpenAiReply& reply, const engine::Result& result);
 boost::json::object role_chunk_json(const OpenAiReply& reply);  // chat streams start with the role
-boost::json::object text_chunk_json(const OpenAiReply& reply, const std::string& text);
-boost::json::object final_chunk_json(const OpenAiReply& reply, const std::string& finish_reason);
+// A chunk's logprobs are those of the tokens whose text it carries (the final chunk: any left).
+boost::json::object text_chunk_json(const OpenAiReply& reply, const std::string& text,
+                                    std::span<const engine::TokenLogprobs> logprobs = {});
+boost::json::object final_chunk_json(const OpenAiReply& reply, const std::string& finish_reason,
+                                     std::span<const engine::TokenLogprobs> logprobs = {});
 boost::json::object usage_chunk_json(const OpenAiReply& reply, const engine::Usage& usage);
 
 boost::json::object error_json(const ApiError& error);  // {"error":{"message","type","code","param"}}

@@ -11,6 +11,7 @@
 
 #include "protocol/errors.h"
 #include "protocol/json_schema.h"
+#include "sampling/logprobs.h"
 #include "sampling/params.h"
 
 namespace strata::daemon {
@@ -201,8 +202,9 @@ GenerateCall parse_generate(const json::object& params, const RequestContext& co
     fields.allow_only({"session", "prompt", "messages", "stream", "max_tokens", "temperature", "top_k", "top_p",
                        "min_p", "typical_p", "repeat_penalty", "frequency_penalty", "presence_penalty",
                        "penalty_last_n", "min_keep", "seed", "logit_bias", "stop", "chat_template", "ignore_eos", "grammar", "json_schema",
-                       "timeout"});
+                       "timeout", "logprobs"});
     GenerateCall call;
+    call.request.logprobs = static_cast<int32_t>(fields.integer("logprobs", 0, sampling::kMaxTopLogprobs).value_or(-1));
     const json::value* schema = fields.find("json_schema");
     if (const auto grammar = fields.string("grammar", SIZE_MAX)) {
         if (schema != nullptr)

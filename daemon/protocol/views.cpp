@@ -3,6 +3,8 @@
 
 #include <cmath>
 
+#include "tokenizer/utf8.h"
+
 namespace strata::daemon {
 namespace json = boost::json;
 
@@ -28,6 +30,35 @@ json::object result_json(const engine::Result& result, const std::string& sessio
                      {"usage", usage_json(result.usage)},
                      {"timings", timings_json(result.timings)}};
     out["session"] = session.empty() ? json::value(nullptr) : json::value(session);
+    if (!result.logprobs.empty())
+        out["logprobs"] = logprobs_json(result.logprobs);
+    return out;
+}
+
+double logprob_value(float logprob) { return std::isfinite(logprob) ? logprob : -9999.0; }
+
+namespace {
+
+json::object choice_json(const engine::TokenChoice& choice) {
+    json::array bytes;
+    for (unsigned char c : choice.bytes)
+        bytes.push_back(c);
+    return {{"token", tokenizer::utf8::replace_invalid(choice.bytes)}, {"logprob", logprob_value(choice.logprob)},
+            {"bytes", std::move(bytes)}};
+}
+
+}  // namespace
+
+json::array logprobs_json(std::span<const engine::TokenLogprobs> tokens) {
+    json::array out;
+    for (const engine::TokenLogprobs& t : tokens) {
+        json::object entry = choice_json(t.token);
+        json::array top;
+        for (const engine::TokenChoice& alternative : t.top)
+            top.push_back(choice_json(alternative));
+        entry["top_logprobs"] = std::move(top);
+        out.push_back(std::move(entry));
+    }
     return out;
 }
 

@@ -5,7 +5,9 @@
 // Must not touch: envelopes (jsonrpc.h), OpenAI shapes (openai.h).
 #pragma once
 
+#include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
+#include <span>
 #include <string>
 
 #include "engine/engine.h"
@@ -17,6 +19,13 @@ boost::json::object usage_json(const engine::Usage& usage);
 boost::json::object timings_json(const engine::Timings& timings);
 // The native generate result; `session` "" is reported as null (anonymous).
 boost::json::object result_json(const engine::Result& result, const std::string& session, uint64_t seed);
+// Tokens with their log-probabilities, OpenAI's chat shape (also the native one):
+// [{"token","logprob","bytes":[...],"top_logprobs":[{"token","logprob","bytes"}]}]. A token's
+// text has invalid UTF-8 replaced (its exact bytes are in "bytes"); a log-probability of
+// -infinity is written as -9999 (as OpenAI does).
+boost::json::array logprobs_json(std::span<const engine::TokenLogprobs> tokens);
+// A log-probability as JSON writes it.
+double logprob_value(float logprob);
 // A session.list entry; with `detailed`, session.info's conversation and text too.
 boost::json::object session_json(const engine::SessionInfo& info, bool detailed);
 boost::json::object model_info_json(const engine::ModelInfo& info);

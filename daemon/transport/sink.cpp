@@ -14,6 +14,9 @@ public:
     void on_text(std::string_view piece) override {
         deliver([text = std::string(piece)](RequestListener& l, uint64_t key) mutable { l.on_text(key, std::move(text)); });
     }
+    void on_logprobs(const engine::TokenLogprobs& logprobs) override {
+        deliver([logprobs](RequestListener& l, uint64_t key) mutable { l.on_logprobs(key, std::move(logprobs)); });
+    }
     void on_done(const engine::Result& result) override {
         deliver([result](RequestListener& l, uint64_t key) mutable { l.on_done(key, std::move(result)); });
     }

@@ -20,6 +20,7 @@ class RequestListener {
 public:
     virtual ~RequestListener() = default;
     virtual void on_text(uint64_t key, std::string text) = 0;
+    virtual void on_logprobs(uint64_t /*key*/, engine::TokenLogprobs /*logprobs*/) {}  // before its token's text
     virtual void on_done(uint64_t key, engine::Result result) = 0;
     virtual void on_error(uint64_t key, ApiError error) = 0;
 };

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "engine/engine_impl.h"
+#include "sampling/logprobs.h"
 
 namespace strata::engine {
 
@@ -77,6 +78,9 @@ void check_request(const GenerateRequest& r, const Limits& limits, int32_t n_voc
         throw EngineError(Errc::InvalidParams,
                           "max_tokens " + std::to_string(r.max_tokens) + " is out of range [1, " + std::to_string(limits.max_tokens) + "]",
                           "max_tokens");
+    if (r.logprobs < -1 || r.logprobs > sampling::kMaxTopLogprobs)
+        throw EngineError(Errc::InvalidParams, "logprobs " + std::to_string(r.logprobs) + " is out of range [0, " +
+                                                   std::to_string(sampling::kMaxTopLogprobs) + "]", "logprobs");
     if (!r.session.empty() && !valid_session_name(r.session))
         throw EngineError(Errc::InvalidParams, "session name must be 1-64 characters of A-Z a-z 0-9 . _ - (not starting with .)", "session");
     try {

@@ -57,6 +57,19 @@ struct Message {
 // as llama-server does) or token ids.
 using EmbedInput = std::variant<std::string, std::vector<int32_t>>;
 
+// A generated token (or an alternative to it) with its log-probability under the model.
+struct TokenChoice {
+    int32_t id = 0;
+    std::string bytes;   // what the token adds to the text (may be part of a UTF-8 character)
+    float logprob = 0;   // natural log of its probability (sampling/logprobs.h says which distribution)
+};
+
+// One generated token's log-probability and the most likely tokens at that step.
+struct TokenLogprobs {
+    TokenChoice token;
+    std::vector<TokenChoice> top;  // most likely first
+};
+
 struct GenerateRequest {
     uint32_t uid = 0;                    // the peer's uid (SO_PEERCRED); 0 = root
     std::string session;                 // "" = anonymous: nothing is kept afterwards
@@ -68,6 +81,8 @@ struct GenerateRequest {
     std::vector<std::string> stop;       // stop strings (not included in the output)
     bool ignore_eos = false;
     std::shared_ptr<const grammar::Grammar> grammar;  // the output must match it; null = free
+    int32_t logprobs = -1;               // -1: none; 0..20: each generated token's log-probability and
+                                         // that many alternatives (Result::logprobs, Sink::on_logprobs)
     std::chrono::milliseconds timeout{0};  // from submit(): then it ends with finish_reason "timeout";
                                            // 0 = none (limits.request_timeout applies, and caps it)
     // Not empty: an embeddings request instead of a generation. Each input becomes one pooled,
@@ -99,6 +114,7 @@ struct Result {
     Usage usage;
     Timings timings;
     std::vector<std::vector<float>> embeddings;  // an embeddings request's, one per input
+    std::vector<TokenLogprobs> logprobs;         // one per generated token, when asked for
 };
 
 // Receives one request's output, on the engine thread. Exactly one of on_done / on_error
@@ -107,6 +123,10 @@ class Sink {
 public:
     virtual ~Sink() = default;
     virtual void on_text(std::string_view piece) = 0;
+    // A generated token's log-probabilities (GenerateRequest::logprobs), before on_text
+    // passes on its text — which may come with a later token's: text is held back at an
+    // incomplete UTF-8 character or a possible stop string.
+    virtual void on_logprobs(const TokenLogprobs&) {}
     virtual void on_done(const Result& result) = 0;
     virtual void on_error(const EngineError& error) = 0;
 };

@@ -173,6 +173,7 @@ struct Engine::Impl {
     void count_kv_kinds();
     void step();
     void on_token(Active& a, const float* row);
+    void record_logprobs(Active& a, std::span<const float> logits, int32_t token);
     void emit(Active& a, const std::string& text);
     void finish(Active& a, const std::string& reason);
     void fail(Active& a, const EngineError& e);

@@ -10,6 +10,7 @@
 
 #include "chat/chat.h"
 #include "engine/engine_impl.h"
+#include "sampling/logprobs.h"
 
 namespace strata::engine {
 namespace {
@@ -467,6 +468,7 @@ void Engine::Impl::on_token(Active& a, const float* row) {
     if (tokenizer->is_eog(token) && !a.p.req.ignore_eos) return finish(a, "stop");
     a.sampler->accept(token);
     if (a.constraint) a.constraint->accept(token);
+    if (a.p.req.logprobs >= 0) record_logprobs(a, {row, size_t(n_vocab)}, token);
     a.history.push_back(token);
     a.result.usage.completion_tokens++;
     if (token < tokenizer->n_vocab()) {
@@ -477,6 +479,17 @@ void Engine::Impl::on_token(Active& a, const float* row) {
     // Feeding the token needs one more position in the cache.
     if (a.result.usage.completion_tokens >= a.p.req.max_tokens || a.session->cache->size() >= context) return finish(a, "length");
     a.next = token;
+}
+
+void Engine::Impl::record_logprobs(Active& a, std::span<const float> logits, int32_t token) {
+    const sampling::Logprobs lp = sampling::logprobs_of(logits, token, a.p.req.logprobs);
+    auto choice = [&](const sampling::TokenLogprob& t) {
+        return TokenChoice{t.id, t.id < tokenizer->n_vocab() ? std::string(tokenizer->piece(t.id, false)) : std::string(), t.logprob};
+    };
+    TokenLogprobs entry{choice(lp.chosen), {}};
+    for (const auto& t : lp.top) entry.top.push_back(choice(t));
+    a.p.sink->on_logprobs(entry);
+    a.result.logprobs.push_back(std::move(entry));
 }
 
 void Engine::Impl::emit(Active& a, const std::string& text) {

@@ -49,6 +49,18 @@ async function chatStreamsTheSameText() {
   assert.equal(usage.completion_tokens, 12);
 }
 
+async function chatLogprobsDescribeTheTokens() {
+  const reply = await client.chat.completions.create({ ...chatBody, max_tokens: 6, temperature: 0, logprobs: true, top_logprobs: 2 });
+  const content = reply.choices[0].logprobs.content;
+  assert.equal(content.length, 6);
+  assert.equal(content.map((t) => t.token).join(""), reply.choices[0].message.content);
+  for (const t of content) {
+    assert.ok(t.logprob <= 0);
+    assert.equal(t.top_logprobs.length, 2);
+    assert.equal(t.top_logprobs[0].token, t.token);
+  }
+}
+
 async function completionCompletes() {
   const reply = await client.completions.create({ model: "default", prompt: "Once upon a time", max_tokens: 6 });
   assert.equal(reply.object, "text_completion");
@@ -94,7 +106,7 @@ async function badRequestIsA400NamingTheField() {
   );
 }
 
-const checks = [modelsAreListed, chatCompletes, chatStreamsTheSameText, completionCompletes,
+const checks = [modelsAreListed, chatCompletes, chatStreamsTheSameText, chatLogprobsDescribeTheTokens, completionCompletes,
   jsonSchemaOutputValidates, embeddingsAreUnitVectors, badRequestIsA400NamingTheField];
 let failed = 0;
 for (const check of checks) {

@@ -1,13 +1,16 @@
 // tests/unit/sampling_test.cpp — the sampler chain stage by stage on constructed
 // distributions, against simple full-sort reference versions on large vocabularies, seeded
-// reproducibility and empirical frequencies, parameter validation, and the stop matcher.
+// reproducibility and empirical frequencies, parameter validation, the stop matcher, and
+// log-probabilities (against a double-precision reference softmax).
 #include <algorithm>
 #include <cmath>
 #include <functional>
 #include <limits>
 #include <numeric>
+#include <random>
 #include <set>
 
+#include "sampling/logprobs.h"
 #include "sampling/params.h"
 #include "sampling/rng.h"
 #include "sampling/sampler.h"
@@ -696,6 +699,53 @@ BOOST_AUTO_TEST_CASE(invalid_stop_strings) {
     BOOST_CHECK_EXCEPTION(StopMatcher(std::vector<std::string>(kMaxStopStrings + 1, "x")), SamplingError,
                           [](const SamplingError& e) { return e.field() == "stop"; });
     BOOST_CHECK_NO_THROW(StopMatcher({std::string(kMaxStopLength, 'x')}));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(log_probabilities)
+
+BOOST_AUTO_TEST_CASE(logprobs_are_the_log_softmax_of_the_logits) {
+    std::mt19937 gen(7);
+    std::normal_distribution<float> d(0, 3);
+    std::vector<float> logits(5000);
+    for (auto& x : logits) x = d(gen);
+    logits[17] = logits[23] = 20;  // a tie at the top: the lower id first
+    double z = 0;
+    for (float x : logits) z += std::exp(double(x) - 20);
+    const double log_z = 20 + std::log(z);
+    const Logprobs lp = logprobs_of(logits, 4000, 5);
+    BOOST_TEST(lp.chosen.id == 4000);
+    BOOST_TEST(lp.chosen.logprob == logits[4000] - log_z, boost::test_tools::tolerance(1e-5));
+    BOOST_REQUIRE(lp.top.size() == 5u);
+    BOOST_TEST(lp.top[0].id == 17);
+    BOOST_TEST(lp.top[1].id == 23);
+    std::vector<int32_t> order(logits.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return logits[a] > logits[b]; });
+    for (size_t i = 0; i < 5; ++i) {
+        BOOST_TEST(lp.top[i].id == order[i]);
+        BOOST_TEST(lp.top[i].logprob == logits[order[i]] - log_z, boost::test_tools::tolerance(1e-5));
+    }
+    double mass = 0;  // the distribution sums to one
+    for (int32_t id = 0; id < 5000; ++id) mass += std::exp(double(logprobs_of(logits, id, 0).chosen.logprob));
+    BOOST_TEST(mass == 1.0, boost::test_tools::tolerance(1e-4));
+    BOOST_TEST(logprobs_of(logits, 0, 0).top.empty());
+}
+
+BOOST_AUTO_TEST_CASE(banned_and_nan_logits_have_no_probability) {
+    const float inf = std::numeric_limits<float>::infinity();
+    const std::vector<float> logits = {0.0f, -inf, std::nanf(""), 0.0f};
+    const Logprobs lp = logprobs_of(logits, 1, 4);
+    BOOST_TEST(std::isinf(lp.chosen.logprob));
+    BOOST_TEST(lp.chosen.logprob < 0);
+    BOOST_TEST(std::isinf(logprobs_of(logits, 2, 0).chosen.logprob));
+    BOOST_TEST(lp.top[0].logprob == std::log(0.5f), boost::test_tools::tolerance(1e-6f));
+    BOOST_TEST(lp.top[0].id == 0);
+    BOOST_TEST(lp.top[1].id == 3);
+    BOOST_CHECK_THROW(logprobs_of(logits, 4, 0), std::invalid_argument);
+    BOOST_CHECK_THROW(logprobs_of(logits, -1, 0), std::invalid_argument);
+    BOOST_CHECK_THROW(logprobs_of(logits, 0, kMaxTopLogprobs + 1), std::invalid_argument);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
