@@ -5,6 +5,8 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include "openai/http_connection.h"
 
+#include <algorithm>
+
 #include <boost/beast/core/string.hpp>
 #include <boost/beast/http/empty_body.hpp>
 #include <boost/beast/http/read.hpp>
@@ -181,19 +183,64 @@ void HttpConnection::request_failed(const ApiError& error) {
 }
 
 void HttpConnection::begin_generation(OpenAiCall call) {
-    Active active{next_key_++, 0, call.stream, false, call.include_usage, new_reply(call.kind, server_.model_id())};
-    active.handle =
-        server_.submit(std::move(call.request), weak_from_this(), active.key,
-                       call.kind == OpenAiKind::Chat ? Endpoint::ChatCompletions : Endpoint::Completions);
+    Active active;
+    active.n = call.n;
+    active.endpoint = call.kind == OpenAiKind::Chat ? Endpoint::ChatCompletions : Endpoint::Completions;
+    active.stream = call.stream;
+    active.include_usage = call.include_usage;
+    active.reply = new_reply(call.kind, server_.model_id());
+    if (call.n > 1)
+        active.rest = call.request;
+    const uint64_t key = next_key_++;
+    const uint64_t handle = server_.submit(std::move(call.request), weak_from_this(), key, active.endpoint);
+    active.choices.push_back({key, handle, std::nullopt, {}});
     active_ = std::move(active);
     watch_while_active();
 }
 
 void HttpConnection::begin_embedding(EmbedCall call) {
-    Active active{next_key_++, 0, false, false, false, {}, call.base64};
-    active.handle = server_.submit(std::move(call.request), weak_from_this(), active.key, Endpoint::Embeddings);
+    Active active;
+    active.endpoint = Endpoint::Embeddings;
+    active.embed_base64 = call.base64;
+    const uint64_t key = next_key_++;
+    const uint64_t handle = server_.submit(std::move(call.request), weak_from_this(), key, active.endpoint);
+    active.choices.push_back({key, handle, std::nullopt, {}});
     active_ = std::move(active);
     watch_while_active();
+}
+
+void HttpConnection::submit_choice(engine::GenerateRequest request) {
+    const uint64_t key = next_key_++;
+    const uint64_t handle = server_.submit(std::move(request), weak_from_this(), key, active_->endpoint);
+    active_->choices.push_back({key, handle, std::nullopt, {}});
+}
+
+// Choices 1..n-1: the same request, seeds seed + i.
+void HttpConnection::submit_rest() {
+    if (!active_ || !active_->rest)
+        return;
+    const engine::GenerateRequest base = std::move(*active_->rest);
+    active_->rest.reset();
+    try {
+        for (int32_t i = 1; i < active_->n; ++i) {
+            engine::GenerateRequest request = base;
+            request.sampling.seed = base.sampling.seed + static_cast<uint64_t>(i);
+            submit_choice(std::move(request));
+        }
+    } catch (const ApiError& error) {  // e.g. the queue is full: the whole request fails
+        on_error(active_->choices.front().key, error);
+    } catch (const engine::EngineError& error) {
+        on_error(active_->choices.front().key, from_engine(error));
+    }
+}
+
+int HttpConnection::choice_of(uint64_t key) const {
+    if (!active_)
+        return -1;
+    for (size_t i = 0; i < active_->choices.size(); ++i)
+        if (active_->choices[i].key == key)
+            return static_cast<int>(i);
+    return -1;
 }
 
 // The event stream's header goes out with its first event, so that a request the engine
@@ -214,7 +261,8 @@ void HttpConnection::start_stream() {
     text << header.base();
     send(text.str(), false);
     if (active_->reply.kind == OpenAiKind::Chat)
-        send_event(json::serialize(role_chunk_json(active_->reply)));
+        for (int32_t i = 0; i < active_->n; ++i)
+            send_event(json::serialize(role_chunk_json(active_->reply, i)));
 }
 
 void HttpConnection::end_stream() {
@@ -262,44 +310,78 @@ void HttpConnection::on_watch_read(boost::system::error_code ec, size_t count) {
 }
 
 void HttpConnection::on_text(uint64_t key, std::string text) {
-    if (!active_ || active_->key != key || !active_->stream)
+    const int i = choice_of(key);
+    if (i < 0)
+        return;
+    if (i == 0)
+        submit_rest();
+    if (!active_ || !active_->stream)
         return;
     start_stream();
-    if (active_) {
-        send_event(json::serialize(text_chunk_json(active_->reply, text, active_->logprobs)));
-        active_->logprobs.clear();
-    }
+    if (!active_)
+        return;
+    Choice& choice = active_->choices[static_cast<size_t>(i)];
+    send_event(json::serialize(text_chunk_json(active_->reply, i, text, choice.logprobs)));
+    choice.logprobs.clear();
 }
 
 void HttpConnection::on_logprobs(uint64_t key, engine::TokenLogprobs logprobs) {
-    if (active_ && active_->key == key && active_->stream)
-        active_->logprobs.push_back(std::move(logprobs));
+    if (const int i = choice_of(key); i >= 0 && active_->stream)
+        active_->choices[static_cast<size_t>(i)].logprobs.push_back(std::move(logprobs));
 }
 
 void HttpConnection::on_done(uint64_t key, engine::Result result) {
-    if (!active_ || active_->key != key)
+    const int i = choice_of(key);
+    if (i < 0)
         return;
     if (active_->embed_base64) {
         if (result.finish_reason == "stop")
             reply({200, "application/json", json::serialize(embeddings_json(result, *active_->embed_base64, server_.model_id())) + "\n", {}});
         else
             reply(error_reply(embed_ended(result.finish_reason)));
-    } else if (!active_->stream) {
-        reply({200, "application/json", json::serialize(response_json(active_->reply, result)) + "\n", {}});
-    } else {
+        end_generation();
+        return;
+    }
+    if (i == 0)
+        submit_rest();
+    if (!active_)
+        return;
+    if (active_->stream) {
         start_stream();
-        const Active active = *active_;
-        send_event(json::serialize(final_chunk_json(active.reply, result.finish_reason, active.logprobs)));
-        if (active.include_usage)
-            send_event(json::serialize(usage_chunk_json(active.reply, result.usage)));
+        if (!active_)
+            return;
+        const Choice& choice = active_->choices[static_cast<size_t>(i)];
+        send_event(json::serialize(final_chunk_json(active_->reply, i, result.finish_reason, choice.logprobs)));
+    }
+    active_->choices[static_cast<size_t>(i)].result = std::move(result);
+    const auto& choices = active_->choices;
+    if (static_cast<int32_t>(choices.size()) == active_->n &&
+        std::all_of(choices.begin(), choices.end(), [](const Choice& c) { return c.result.has_value(); }))
+        answer_choices();
+}
+
+void HttpConnection::answer_choices() {
+    std::vector<engine::Result> results;
+    for (Choice& choice : active_->choices)
+        results.push_back(std::move(*choice.result));
+    if (!active_->stream) {
+        reply({200, "application/json", json::serialize(response_json(active_->reply, results)) + "\n", {}});
+    } else {
+        if (active_->include_usage)
+            send_event(json::serialize(usage_chunk_json(active_->reply, choices_usage(results))));
         end_stream();
     }
     end_generation();
 }
 
+// One choice failed: the others are cancelled and the request fails.
 void HttpConnection::on_error(uint64_t key, ApiError error) {
-    if (!active_ || active_->key != key)
+    if (choice_of(key) < 0)
         return;
+    active_->rest.reset();
+    for (const Choice& choice : active_->choices)
+        if (choice.key != key && !choice.result)
+            server_.engine().cancel(choice.handle);
     if (!active_->streaming) {
         reply(error_reply(error));
     } else {
@@ -354,8 +436,12 @@ void HttpConnection::send_event(const std::string& data) {
 }
 
 void HttpConnection::cancel_requests() {
-    if (active_)
-        server_.engine().cancel(active_->handle);
+    if (!active_)
+        return;
+    active_->rest.reset();
+    for (const Choice& choice : active_->choices)
+        if (!choice.result)
+            server_.engine().cancel(choice.handle);
 }
 
 void HttpConnection::close_when_idle() {

@@ -10,6 +10,8 @@
 // On TCP each request acts for the user of its API key (401 without a valid one; /health
 // needs none). While the daemon stops, answers say Connection: close and an idle
 // connection closes at once (a load balancer then sends no more requests on it).
+// An OpenAI request with n > 1 runs as n engine requests (the first, then the others once
+// its prompt is in the KV cache), answered together or streamed with their indexes.
 // Owns: HTTP framing and the connection's one active generation.
 // Must not touch: routing (http_routes.h), OpenAI shapes (openai.h).
 #pragma once
@@ -45,15 +47,25 @@ public:
     void on_error(uint64_t key, ApiError error) override;
 
 private:
-    struct Active {
+    // One choice of the active request (OpenAI's n; an embedding request has one).
+    struct Choice {
         uint64_t key = 0;
         uint64_t handle = 0;
+        std::optional<engine::Result> result;         // once it ended
+        std::vector<engine::TokenLogprobs> logprobs;  // streaming: those of tokens whose text is not sent yet
+    };
+    struct Active {
+        std::vector<Choice> choices;
+        int32_t n = 1;
+        Endpoint endpoint = Endpoint::Completions;
         bool stream = false;
         bool streaming = false;  // the event stream's header is sent
         bool include_usage = false;
         OpenAiReply reply;
         std::optional<bool> embed_base64;  // /v1/embeddings: its encoding (absent: a generation)
-        std::vector<engine::TokenLogprobs> logprobs;  // streaming: those of tokens whose text is not sent yet
+        // n > 1: the request of the other choices, submitted once the first choice has its
+        // prompt in the KV cache (they then reuse it from the prefix cache).
+        std::optional<engine::GenerateRequest> rest;
     };
 
     void next_request();
@@ -64,6 +76,10 @@ private:
     Caller caller_of(const boost::beast::http::request<boost::beast::http::string_body>& request) const;
     void begin_generation(OpenAiCall call);
     void begin_embedding(EmbedCall call);
+    void submit_choice(engine::GenerateRequest request);
+    void submit_rest();
+    int choice_of(uint64_t key) const;  // its index in active_->choices, or -1
+    void answer_choices();              // every choice has ended
     void end_generation();
     void start_stream();
     void end_stream();

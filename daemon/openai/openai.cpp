@@ -24,8 +24,6 @@ namespace {
 
 // Fields of the OpenAI API that strata does not implement, accepted only with their neutral value.
 void reject_unsupported(const Fields& fields, OpenAiKind kind) {
-    if (fields.integer("n", 1, INT32_MAX).value_or(1) != 1)
-        unsupported("n", "n other than 1");
     if (fields.integer("best_of", 1, INT32_MAX).value_or(1) != 1)
         unsupported("best_of", "best_of other than 1");
     if (fields.boolean("echo").value_or(false))
@@ -148,12 +146,12 @@ json::value choice_logprobs(OpenAiKind kind, std::span<const engine::TokenLogpro
 }
 
 // One choice of a streamed chunk: `delta` for chat, `text` for completions.
-json::object chunk_choice(OpenAiKind kind, json::object delta, const std::string& text, json::value finish_reason,
+json::object chunk_choice(OpenAiKind kind, int32_t index, json::object delta, const std::string& text, json::value finish_reason,
                           std::span<const engine::TokenLogprobs> logprobs = {}) {
     if (kind == OpenAiKind::Chat)
-        return {{"index", 0}, {"delta", std::move(delta)}, {"logprobs", choice_logprobs(kind, logprobs)},
+        return {{"index", index}, {"delta", std::move(delta)}, {"logprobs", choice_logprobs(kind, logprobs)},
                 {"finish_reason", std::move(finish_reason)}};
-    return {{"index", 0}, {"text", text}, {"logprobs", choice_logprobs(kind, logprobs)}, {"finish_reason", std::move(finish_reason)}};
+    return {{"index", index}, {"text", text}, {"logprobs", choice_logprobs(kind, logprobs)}, {"finish_reason", std::move(finish_reason)}};
 }
 
 json::object openai_usage(const engine::Usage& usage) {
@@ -198,6 +196,9 @@ OpenAiCall parse_openai(OpenAiKind kind, const json::object& body, const Request
     read_common_fields(fields, context, completion_tokens_key ? "max_completion_tokens" : "max_tokens", call.request);
     call.request.grammar = response_format_grammar(fields);
     call.request.logprobs = requested_logprobs(fields, kind);
+    call.n = static_cast<int32_t>(fields.integer("n", 1, kMaxChoices).value_or(1));
+    if (call.n > 1 && !call.request.session.empty())
+        throw invalid_params("n", "n > 1 needs a request without a session (the choices would all continue it)");
     return call;
 }
 
@@ -206,28 +207,42 @@ OpenAiReply new_reply(OpenAiKind kind, const std::string& model) {
             static_cast<int64_t>(std::time(nullptr)), model};
 }
 
-json::object response_json(const OpenAiReply& reply, const engine::Result& result) {
-    json::object choice{{"index", 0}, {"logprobs", choice_logprobs(reply.kind, result.logprobs)}, {"finish_reason", result.finish_reason}};
-    if (reply.kind == OpenAiKind::Chat)
-        choice["message"] = json::object{{"role", "assistant"}, {"content", result.text}, {"refusal", nullptr}};
-    else
-        choice["text"] = result.text;
-    json::object out = envelope(reply, false, json::array{std::move(choice)});
-    out["usage"] = openai_usage(result.usage);
+engine::Usage choices_usage(std::span<const engine::Result> results) {
+    engine::Usage usage = results.front().usage;
+    for (const engine::Result& r : results.subspan(1))
+        usage.completion_tokens += r.usage.completion_tokens;
+    return usage;
+}
+
+json::object response_json(const OpenAiReply& reply, std::span<const engine::Result> results) {
+    json::array choices;
+    for (size_t i = 0; i < results.size(); ++i) {
+        const engine::Result& result = results[i];
+        json::object choice{{"index", i}, {"logprobs", choice_logprobs(reply.kind, result.logprobs)}, {"finish_reason", result.finish_reason}};
+        if (reply.kind == OpenAiKind::Chat)
+            choice["message"] = json::object{{"role", "assistant"}, {"content", result.text}, {"refusal", nullptr}};
+        else
+            choice["text"] = result.text;
+        choices.push_back(std::move(choice));
+    }
+    json::object out = envelope(reply, false, std::move(choices));
+    out["usage"] = openai_usage(choices_usage(results));
     return out;
 }
 
-json::object role_chunk_json(const OpenAiReply& reply) {
+json::object role_chunk_json(const OpenAiReply& reply, int32_t index) {
     return envelope(reply, true,
-                    json::array{chunk_choice(reply.kind, {{"role", "assistant"}, {"content", ""}}, "", nullptr)});
+                    json::array{chunk_choice(reply.kind, index, {{"role", "assistant"}, {"content", ""}}, "", nullptr)});
 }
 
-json::object text_chunk_json(const OpenAiReply& reply, const std::string& text, std::span<const engine::TokenLogprobs> logprobs) {
-    return envelope(reply, true, json::array{chunk_choice(reply.kind, {{"content", text}}, text, nullptr, logprobs)});
+json::object text_chunk_json(const OpenAiReply& reply, int32_t index, const std::string& text,
+                             std::span<const engine::TokenLogprobs> logprobs) {
+    return envelope(reply, true, json::array{chunk_choice(reply.kind, index, {{"content", text}}, text, nullptr, logprobs)});
 }
 
-json::object final_chunk_json(const OpenAiReply& reply, const std::string& finish_reason, std::span<const engine::TokenLogprobs> logprobs) {
-    return envelope(reply, true, json::array{chunk_choice(reply.kind, {}, "", json::value(finish_reason), logprobs)});
+json::object final_chunk_json(const OpenAiReply& reply, int32_t index, const std::string& finish_reason,
+                              std::span<const engine::TokenLogprobs> logprobs) {
+    return envelope(reply, true, json::array{chunk_choice(reply.kind, index, {}, "", json::value(finish_reason), logprobs)});
 }
 
 json::object usage_chunk_json(const OpenAiReply& reply, const engine::Usage& usage) {

@@ -18,14 +18,18 @@ namespace strata::daemon {
 
 enum class OpenAiKind { Completion, Chat };
 
+// The most choices one request may ask for (OpenAI's n).
+inline constexpr int32_t kMaxChoices = 8;
+
 struct OpenAiCall {
     OpenAiKind kind = OpenAiKind::Completion;
     engine::GenerateRequest request;
+    int32_t n = 1;               // choices: the request again with the seed + i (no session)
     bool stream = false;
     bool include_usage = false;  // stream_options.include_usage: a last chunk with usage
 };
 
-// Throws ApiError (invalid_params naming the field, also for unsupported features such as n > 1).
+// Throws ApiError (invalid_params naming the field, also for unsupported features such as best_of > 1).
 OpenAiCall parse_openai(OpenAiKind kind, const boost::json::object& body, const RequestContext& context);
 
 // Names shared by every object of one response.
@@ -37,13 +41,16 @@ struct OpenAiReply {
 };
 OpenAiReply new_reply(OpenAiKind kind, const std::string& model);
 
-boost::json::object response_json(const OpenAiReply& reply, const engine::Result& result);
-boost::json::object role_chunk_json(const OpenAiReply& reply);  // chat streams start with the role
+// The choices' results in order; usage counts the prompt once (the first choice's: the
+// others reuse its KV) and every choice's generated tokens.
+boost::json::object response_json(const OpenAiReply& reply, std::span<const engine::Result> results);
+engine::Usage choices_usage(std::span<const engine::Result> results);
+boost::json::object role_chunk_json(const OpenAiReply& reply, int32_t index);  // a chat choice's stream starts with the role
 // A chunk's logprobs are those of the tokens whose text it carries (the final chunk: any left).
-boost::json::object text_chunk_json(const OpenAiReply& reply, const std::string& text,
-                                    std::span<const engine::TokenLogprobs> logprobs = {});
-boost::json::object final_chunk_json(const OpenAiReply& reply, const std::string& finish_reason,
-                                     std::span<const engine::TokenLogprobs> logprobs = {});
+boost::json::object text_chunk_json(const OpenAiReply& reply, int32_t index, const std::string& text,
+                                    std::span<const engine::TokenLogprobs> logprobs);
+boost::json::object final_chunk_json(const OpenAiReply& reply, int32_t index, const std::string& finish_reason,
+                                     std::span<const engine::TokenLogprobs> logprobs);
 boost::json::object usage_chunk_json(const OpenAiReply& reply, const engine::Usage& usage);
 
 boost::json::object error_json(const ApiError& error);  // {"error":{"message","type","code","param"}}

@@ -61,6 +61,12 @@ async function chatLogprobsDescribeTheTokens() {
   }
 }
 
+async function nChoicesComeWithTheirIndexes() {
+  const reply = await client.chat.completions.create({ ...chatBody, n: 2, max_tokens: 4, temperature: 1, seed: 1 });
+  assert.deepEqual(reply.choices.map((c) => c.index), [0, 1]);
+  assert.ok(reply.usage.completion_tokens >= 2);
+}
+
 async function completionCompletes() {
   const reply = await client.completions.create({ model: "default", prompt: "Once upon a time", max_tokens: 6 });
   assert.equal(reply.object, "text_completion");
@@ -106,7 +112,8 @@ async function badRequestIsA400NamingTheField() {
   );
 }
 
-const checks = [modelsAreListed, chatCompletes, chatStreamsTheSameText, chatLogprobsDescribeTheTokens, completionCompletes,
+const checks = [modelsAreListed, chatCompletes, chatStreamsTheSameText, chatLogprobsDescribeTheTokens, nChoicesComeWithTheirIndexes,
+  completionCompletes,
   jsonSchemaOutputValidates, embeddingsAreUnitVectors, badRequestIsA400NamingTheField];
 let failed = 0;
 for (const check of checks) {
