@@ -34,6 +34,16 @@ void reject_unsupported(const Fields& fields, OpenAiKind kind) {
         for (const char* key : {"tools", "functions"})
             if (const json::value* v = fields.find(key); v && !(v->is_array() && v->get_array().empty()))
                 unsupported(key, std::string(key));
+        // Other outputs than text, and features that need a service strata is not.
+        for (const char* key : {"audio", "prediction", "web_search_options", "function_call"})
+            if (fields.find(key) != nullptr)
+                unsupported(key, std::string(key));
+        if (const json::value* modalities = fields.find("modalities")) {
+            const json::array& list = array_value(*modalities, "modalities", 8);
+            for (size_t i = 0; i < list.size(); ++i)
+                if (string_value(list[i], "modalities[" + std::to_string(i) + "]", 16) != "text")
+                    unsupported("modalities[" + std::to_string(i) + "]", "an output modality other than text");
+        }
     }
 }
 

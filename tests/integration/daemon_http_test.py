@@ -289,6 +289,11 @@ class HttpTest(DaemonTestCase):
         status, _, body = self.curl(BASE + "/v1/completions", data={"prompt": "a", "best_of": 3})
         self.assertEqual(status, 400)
         check_error(self, body, "invalid_params", "best_of")
+        for extra, field in (({"audio": {"voice": "alloy", "format": "mp3"}}, "audio"), ({"modalities": ["text", "audio"]}, "modalities[1]"),
+                             ({"prediction": {"type": "content", "content": "x"}}, "prediction")):
+            status, _, body = self.curl(BASE + "/v1/chat/completions", data=dict(extra, messages=[{"role": "user", "content": "a"}]))
+            self.assertEqual(status, 400, body)
+            check_error(self, body, "invalid_params", field)
         status, _, body = self.curl(BASE + "/v1/completions", data=b"{not json")
         self.assertEqual(status, 400)
         check_error(self, body, "parse_error")
