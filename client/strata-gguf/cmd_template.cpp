@@ -11,6 +11,7 @@
 
 #include "args.h"
 #include "chat/chat.h"
+#include "chat/json_value.h"
 #include "commands.h"
 #include "gguf/gguf.h"
 #include "import_common.h"
@@ -22,27 +23,6 @@ namespace {
 
 namespace json = boost::json;
 
-chat::Value to_value(const json::value& v) {
-    switch (v.kind()) {
-        case json::kind::null: return chat::Value::none();
-        case json::kind::bool_: return chat::Value(v.get_bool());
-        case json::kind::int64: return chat::Value(static_cast<int64_t>(v.get_int64()));
-        case json::kind::uint64: return chat::Value(static_cast<double>(v.get_uint64()));
-        case json::kind::double_: return chat::Value(v.get_double());
-        case json::kind::string: return chat::Value(std::string(v.get_string()));
-        case json::kind::array: {
-            chat::List items;
-            for (const auto& x : v.get_array()) items.push_back(to_value(x));
-            return chat::Value(std::move(items));
-        }
-        case json::kind::object: {
-            chat::Dict d;
-            for (const auto& kv : v.get_object()) d.set(std::string(kv.key()), to_value(kv.value()));
-            return chat::Value(std::move(d));
-        }
-    }
-    return {};
-}
 
 bool is_gguf(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
@@ -79,8 +59,8 @@ chat::ChatInput read_messages(const std::string& path) {
     const json::value* messages = obj ? obj->if_contains("messages") : nullptr;
     if (messages == nullptr || !messages->is_array()) throw std::runtime_error(path + ": expected {\"messages\": [...], \"tools\": [...]}");
     chat::ChatInput in;
-    in.messages = to_value(*messages);
-    if (const auto* tools = obj->if_contains("tools"); tools && !tools->is_null()) in.tools = to_value(*tools);
+    in.messages = chat::to_value(*messages);
+    if (const auto* tools = obj->if_contains("tools"); tools && !tools->is_null()) in.tools = chat::to_value(*tools);
     return in;
 }
 

@@ -189,6 +189,7 @@ void HttpConnection::begin_generation(OpenAiCall call) {
     active.stream = call.stream;
     active.include_usage = call.include_usage;
     active.reply = new_reply(call.kind, server_.model_id());
+    active.reply.tools = call.tools;
     if (call.n > 1)
         active.rest = call.request;
     const uint64_t key = next_key_++;
@@ -318,10 +319,40 @@ void HttpConnection::on_text(uint64_t key, std::string text) {
     if (!active_ || !active_->stream)
         return;
     start_stream();
-    if (!active_)
+    if (active_)
+        stream_text(i, text);
+}
+
+// Text goes out as it comes; with tools, only what cannot be the start of a call.
+void HttpConnection::stream_text(int index, const std::string& text) {
+    Choice& choice = active_->choices[static_cast<size_t>(index)];
+    std::string out = text;
+    if (const auto& tools = active_->reply.tools) {
+        choice.text += text;
+        const size_t content = content_prefix(choice.text, tools->format);
+        out = content > choice.sent ? choice.text.substr(choice.sent, content - choice.sent) : std::string();
+        choice.sent = std::max(choice.sent, content);
+    }
+    if (out.empty() && choice.logprobs.empty())
         return;
-    Choice& choice = active_->choices[static_cast<size_t>(i)];
-    send_event(json::serialize(text_chunk_json(active_->reply, i, text, choice.logprobs)));
+    send_event(json::serialize(text_chunk_json(active_->reply, index, out, choice.logprobs)));
+    choice.logprobs.clear();
+}
+
+// A choice's last chunks: with tools, the held text as content and/or its calls; then its
+// finish reason.
+void HttpConnection::stream_end(int index, const engine::Result& result) {
+    Choice& choice = active_->choices[static_cast<size_t>(index)];
+    std::string finish_reason = result.finish_reason;
+    if (const auto& tools = active_->reply.tools) {
+        const ParsedReply parsed = parse_tool_calls(std::string_view(choice.text).substr(choice.sent), tools->format, tools->tools);
+        if (!parsed.content.empty())
+            send_event(json::serialize(text_chunk_json(active_->reply, index, parsed.content, {})));
+        if (!parsed.calls.empty())
+            send_event(json::serialize(tool_calls_chunk_json(active_->reply, index, parsed.calls)));
+        finish_reason = finish_reason_of(parsed, finish_reason);
+    }
+    send_event(json::serialize(final_chunk_json(active_->reply, index, finish_reason, choice.logprobs)));
     choice.logprobs.clear();
 }
 
@@ -350,8 +381,7 @@ void HttpConnection::on_done(uint64_t key, engine::Result result) {
         start_stream();
         if (!active_)
             return;
-        const Choice& choice = active_->choices[static_cast<size_t>(i)];
-        send_event(json::serialize(final_chunk_json(active_->reply, i, result.finish_reason, choice.logprobs)));
+        stream_end(i, result);
     }
     active_->choices[static_cast<size_t>(i)].result = std::move(result);
     const auto& choices = active_->choices;

@@ -53,6 +53,8 @@ private:
         uint64_t handle = 0;
         std::optional<engine::Result> result;         // once it ended
         std::vector<engine::TokenLogprobs> logprobs;  // streaming: those of tokens whose text is not sent yet
+        std::string text;                             // streaming with tools: the reply so far,
+        size_t sent = 0;                              // of which this much went out as content
     };
     struct Active {
         std::vector<Choice> choices;
@@ -80,6 +82,8 @@ private:
     void submit_rest();
     int choice_of(uint64_t key) const;  // its index in active_->choices, or -1
     void answer_choices();              // every choice has ended
+    void stream_text(int index, const std::string& text);
+    void stream_end(int index, const engine::Result& result);
     void end_generation();
     void start_stream();
     void end_stream();

@@ -63,7 +63,8 @@ Routed generation(OpenAiKind kind, Server& server, const std::string& body, cons
     if (server.stopping())
         throw ApiError(ErrorKind::ShuttingDown, "the daemon is shutting down");
     OpenAiCall call =
-        parse_openai(kind, parse_body(body, server.settings().server.max_json_depth), server.request_context(caller.uid));
+        parse_openai(kind, parse_body(body, server.settings().server.max_json_depth), server.request_context(caller.uid),
+                     tool_format(server.model().chat_template_source));
     if (!caller.session.empty()) {
         if (!call.request.session.empty() && call.request.session != caller.session)
             throw invalid_params("session", "the body's session \"" + call.request.session + "\" and the " +

@@ -6,6 +6,7 @@
 #include <ctime>
 #include <random>
 
+#include "chat/json_value.h"
 #include "grammar/json.h"
 #include "protocol/fields.h"
 #include "protocol/generate_params.h"
@@ -31,9 +32,8 @@ void reject_unsupported(const Fields& fields, OpenAiKind kind) {
     if (!fields.string("suffix", SIZE_MAX).value_or("").empty())
         unsupported("suffix", "suffix");
     if (kind == OpenAiKind::Chat) {
-        for (const char* key : {"tools", "functions"})
-            if (const json::value* v = fields.find(key); v && !(v->is_array() && v->get_array().empty()))
-                unsupported(key, std::string(key));
+        if (const json::value* v = fields.find("functions"); v && !(v->is_array() && v->get_array().empty()))
+            unsupported("functions", "functions (the deprecated form of tools)");
         // Other outputs than text, and features that need a service strata is not.
         for (const char* key : {"audio", "prediction", "web_search_options", "function_call"})
             if (fields.find(key) != nullptr)
@@ -155,6 +155,19 @@ json::value choice_logprobs(OpenAiKind kind, std::span<const engine::TokenLogpro
     return completion_logprobs_json(tokens);
 }
 
+// OpenAI's tool_calls list; a streamed delta numbers the calls.
+json::array tool_calls_json(const std::vector<ToolCall>& calls, bool streamed) {
+    json::array out;
+    for (size_t i = 0; i < calls.size(); ++i) {
+        json::object call{{"id", calls[i].id}, {"type", "function"},
+                          {"function", json::object{{"name", calls[i].name}, {"arguments", calls[i].arguments}}}};
+        if (streamed)
+            call["index"] = i;
+        out.push_back(std::move(call));
+    }
+    return out;
+}
+
 // One choice of a streamed chunk: `delta` for chat, `text` for completions.
 json::object chunk_choice(OpenAiKind kind, int32_t index, json::object delta, const std::string& text, json::value finish_reason,
                           std::span<const engine::TokenLogprobs> logprobs = {}) {
@@ -182,9 +195,27 @@ const char* error_type(ErrorKind kind) {
     }
 }
 
+
+// tools / tool_choice of a chat request: the tools go to the model's template; a required
+// or named call constrains the output to one.
+void read_tool_use(const Fields& fields, ToolFormat format, OpenAiCall& call) {
+    std::vector<Tool> tools = read_tools(fields);
+    const ToolChoice choice = read_tool_choice(fields, tools);
+    fields.boolean("parallel_tool_calls");
+    if (tools.empty() || choice.mode == ToolChoice::None)
+        return;
+    call.request.tools = chat::to_value(*fields.find("tools"));
+    if (choice.mode == ToolChoice::Required || choice.mode == ToolChoice::Named) {
+        if (call.request.grammar)
+            throw invalid_params("tool_choice", "a required tool call and response_format exclude each other");
+        call.request.grammar = compile_grammar(call_grammar(tools, choice, format), "tools");
+    }
+    call.tools = std::make_shared<const ToolUse>(ToolUse{std::move(tools), format});
+}
+
 }  // namespace
 
-OpenAiCall parse_openai(OpenAiKind kind, const json::object& body, const RequestContext& context) {
+OpenAiCall parse_openai(OpenAiKind kind, const json::object& body, const RequestContext& context, ToolFormat format) {
     const Fields fields(body);
     reject_unsupported(fields, kind);
     OpenAiCall call;
@@ -205,6 +236,8 @@ OpenAiCall parse_openai(OpenAiKind kind, const json::object& body, const Request
     const bool completion_tokens_key = kind == OpenAiKind::Chat && fields.find("max_completion_tokens") != nullptr;
     read_common_fields(fields, context, completion_tokens_key ? "max_completion_tokens" : "max_tokens", call.request);
     call.request.grammar = response_format_grammar(fields);
+    if (kind == OpenAiKind::Chat)
+        read_tool_use(fields, format, call);
     call.request.logprobs = requested_logprobs(fields, kind);
     call.n = static_cast<int32_t>(fields.integer("n", 1, kMaxChoices).value_or(1));
     if (call.n > 1 && !call.request.session.empty())
@@ -229,10 +262,19 @@ json::object response_json(const OpenAiReply& reply, std::span<const engine::Res
     for (size_t i = 0; i < results.size(); ++i) {
         const engine::Result& result = results[i];
         json::object choice{{"index", i}, {"logprobs", choice_logprobs(reply.kind, result.logprobs)}, {"finish_reason", result.finish_reason}};
-        if (reply.kind == OpenAiKind::Chat)
+        if (reply.kind == OpenAiKind::Chat && reply.tools) {
+            const ParsedReply parsed = parse_tool_calls(result.text, reply.tools->format, reply.tools->tools);
+            json::object message{{"role", "assistant"}, {"refusal", nullptr}};
+            message["content"] = parsed.content.empty() && !parsed.calls.empty() ? json::value(nullptr) : json::value(parsed.content);
+            if (!parsed.calls.empty())
+                message["tool_calls"] = tool_calls_json(parsed.calls, false);
+            choice["message"] = std::move(message);
+            choice["finish_reason"] = finish_reason_of(parsed, result.finish_reason);
+        } else if (reply.kind == OpenAiKind::Chat) {
             choice["message"] = json::object{{"role", "assistant"}, {"content", result.text}, {"refusal", nullptr}};
-        else
+        } else {
             choice["text"] = result.text;
+        }
         choices.push_back(std::move(choice));
     }
     json::object out = envelope(reply, false, std::move(choices));
@@ -259,6 +301,14 @@ json::object usage_chunk_json(const OpenAiReply& reply, const engine::Usage& usa
     json::object out = envelope(reply, true, json::array{});
     out["usage"] = openai_usage(usage);
     return out;
+}
+
+json::object tool_calls_chunk_json(const OpenAiReply& reply, int32_t index, const std::vector<ToolCall>& calls) {
+    return envelope(reply, true, json::array{chunk_choice(reply.kind, index, {{"tool_calls", tool_calls_json(calls, true)}}, "", nullptr)});
+}
+
+std::string finish_reason_of(const ParsedReply& parsed, const std::string& finish_reason) {
+    return parsed.calls.empty() ? finish_reason : "tool_calls";
 }
 
 json::object error_json(const ApiError& error) {

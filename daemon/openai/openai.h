@@ -7,10 +7,12 @@
 
 #include <boost/json/object.hpp>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 
 #include "engine/engine.h"
+#include "openai/tool_calls.h"
 #include "protocol/errors.h"
 #include "protocol/generate_params.h"
 
@@ -21,16 +23,25 @@ enum class OpenAiKind { Completion, Chat };
 // The most choices one request may ask for (OpenAI's n).
 inline constexpr int32_t kMaxChoices = 8;
 
+// Tool calling in effect for a chat request: its tools and the model's call format.
+struct ToolUse {
+    std::vector<Tool> tools;
+    ToolFormat format = ToolFormat::Json;
+};
+
 struct OpenAiCall {
     OpenAiKind kind = OpenAiKind::Completion;
+    std::shared_ptr<const ToolUse> tools;  // null: tools absent or tool_choice none
     engine::GenerateRequest request;
     int32_t n = 1;               // choices: the request again with the seed + i (no session)
     bool stream = false;
     bool include_usage = false;  // stream_options.include_usage: a last chunk with usage
 };
 
-// Throws ApiError (invalid_params naming the field, also for unsupported features such as best_of > 1).
-OpenAiCall parse_openai(OpenAiKind kind, const boost::json::object& body, const RequestContext& context);
+// Throws ApiError (invalid_params naming the field, also for unsupported features such as
+// best_of > 1). `format`: the model's tool-call format (tool_format of its template).
+OpenAiCall parse_openai(OpenAiKind kind, const boost::json::object& body, const RequestContext& context,
+                        ToolFormat format = ToolFormat::Json);
 
 // Names shared by every object of one response.
 struct OpenAiReply {
@@ -38,6 +49,7 @@ struct OpenAiReply {
     std::string id;       // "cmpl-..." or "chatcmpl-..."
     int64_t created = 0;  // unix seconds
     std::string model;
+    std::shared_ptr<const ToolUse> tools;  // outputs are parsed for calls
 };
 OpenAiReply new_reply(OpenAiKind kind, const std::string& model);
 
@@ -52,6 +64,10 @@ boost::json::object text_chunk_json(const OpenAiReply& reply, int32_t index, con
 boost::json::object final_chunk_json(const OpenAiReply& reply, int32_t index, const std::string& finish_reason,
                                      std::span<const engine::TokenLogprobs> logprobs);
 boost::json::object usage_chunk_json(const OpenAiReply& reply, const engine::Usage& usage);
+// A streamed choice's calls: one chunk, each call whole (id, name, arguments) at its index.
+boost::json::object tool_calls_chunk_json(const OpenAiReply& reply, int32_t index, const std::vector<ToolCall>& calls);
+// "tool_calls" when the reply's calls were parsed, else the engine's finish reason.
+std::string finish_reason_of(const ParsedReply& parsed, const std::string& finish_reason);
 
 boost::json::object error_json(const ApiError& error);  // {"error":{"message","type","code","param"}}
 boost::json::object model_json(const std::string& model, int64_t created);   // one /v1/models entry

@@ -9,7 +9,9 @@
 #include <limits>
 #include <random>
 
+#include "chat/json_value.h"
 #include "protocol/errors.h"
+#include "protocol/json_text.h"
 #include "protocol/json_schema.h"
 #include "sampling/logprobs.h"
 #include "sampling/params.h"
@@ -138,6 +140,40 @@ std::string role_of(const Fields& message, bool openai) {
     return openai && *role == "developer" ? "system" : *role;
 }
 
+// An assistant turn's OpenAI tool_calls as a chat template sees them: the arguments (a JSON
+// string in OpenAI's API) parsed into an object, as Hugging Face templates expect.
+chat::Value read_tool_calls(const json::value& value, const std::string& field) {
+    const json::array& items = array_value(value, field, 128);
+    chat::List calls;
+    for (size_t i = 0; i < items.size(); ++i) {
+        const std::string item_field = field + "[" + std::to_string(i) + "]";
+        const Fields call(object_value(items[i], item_field), item_field);
+        const json::value* function = call.find("function");
+        if (function == nullptr)
+            throw invalid_params(call.name("function"), call.name("function") + " is missing");
+        const Fields f(object_value(*function, call.name("function")), call.name("function"));
+        const auto name = f.string("name", 256);
+        if (!name)
+            throw invalid_params(f.name("name"), f.name("name") + " is missing");
+        const std::string arguments_text = f.string("arguments", SIZE_MAX).value_or("{}");
+        json::value arguments;
+        try {
+            arguments = parse_json_text(arguments_text, 64, f.name("arguments"));
+        } catch (const ApiError& e) {
+            throw invalid_params(f.name("arguments"), f.name("arguments") + " must be a JSON object in a string: " + e.what());
+        }
+        chat::Dict fn;
+        fn.set("name", chat::Value(*name));
+        fn.set("arguments", chat::to_value(arguments));
+        chat::Dict d;
+        d.set("id", chat::Value(call.string("id", 256).value_or("")));
+        d.set("type", chat::Value(std::string("function")));
+        d.set("function", chat::Value(std::move(fn)));
+        calls.emplace_back(std::move(d));
+    }
+    return chat::Value(std::move(calls));
+}
+
 }  // namespace
 
 // A request's own deadline: seconds (fractions allowed) after it is accepted, more than 0
@@ -171,12 +207,22 @@ std::vector<engine::Message> read_messages(const json::value& value, const std::
         const Fields message(object_value(items[i], item_field), item_field);
         const std::string role = role_of(message, openai);
         const json::value* content = message.find("content");
-        if (content == nullptr)
+        const json::value* calls = openai ? message.find("tool_calls") : nullptr;
+        if (content == nullptr && calls == nullptr)
             throw invalid_params(message.name("content"), message.name("content") + " is missing");
-        if (openai && content->is_array())
-            messages.push_back({role, content_parts(content->get_array(), message.name("content"))});
-        else
-            messages.push_back({role, std::string(string_value(*content, message.name("content"), SIZE_MAX))});
+        engine::Message m{role, ""};
+        if (content != nullptr && openai && content->is_array())
+            m.content = content_parts(content->get_array(), message.name("content"));
+        else if (content != nullptr)
+            m.content = std::string(string_value(*content, message.name("content"), SIZE_MAX));
+        if (calls != nullptr)
+            m.tool_calls = read_tool_calls(*calls, message.name("tool_calls"));
+        if (openai && role == "tool") {
+            m.tool_call_id = message.string("tool_call_id", 256).value_or("");
+            if (m.tool_call_id.empty())
+                throw invalid_params(message.name("tool_call_id"), message.name("tool_call_id") + " is missing");
+        }
+        messages.push_back(std::move(m));
     }
     return messages;
 }

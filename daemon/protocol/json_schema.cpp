@@ -36,13 +36,26 @@ std::string literal(const json::value& v) {
     return out + "\"";
 }
 
+// Raw text as a grammar literal.
+std::string text_literal(const std::string& text) {
+    std::string out = "\"";
+    for (char c : text) {
+        if (c == '\n') out += "\\n";
+        else if (c == '"' || c == '\\') out += std::string("\\") + c;
+        else out += c;
+    }
+    return out + "\"";
+}
+
 class Converter {
 public:
     Converter(const json::value& root, std::string field) : root_(root), field_(std::move(field)) {}
 
-    std::string run() {
+    std::string run(const std::string& before, const std::string& after) {
         const std::string top = visit(root_, "s", field_);
-        return "root ::= " + top + "\n" + rules_ + std::string(grammar::kJsonRules) + std::string(kFormats);
+        auto text = [](const std::string& t) { return t.empty() ? std::string() : text_literal(t); };
+        return "root ::= " + text(before) + " " + top + " " + text(after) + "\n" + rules_ + std::string(grammar::kJsonRules) +
+               std::string(kFormats);
     }
 
 private:
@@ -256,8 +269,8 @@ private:
 
 }  // namespace
 
-std::string schema_grammar(const json::value& schema, const std::string& field) {
-    return Converter(schema, field).run();
+std::string schema_grammar(const json::value& schema, const std::string& field, const std::string& before, const std::string& after) {
+    return Converter(schema, field).run(before, after);
 }
 
 }  // namespace strata::daemon

@@ -14,8 +14,9 @@
 
 namespace strata::daemon {
 
-// Grammar text for documents valid against schema. Throws invalid_params naming field and
-// the unsupported keyword or bad value.
-std::string schema_grammar(const boost::json::value& schema, const std::string& field);
+// Grammar text for documents valid against schema, between the texts `before` and `after`.
+// Throws invalid_params naming field and the unsupported keyword or bad value.
+std::string schema_grammar(const boost::json::value& schema, const std::string& field, const std::string& before = "",
+                           const std::string& after = "");
 
 }  // namespace strata::daemon

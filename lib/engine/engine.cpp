@@ -70,10 +70,13 @@ void check_request(const GenerateRequest& r, const Limits& limits, int32_t n_voc
         throw EngineError(Errc::InvalidParams, "give exactly one of prompt and messages", r.prompt ? "messages" : "prompt");
     for (size_t i = 0; i < r.messages.size(); ++i) {
         const auto& role = r.messages[i].role;
-        if (role != "system" && role != "user" && role != "assistant")
-            throw EngineError(Errc::InvalidParams, "role \"" + role + "\" is not system, user or assistant",
+        if (role != "system" && role != "user" && role != "assistant" && role != "tool")
+            throw EngineError(Errc::InvalidParams, "role \"" + role + "\" is not system, user, assistant or tool",
                               "messages[" + std::to_string(i) + "].role");
     }
+    if (!r.session.empty() && uses_tools(r))
+        throw EngineError(Errc::InvalidParams, "tools and tool messages need a request without a session (send the whole conversation)",
+                          "session");
     if (r.max_tokens < 1 || r.max_tokens > limits.max_tokens)
         throw EngineError(Errc::InvalidParams,
                           "max_tokens " + std::to_string(r.max_tokens) + " is out of range [1, " + std::to_string(limits.max_tokens) + "]",
@@ -92,6 +95,11 @@ void check_request(const GenerateRequest& r, const Limits& limits, int32_t n_voc
 }
 
 }  // namespace
+
+bool uses_tools(const GenerateRequest& r) {
+    return !r.tools.is_none() ||
+           std::any_of(r.messages.begin(), r.messages.end(), [](const Message& m) { return m.role == "tool" || !m.tool_calls.is_none(); });
+}
 
 void Engine::Impl::log(int priority, const std::string& message) const {
     if (config.log) config.log(priority, message);
@@ -361,6 +369,7 @@ ModelInfo Engine::model_info() const {
     mi.tensor_types.assign(types.begin(), types.end());
     if (m.model_family) mi.chat_template = std::string(tokenizer::chat_family_name(*m.model_family));
     else if (m.model_template) mi.chat_template = "jinja";
+    mi.chat_template_source = std::string(m.file->get_string("tokenizer.chat_template").value_or(""));
     mi.context = m.context;
     return mi;
 }

@@ -18,6 +18,7 @@
 #include <variant>
 #include <vector>
 
+#include "chat/value.h"
 #include "engine/config.h"
 #include "grammar/grammar.h"
 #include "sampling/params.h"
@@ -49,9 +50,18 @@ private:
 };
 
 struct Message {
-    std::string role;  // system, user, assistant
+    std::string role;  // system, user, assistant, tool
     std::string content;
+    // Tool calling (requests without a session): an assistant turn's calls as the chat
+    // template sees them ([{"id","type":"function","function":{"name","arguments":{...}}}]),
+    // and which call a tool turn answers.
+    chat::Value tool_calls = chat::Value::none();
+    std::string tool_call_id;
 };
+
+// Whether a request uses tool calling: tools offered, or tool turns in its messages.
+struct GenerateRequest;
+bool uses_tools(const GenerateRequest& request);
 
 // One input of an embeddings request: text (tokenized as a prompt, special tokens parsed,
 // as llama-server does) or token ids.
@@ -75,6 +85,7 @@ struct GenerateRequest {
     std::string session;                 // "" = anonymous: nothing is kept afterwards
     std::optional<std::string> prompt;   // raw text, appended to the session's history
     std::vector<Message> messages;       // or chat turns, appended to the session's conversation
+    chat::Value tools = chat::Value::none();  // tools for the model's chat template (list of dicts; no session)
     std::string chat_template;           // family name overriding the model's template ("" = auto)
     sampling::SamplingParams sampling;
     int32_t max_tokens = 256;
@@ -150,6 +161,7 @@ struct ModelInfo {
     uint64_t n_params = 0, file_bytes = 0;
     std::vector<std::pair<std::string, int>> tensor_types;  // type name → tensor count
     std::string chat_template;   // "jinja" (the model's own template), a built-in family name, or "" (none usable)
+    std::string chat_template_source;  // the model's Jinja template text ("" without one)
     int32_t context = 0;         // per-session context the engine uses
 };
 

@@ -164,7 +164,7 @@ struct Engine::Impl {
     std::vector<int32_t> render(Active& a);
     std::vector<int32_t> render_conversation(const Active& a, const std::vector<Message>& conv) const;
     void truncate_middle(Active& a, std::vector<int32_t>& full);
-    std::string render_model_template(const std::vector<tokenizer::ChatMessage>& conv) const;
+    std::string render_model_template(const std::vector<Message>& conv, const chat::Value& tools) const;
     bool attach_cache(Active& a, const std::vector<int32_t>& full);
     void requeue_kv_waiting(const Ending& ending);  // under mu
     std::shared_ptr<const sampling::ConstraintVocab> constraint_vocab();

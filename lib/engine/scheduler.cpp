@@ -163,14 +163,17 @@ std::vector<int32_t> Engine::Impl::render(Active& a) {
 
 // `conv` through the request's chat format: the model's own template, or a built-in family.
 std::vector<int32_t> Engine::Impl::render_conversation(const Active& a, const std::vector<Message>& messages) const {
-    std::vector<tokenizer::ChatMessage> conv;
-    for (const auto& m : messages) conv.push_back({m.role, m.content});
     if (!a.p.family) {
-        const std::string text = render_model_template(conv);
+        const std::string text = render_model_template(messages, a.p.req.tools);
         // The template writes BOS itself when it wants one (as llama.cpp, no second BOS).
         const bool renders_bos = tokenizer->bos() >= 0 && text.starts_with(tokenizer->token_text(tokenizer->bos()));
         return tokenizer->encode(text, !renders_bos, true);
     }
+    if (uses_tools(a.p.req))
+        throw EngineError(Errc::InvalidParams, "tools and tool messages need the model's own chat template (a Jinja template in the file)",
+                          "tools");
+    std::vector<tokenizer::ChatMessage> conv;
+    for (const auto& m : messages) conv.push_back({m.role, m.content});
     tokenizer::ChatTokens specials;
     if (tokenizer->bos() >= 0) specials.bos = std::string(tokenizer->token_text(tokenizer->bos()));
     if (tokenizer->eos() >= 0) specials.eos = std::string(tokenizer->token_text(tokenizer->eos()));
@@ -212,16 +215,20 @@ void Engine::Impl::truncate_middle(Active& a, std::vector<int32_t>& full) {
 
 // The conversation through the model's own Jinja template, as apply_chat_template renders it
 // (generation prompt on, today's date); a template error fails this request only.
-std::string Engine::Impl::render_model_template(const std::vector<tokenizer::ChatMessage>& conv) const {
+std::string Engine::Impl::render_model_template(const std::vector<Message>& conv, const chat::Value& tools) const {
     chat::ChatInput in;
     chat::List messages;
     for (const auto& m : conv) {
         chat::Dict d;
         d.set("role", chat::Value(m.role));
-        d.set("content", chat::Value(m.content));
+        // An assistant turn that only calls tools has no content (None), as OpenAI sends it.
+        d.set("content", m.content.empty() && !m.tool_calls.is_none() ? chat::Value::none() : chat::Value(m.content));
+        if (!m.tool_calls.is_none()) d.set("tool_calls", m.tool_calls);
+        if (!m.tool_call_id.empty()) d.set("tool_call_id", chat::Value(m.tool_call_id));
         messages.emplace_back(std::move(d));
     }
     in.messages = chat::Value(std::move(messages));
+    in.tools = tools;
     if (tokenizer->bos() >= 0) in.bos_token = std::string(tokenizer->token_text(tokenizer->bos()));
     if (tokenizer->eos() >= 0) in.eos_token = std::string(tokenizer->token_text(tokenizer->eos()));
     in.date = chat::today();

@@ -67,6 +67,27 @@ async function nChoicesComeWithTheirIndexes() {
   assert.ok(reply.usage.completion_tokens >= 2);
 }
 
+// The bundled model's template has no tool section: calls come as a JSON object (the
+// generic format), forced by tool_choice.
+async function aRequiredToolCallComesBackParsed() {
+  const tools = [{ type: "function", function: { name: "get_weather", parameters: {
+    type: "object", properties: { city: { type: "string", maxLength: 10 } }, required: ["city"], additionalProperties: false } } }];
+  const reply = await client.chat.completions.create({ ...chatBody, tools, tool_choice: "required", max_tokens: 100, seed: 2 });
+  const choice = reply.choices[0];
+  assert.equal(choice.finish_reason, "tool_calls");
+  assert.equal(choice.message.tool_calls[0].function.name, "get_weather");
+  assert.equal(typeof JSON.parse(choice.message.tool_calls[0].function.arguments).city, "string");
+  const stream = await client.chat.completions.create({ ...chatBody, tools, tool_choice: "required", max_tokens: 100, seed: 2, stream: true });
+  let name = "", args = "";
+  for await (const chunk of stream)
+    for (const call of chunk.choices[0]?.delta?.tool_calls ?? []) {
+      name += call.function?.name ?? "";
+      args += call.function?.arguments ?? "";
+    }
+  assert.equal(name, "get_weather");
+  assert.deepEqual(JSON.parse(args), JSON.parse(choice.message.tool_calls[0].function.arguments));
+}
+
 async function completionCompletes() {
   const reply = await client.completions.create({ model: "default", prompt: "Once upon a time", max_tokens: 6 });
   assert.equal(reply.object, "text_completion");
@@ -114,7 +135,7 @@ async function badRequestIsA400NamingTheField() {
 
 const checks = [modelsAreListed, chatCompletes, chatStreamsTheSameText, chatLogprobsDescribeTheTokens, nChoicesComeWithTheirIndexes,
   completionCompletes,
-  jsonSchemaOutputValidates, embeddingsAreUnitVectors, badRequestIsA400NamingTheField];
+  jsonSchemaOutputValidates, aRequiredToolCallComesBackParsed, embeddingsAreUnitVectors, badRequestIsA400NamingTheField];
 let failed = 0;
 for (const check of checks) {
   try {

@@ -77,6 +77,19 @@ class HttpxTest(DaemonTestCase):
         document = json.loads(reply.json()["choices"][0]["message"]["content"])
         self.assertEqual(list(document), ["word"])
 
+    def test_a_named_tool_is_called(self):
+        tools = [{"type": "function", "function": {"name": "get_time", "parameters": {"type": "object", "properties": {}}}}]
+        with self.client() as http:
+            reply = http.post("/chat/completions", json={
+                "model": "default", "max_tokens": 60, "seed": 1, "tools": tools,
+                "tool_choice": {"type": "function", "function": {"name": "get_time"}},
+                "messages": [{"role": "user", "content": "What time is it?"}]})
+        self.assertEqual(reply.status_code, 200, reply.text)
+        choice = reply.json()["choices"][0]
+        self.assertEqual(choice["finish_reason"], "tool_calls")
+        self.assertEqual(choice["message"]["tool_calls"][0]["function"]["name"], "get_time")
+        self.assertEqual(json.loads(choice["message"]["tool_calls"][0]["function"]["arguments"]), {})
+
     def test_embeddings_are_unit_vectors(self):
         with self.client() as http:
             reply = http.post("/embeddings", json={"model": "default", "input": ["a cat", "a dog"]})

@@ -1,7 +1,8 @@
 // tests/unit/daemon_test.cpp — the daemon's parsing that needs no running engine:
 // strata.conf syntax and keys, command-line overrides, SIGHUP change classification,
 // protocol sniffing, the JSON-RPC envelope, request field validation (native and
-// OpenAI), and the latency histograms (buckets, the recent window, percentiles, the
+// OpenAI), tool calling (formats of real chat templates, parsing calls back, the forced-call
+// grammars), and the latency histograms (buckets, the recent window, percentiles, the
 // Prometheus text). The daemon's behaviour on a socket is tested in tests/integration/.
 #include <unistd.h>
 
@@ -16,12 +17,14 @@
 #include "host/metrics.h"
 #include "host/settings.h"
 #include "openai/openai.h"
+#include "openai/tool_calls.h"
 #include "grammar/automaton.h"
 #include "protocol/generate_params.h"
 #include "protocol/json_schema.h"
 #include "rpc/jsonrpc.h"
 #include "transport/api_keys.h"
 #include "transport/sniff.h"
+#include "test_util.h"
 
 namespace json = boost::json;
 using namespace strata::daemon;
@@ -453,6 +456,123 @@ BOOST_AUTO_TEST_CASE(unsupported_keywords_are_named) {
     BOOST_TEST(schema_error(R"({"$ref":"http://x/y"})").find("only local references") != std::string::npos);
     BOOST_TEST(schema_error(R"({"type":"string","enum":["a"]})").find("'enum' combined with 'type'") != std::string::npos);
     BOOST_TEST(schema_error(R"({"oneOf":[{"type":"string"},{"type":"string"}]})").find("may overlap") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(tool_calls)
+
+namespace {
+
+std::string read_text(const std::filesystem::path& p) {
+    std::ifstream in(p);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+const std::vector<Tool> kTools = {
+    {"get_weather", json::parse(R"({"type":"object","properties":{"city":{"type":"string"},"days":{"type":"integer"}},"required":["city"]})")},
+    {"get_time", json::parse(R"({"type":"object","properties":{}})")}};
+
+bool grammar_accepts(const std::string& grammar, std::string_view text) {
+    strata::grammar::Matcher m(compile_grammar(grammar, "tools"));
+    return m.accept_bytes(text) && m.can_end();
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(the_format_comes_from_the_chat_template) {
+    const auto dir = strata::test::data_dir() / "chat" / "templates";
+    BOOST_TEST(std::string(tool_format_name(tool_format(read_text(dir / "Qwen-Qwen2.5-7B-Instruct.jinja")))) == "hermes");
+    BOOST_TEST(std::string(tool_format_name(tool_format(read_text(dir / "meta-llama-Llama-3.1-8B-Instruct.jinja")))) == "llama3");
+    BOOST_TEST(std::string(tool_format_name(tool_format(read_text(dir / "meta-llama-Llama-3.2-3B-Instruct.jinja")))) == "llama3");
+    BOOST_TEST(std::string(tool_format_name(tool_format(read_text(dir / "mistralai-Mistral-Nemo-Instruct-2407.jinja")))) == "mistral");
+    BOOST_TEST(std::string(tool_format_name(tool_format(read_text(dir / "google-gemma-2-2b-it.jinja")))) == "json");
+    BOOST_TEST(std::string(tool_format_name(tool_format(""))) == "json");
+}
+
+BOOST_AUTO_TEST_CASE(calls_are_parsed_back_in_every_format) {
+    ParsedReply r = parse_tool_calls("Let me look.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>\n"
+                                     "<tool_call>{\"name\":\"get_time\",\"arguments\":{}}</tool_call>",
+                                     ToolFormat::Hermes, kTools);
+    BOOST_TEST(r.content == "Let me look.");
+    BOOST_REQUIRE(r.calls.size() == 2u);
+    BOOST_TEST(r.calls[0].name == "get_weather");
+    BOOST_TEST(r.calls[0].arguments == R"({"city":"Paris"})");
+    BOOST_TEST(r.calls[0].id.rfind("call_", 0) == 0u);
+    BOOST_TEST(r.calls[0].id != r.calls[1].id);
+    BOOST_TEST(r.calls[1].name == "get_time");
+    // an unclosed last call (the reply was cut) still counts; an unknown tool is content
+    BOOST_TEST(parse_tool_calls("<tool_call>{\"name\":\"get_time\",\"arguments\":{}}", ToolFormat::Hermes, kTools).calls.size() == 1u);
+    r = parse_tool_calls("<tool_call>{\"name\":\"rm_rf\",\"arguments\":{}}</tool_call>", ToolFormat::Hermes, kTools);
+    BOOST_TEST(r.calls.empty());
+    BOOST_TEST(r.content == "<tool_call>{\"name\":\"rm_rf\",\"arguments\":{}}</tool_call>");
+    // Llama 3.x: "parameters", maybe after <|python_tag|>
+    r = parse_tool_calls(R"(<|python_tag|>{"name": "get_weather", "parameters": {"city": "Oslo", "days": 2}})", ToolFormat::Llama3, kTools);
+    BOOST_REQUIRE(r.calls.size() == 1u);
+    BOOST_TEST(r.calls[0].arguments == R"({"city":"Oslo","days":2})");
+    BOOST_TEST(r.content.empty());
+    // Mistral: an array, with the model's ids kept; arguments as a JSON string are accepted
+    r = parse_tool_calls(R"([TOOL_CALLS][{"name":"get_time","arguments":{},"id":"abc123xyz"},{"name":"get_weather","arguments":"{\"city\":\"Rome\"}"}])",
+                         ToolFormat::Mistral, kTools);
+    BOOST_REQUIRE(r.calls.size() == 2u);
+    BOOST_TEST(r.calls[0].id == "abc123xyz");
+    BOOST_TEST(r.calls[1].arguments == R"({"city":"Rome"})");
+    // generic JSON; plain text and broken JSON stay content
+    BOOST_TEST(parse_tool_calls(R"( {"name":"get_time","arguments":{}} )", ToolFormat::Json, kTools).calls.size() == 1u);
+    BOOST_TEST(parse_tool_calls("It is sunny.", ToolFormat::Json, kTools).content == "It is sunny.");
+    BOOST_TEST(parse_tool_calls(R"({"name":"get_time","arguments":)", ToolFormat::Json, kTools).calls.empty());
+    BOOST_TEST(parse_tool_calls(R"({"name":"get_time","arguments":[1]})", ToolFormat::Json, kTools).calls.empty());
+}
+
+BOOST_AUTO_TEST_CASE(streams_hold_back_only_what_may_start_a_call) {
+    BOOST_TEST(content_prefix("Sure, ", ToolFormat::Hermes) == 6u);
+    BOOST_TEST(content_prefix("Sure, <tool", ToolFormat::Hermes) == 6u);
+    BOOST_TEST(content_prefix("Sure, <tool_call>{", ToolFormat::Hermes) == 6u);
+    BOOST_TEST(content_prefix("a < b", ToolFormat::Hermes) == 5u);
+    BOOST_TEST(content_prefix("  {\"na", ToolFormat::Json) == 0u);
+    BOOST_TEST(content_prefix("[", ToolFormat::Mistral) == 0u);
+    BOOST_TEST(content_prefix("<|python", ToolFormat::Llama3) == 0u);
+    BOOST_TEST(content_prefix("The answer", ToolFormat::Llama3) == 10u);
+    BOOST_TEST(content_prefix("  ", ToolFormat::Json) == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(forced_calls_follow_the_format_and_the_schema) {
+    const ToolChoice required{ToolChoice::Required, ""}, named{ToolChoice::Named, "get_time"};
+    std::string g = call_grammar(kTools, required, ToolFormat::Hermes);
+    BOOST_TEST(grammar_accepts(g, "<tool_call>\n{\"name\":\"get_weather\",\"arguments\":{\"city\":\"Paris\"}}\n</tool_call>"));
+    BOOST_TEST(grammar_accepts(g, "<tool_call>\n{\"name\":\"get_time\",\"arguments\":{}}\n</tool_call>"));
+    BOOST_TEST(!grammar_accepts(g, "<tool_call>\n{\"name\":\"get_weather\",\"arguments\":{}}\n</tool_call>"));  // city is required
+    BOOST_TEST(!grammar_accepts(g, "{\"name\":\"get_time\",\"arguments\":{}}"));
+    g = call_grammar(kTools, named, ToolFormat::Llama3);
+    BOOST_TEST(grammar_accepts(g, R"({"name":"get_time","parameters":{}})"));
+    BOOST_TEST(!grammar_accepts(g, R"({"name":"get_weather","parameters":{"city":"x"}})"));
+    g = call_grammar(kTools, required, ToolFormat::Mistral);
+    BOOST_TEST(grammar_accepts(g, R"([{"name":"get_time","arguments":{}},{"name":"get_weather","arguments":{"city":"x","days":3}}])"));
+    BOOST_TEST(!grammar_accepts(g, "[]"));
+}
+
+BOOST_AUTO_TEST_CASE(bad_tools_name_the_field) {
+    auto error_field = [](const char* body) {
+        try {
+            const json::object o = json::parse(body).as_object();
+            const Fields f(o);
+            read_tool_choice(f, read_tools(f));
+        } catch (const ApiError& e) {
+            return e.field();
+        }
+        return std::string();
+    };
+    BOOST_TEST(error_field(R"({"tools":{}})") == "tools");
+    BOOST_TEST(error_field(R"({"tools":[{"type":"code"}]})") == "tools[0].type");
+    BOOST_TEST(error_field(R"({"tools":[{"type":"function"}]})") == "tools[0].function");
+    BOOST_TEST(error_field(R"({"tools":[{"function":{"description":"x"}}]})") == "tools[0].function.name");
+    BOOST_TEST(error_field(R"({"tools":[{"function":{"name":"a"}},{"function":{"name":"a"}}]})") == "tools[1].function.name");
+    BOOST_TEST(error_field(R"({"tools":[{"function":{"name":"a","parameters":3}}]})") == "tools[0].function.parameters");
+    BOOST_TEST(error_field(R"({"tools":[{"function":{"name":"a"}}],"tool_choice":"always"})") == "tool_choice");
+    BOOST_TEST(error_field(R"({"tools":[{"function":{"name":"a"}}],"tool_choice":{"type":"function","function":{"name":"b"}}})") ==
+               "tool_choice.function.name");
+    BOOST_TEST(error_field(R"({"tool_choice":"required"})") == "tool_choice");
+    BOOST_TEST(error_field(R"({"tools":[{"function":{"name":"a"}}],"tool_choice":"required"})").empty());
 }
 
 BOOST_AUTO_TEST_SUITE_END()

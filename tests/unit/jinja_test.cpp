@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "chat/chat.h"
+#include "chat/json_value.h"
 #include "chat/template.h"
 #include "test_util.h"
 
@@ -19,31 +20,9 @@ using strata::test::read_file;
 
 namespace {
 
-Value from_json(const json::value& v) {
-    switch (v.kind()) {
-        case json::kind::null: return Value::none();
-        case json::kind::bool_: return Value(v.get_bool());
-        case json::kind::int64: return Value(static_cast<int64_t>(v.get_int64()));
-        case json::kind::uint64: return Value(static_cast<double>(v.get_uint64()));
-        case json::kind::double_: return Value(v.get_double());
-        case json::kind::string: return Value(std::string(v.get_string()));
-        case json::kind::array: {
-            List items;
-            for (const auto& x : v.get_array()) items.push_back(from_json(x));
-            return Value(std::move(items));
-        }
-        case json::kind::object: {
-            Dict d;
-            for (const auto& kv : v.get_object()) d.set(std::string(kv.key()), from_json(kv.value()));
-            return Value(std::move(d));
-        }
-    }
-    return {};
-}
-
 // The variables of the feature cases: d = {'a': 1, 'b': 'two'}, xs = three {k, v} dicts.
 Dict feature_vars() {
-    return from_json(json::parse(R"({"d": {"a": 1, "b": "two"},
+    return to_value(json::parse(R"({"d": {"a": 1, "b": "two"},
         "xs": [{"k": 1, "v": "x"}, {"k": 0, "v": "y"}, {"k": 1, "v": "z"}]})")).as_dict();
 }
 
@@ -106,7 +85,7 @@ void check_golden(const std::filesystem::path& path) {
     for (const json::value& v : golden.at("cases").as_array()) {
         const json::object& c = v.as_object();
         const std::string name = json::value_to<std::string>(c.at("name"));
-        in.messages = from_json(conversations.at(name));
+        in.messages = to_value(conversations.at(name));
         in.add_generation_prompt = c.at("add_generation_prompt").as_bool();
         BOOST_TEST_INFO(file << " / " << name << " gen=" << in.add_generation_prompt);
         if (const auto* out = c.if_contains("output")) {

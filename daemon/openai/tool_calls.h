@@ -1,0 +1,69 @@
+// daemon/openai/tool_calls.h — OpenAI tool calling on /v1/chat/completions: a request's
+// `tools` and `tool_choice`, the tool-call format of the model (read from its chat template:
+// what the template tells the model to write), the grammar that makes the output a call
+// when tool_choice requires one, the model's output parsed back into calls, and how much of
+// a streamed output can go out as content before a call may begin.
+// Formats: Hermes/Qwen `<tool_call>{"name":..,"arguments":{..}}</tool_call>` (several
+// allowed); Llama 3.x `{"name":..,"parameters":{..}}` (after <|python_tag|> when rendered);
+// Mistral `[TOOL_CALLS][{"name":..,"arguments":{..}},..]`; and for any other template a
+// generic JSON object or array of objects with name and arguments (or parameters).
+// Owns: those shapes. Must not touch: HTTP (http_connection.h), the engine.
+#pragma once
+
+#include <boost/json/array.hpp>
+#include <boost/json/value.hpp>
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "protocol/fields.h"
+
+namespace strata::daemon {
+
+enum class ToolFormat { Hermes, Llama3, Mistral, Json };
+
+// The format a chat template asks the model for ("" or a template without tools: Json).
+ToolFormat tool_format(std::string_view template_source);
+const char* tool_format_name(ToolFormat format);
+
+struct Tool {
+    std::string name;
+    boost::json::value parameters;  // a JSON Schema (an empty object schema when absent)
+};
+
+struct ToolChoice {
+    enum Mode { Auto, None, Required, Named } mode = Auto;
+    std::string name;  // Named
+};
+
+// The request's tools ([{"type":"function","function":{"name","description","parameters"}}])
+// and tool_choice ("auto" (default), "none", "required", {"type":"function","function":
+// {"name"}}); an empty list when there are none. Throws invalid_params naming the field.
+std::vector<Tool> read_tools(const Fields& fields);
+ToolChoice read_tool_choice(const Fields& fields, const std::vector<Tool>& tools);
+
+// Grammar text whose every sentence is one call, in `format`, to the named tool or (Required)
+// to any of them, its arguments valid against the tool's parameters.
+std::string call_grammar(const std::vector<Tool>& tools, const ToolChoice& choice, ToolFormat format);
+
+struct ToolCall {
+    std::string id;         // "call_" and 24 hex digits (or the model's own id)
+    std::string name;
+    std::string arguments;  // a JSON object, serialized
+};
+
+struct ParsedReply {
+    std::string content;          // the text that is not a call
+    std::vector<ToolCall> calls;  // calls to tools of the request, in order
+};
+
+// The calls in a model's output; text that is not a call (or a call to an unknown tool, or
+// malformed JSON) stays content.
+ParsedReply parse_tool_calls(std::string_view text, ToolFormat format, const std::vector<Tool>& tools);
+
+// Of the output so far, how many leading bytes are surely content (a call cannot start in
+// them): streamed replies send those and hold the rest until more text or the end.
+size_t content_prefix(std::string_view text, ToolFormat format);
+
+}  // namespace strata::daemon
