@@ -382,14 +382,15 @@ BOOST_AUTO_TEST_CASE(openai_requests) {
         parse_openai(OpenAiKind::Completion, json::parse(R"({"prompt":["once"],"max_tokens":3})").as_object(), context());
     BOOST_TEST(*completion.request.prompt == "once");
     BOOST_TEST(!completion.stream);
-    BOOST_TEST(bad_openai_field(OpenAiKind::Completion, R"({"prompt":"a","n":2})") == "n");
+    BOOST_TEST(bad_openai_field(OpenAiKind::Completion, R"({"prompt":"a","n":9})") == "n");
+    BOOST_TEST(bad_openai_field(OpenAiKind::Completion, R"({"prompt":"a","best_of":2})") == "best_of");
     BOOST_TEST(bad_openai_field(OpenAiKind::Completion, R"({"prompt":"a","echo":true})") == "echo");
     BOOST_TEST(bad_openai_field(OpenAiKind::Completion, R"({"prompt":["a","b"]})") == "prompt");
     BOOST_TEST(bad_openai_field(OpenAiKind::Completion, R"({"max_tokens":3})") == "prompt");
     BOOST_TEST(bad_openai_field(OpenAiKind::Chat, R"({"messages":[{"role":"user","content":[{"type":"image_url"}]}]})") ==
                "messages[0].content[0].type");
     BOOST_TEST(bad_openai_field(OpenAiKind::Chat, R"({"messages":[{"role":"user","content":"x"}],"tools":[{}]})") ==
-               "tools");
+               "tools[0].function");
     BOOST_TEST(bad_openai_field(OpenAiKind::Chat, R"({"messages":[{"role":"user","content":"x"}],"max_tokens":"9"})") ==
                "max_tokens");
 }
