@@ -1,14 +1,16 @@
 // tests/fuzz/protocol_fuzz.cpp — libFuzzer target for the daemon's request parsers: the
 // protocol sniffer, the JSON-RPC envelope of a native request line (depth-limited JSON,
-// UTF-8 checked), and the params of generate and of the OpenAI bodies. Every input must
-// either parse or be refused with an ApiError: anything else (a crash, another exception,
-// a sanitizer report) is a bug.
+// UTF-8 checked), and the params of generate and of the OpenAI bodies (tools in two call
+// formats); and the same bytes as a model's reply, parsed for tool calls in every format.
+// Every input must either parse or be refused with an ApiError: anything else (a crash,
+// another exception, a sanitizer report) is a bug.
 #include <boost/json/object.hpp>
 #include <cstdint>
 #include <cstdlib>
 #include <string_view>
 
 #include "openai/openai.h"
+#include "openai/tool_calls.h"
 #include "protocol/generate_params.h"
 #include "rpc/jsonrpc.h"
 #include "transport/sniff.h"
@@ -40,8 +42,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         const RpcRequest request = parse_request(bytes, 64);
         refused_or_parsed([&] { parse_generate(request.params, context()); });
         refused_or_parsed([&] { parse_openai(OpenAiKind::Completion, request.params, context()); });
-        refused_or_parsed([&] { parse_openai(OpenAiKind::Chat, request.params, context()); });
+        for (ToolFormat format : {ToolFormat::Json, ToolFormat::Hermes})
+            refused_or_parsed([&] { parse_openai(OpenAiKind::Chat, request.params, context(), format); });
     } catch (const BadRequest&) {
+    }
+    // The bytes as a model's reply: parsed for tool calls in every format, never failing.
+    static const std::vector<Tool> tools = {{"f", boost::json::object{{"type", "object"}}}};
+    for (ToolFormat format : {ToolFormat::Hermes, ToolFormat::Llama3, ToolFormat::Mistral, ToolFormat::Json}) {
+        (void)parse_tool_calls(bytes, format, tools);
+        if (content_prefix(bytes, format) > bytes.size())
+            std::abort();
     }
     return 0;
 }
