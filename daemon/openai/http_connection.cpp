@@ -345,7 +345,7 @@ void HttpConnection::stream_end(int index, const engine::Result& result) {
     Choice& choice = active_->choices[static_cast<size_t>(index)];
     std::string finish_reason = result.finish_reason;
     if (const auto& tools = active_->reply.tools) {
-        const ParsedReply parsed = parse_tool_calls(std::string_view(choice.text).substr(choice.sent), tools->format, tools->tools);
+        const ParsedReply parsed = parse_reply(*tools, std::string_view(choice.text).substr(choice.sent));
         if (!parsed.content.empty())
             send_event(json::serialize(text_chunk_json(active_->reply, index, parsed.content, {})));
         if (!parsed.calls.empty())

@@ -201,16 +201,16 @@ const char* error_type(ErrorKind kind) {
 void read_tool_use(const Fields& fields, ToolFormat format, OpenAiCall& call) {
     std::vector<Tool> tools = read_tools(fields);
     const ToolChoice choice = read_tool_choice(fields, tools);
-    fields.boolean("parallel_tool_calls");
+    const bool parallel = fields.boolean("parallel_tool_calls").value_or(true);
     if (tools.empty() || choice.mode == ToolChoice::None)
         return;
     call.request.tools = chat::to_value(*fields.find("tools"));
     if (choice.mode == ToolChoice::Required || choice.mode == ToolChoice::Named) {
         if (call.request.grammar)
             throw invalid_params("tool_choice", "a required tool call and response_format exclude each other");
-        call.request.grammar = compile_grammar(call_grammar(tools, choice, format), "tools");
+        call.request.grammar = compile_grammar(call_grammar(tools, choice, format, parallel), "tools");
     }
-    call.tools = std::make_shared<const ToolUse>(ToolUse{std::move(tools), format});
+    call.tools = std::make_shared<const ToolUse>(ToolUse{std::move(tools), format, parallel});
 }
 
 }  // namespace
@@ -263,7 +263,7 @@ json::object response_json(const OpenAiReply& reply, std::span<const engine::Res
         const engine::Result& result = results[i];
         json::object choice{{"index", i}, {"logprobs", choice_logprobs(reply.kind, result.logprobs)}, {"finish_reason", result.finish_reason}};
         if (reply.kind == OpenAiKind::Chat && reply.tools) {
-            const ParsedReply parsed = parse_tool_calls(result.text, reply.tools->format, reply.tools->tools);
+            const ParsedReply parsed = parse_reply(*reply.tools, result.text);
             json::object message{{"role", "assistant"}, {"refusal", nullptr}};
             message["content"] = parsed.content.empty() && !parsed.calls.empty() ? json::value(nullptr) : json::value(parsed.content);
             if (!parsed.calls.empty())
@@ -305,6 +305,13 @@ json::object usage_chunk_json(const OpenAiReply& reply, const engine::Usage& usa
 
 json::object tool_calls_chunk_json(const OpenAiReply& reply, int32_t index, const std::vector<ToolCall>& calls) {
     return envelope(reply, true, json::array{chunk_choice(reply.kind, index, {{"tool_calls", tool_calls_json(calls, true)}}, "", nullptr)});
+}
+
+ParsedReply parse_reply(const ToolUse& use, std::string_view text) {
+    ParsedReply parsed = parse_tool_calls(text, use.format, use.tools);
+    if (!use.parallel && parsed.calls.size() > 1)
+        parsed.calls.resize(1);
+    return parsed;
 }
 
 std::string finish_reason_of(const ParsedReply& parsed, const std::string& finish_reason) {

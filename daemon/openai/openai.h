@@ -10,6 +10,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "engine/engine.h"
 #include "openai/tool_calls.h"
@@ -27,7 +28,11 @@ inline constexpr int32_t kMaxChoices = 8;
 struct ToolUse {
     std::vector<Tool> tools;
     ToolFormat format = ToolFormat::Json;
+    bool parallel = true;  // parallel_tool_calls: false keeps a reply's first call only
 };
+
+// The calls in a reply, as the request allows them.
+ParsedReply parse_reply(const ToolUse& use, std::string_view text);
 
 struct OpenAiCall {
     OpenAiKind kind = OpenAiKind::Completion;

@@ -2,6 +2,7 @@
 #include "openai/tool_calls.h"
 
 #include <boost/json/parse.hpp>
+#include <boost/json/stream_parser.hpp>
 #include <boost/json/serialize.hpp>
 #include <cstdio>
 #include <random>
@@ -60,20 +61,25 @@ std::optional<ToolCall> call_of(const json::value& v, const std::vector<Tool>& t
                     std::string(name->get_string()), json::serialize(arguments)};
 }
 
-// A JSON document holding one call or an array of calls; empty when it is not one.
+// JSON documents, one after another (separated by spaces or ';', as Llama 3.x writes several
+// calls), each one call or an array of calls; empty when the text is anything else.
 std::vector<ToolCall> calls_in_json(std::string_view text, const std::vector<Tool>& tools) {
-    boost::system::error_code ec;
-    const json::value doc = json::parse(text, ec);
-    if (ec) return {};
     std::vector<ToolCall> calls;
-    if (doc.is_array()) {
-        for (const json::value& item : doc.get_array()) {
+    json::stream_parser parser;
+    for (std::string_view rest = text; !rest.empty();) {
+        boost::system::error_code ec;
+        parser.reset();
+        const size_t used = parser.write_some(rest.data(), rest.size(), ec);
+        if (ec || !parser.done()) return {};
+        const json::value doc = parser.release();
+        const json::array items = doc.is_array() ? doc.get_array() : json::array{doc};
+        for (const json::value& item : items) {
             auto call = call_of(item, tools);
             if (!call) return {};
             calls.push_back(std::move(*call));
         }
-    } else if (auto call = call_of(doc, tools)) {
-        calls.push_back(std::move(*call));
+        rest = trim(rest.substr(used));
+        if (rest.starts_with(';')) rest = trim(rest.substr(1));
     }
     return calls;
 }
@@ -165,7 +171,7 @@ ToolChoice read_tool_choice(const Fields& fields, const std::vector<Tool>& tools
     return choice;
 }
 
-std::string call_grammar(const std::vector<Tool>& tools, const ToolChoice& choice, ToolFormat format) {
+std::string call_grammar(const std::vector<Tool>& tools, const ToolChoice& choice, ToolFormat format, bool parallel) {
     json::array calls;
     for (const Tool& t : tools) {
         if (choice.mode == ToolChoice::Named && t.name != choice.name) continue;
@@ -178,7 +184,12 @@ std::string call_grammar(const std::vector<Tool>& tools, const ToolChoice& choic
     switch (format) {
         case ToolFormat::Hermes: return schema_grammar(call, "tools", std::string(kHermesOpen) + "\n", "\n" + std::string(kHermesClose));
         case ToolFormat::Mistral:
-            return schema_grammar(json::object{{"type", "array"}, {"items", call}, {"minItems", 1}}, "tools");
+        {
+            json::object array{{"type", "array"}, {"items", call}, {"minItems", 1}};
+            if (!parallel)
+                array["maxItems"] = 1;
+            return schema_grammar(array, "tools");
+        }
         default: return schema_grammar(call, "tools");
     }
 }

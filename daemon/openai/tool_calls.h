@@ -4,7 +4,8 @@
 // when tool_choice requires one, the model's output parsed back into calls, and how much of
 // a streamed output can go out as content before a call may begin.
 // Formats: Hermes/Qwen `<tool_call>{"name":..,"arguments":{..}}</tool_call>` (several
-// allowed); Llama 3.x `{"name":..,"parameters":{..}}` (after <|python_tag|> when rendered);
+// allowed); Llama 3.x `{"name":..,"parameters":{..}}` (after <|python_tag|> when rendered;
+// several separated by ';');
 // Mistral `[TOOL_CALLS][{"name":..,"arguments":{..}},..]`; and for any other template a
 // generic JSON object or array of objects with name and arguments (or parameters).
 // Owns: those shapes. Must not touch: HTTP (http_connection.h), the engine.
@@ -43,9 +44,10 @@ struct ToolChoice {
 std::vector<Tool> read_tools(const Fields& fields);
 ToolChoice read_tool_choice(const Fields& fields, const std::vector<Tool>& tools);
 
-// Grammar text whose every sentence is one call, in `format`, to the named tool or (Required)
-// to any of them, its arguments valid against the tool's parameters.
-std::string call_grammar(const std::vector<Tool>& tools, const ToolChoice& choice, ToolFormat format);
+// Grammar text whose every sentence is a call, in `format`, to the named tool or (Required)
+// to any of them, its arguments valid against the tool's parameters: one call, or in the
+// Mistral list one or (with `parallel`) more.
+std::string call_grammar(const std::vector<Tool>& tools, const ToolChoice& choice, ToolFormat format, bool parallel = true);
 
 struct ToolCall {
     std::string id;         // "call_" and 24 hex digits (or the model's own id)

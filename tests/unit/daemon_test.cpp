@@ -512,6 +512,14 @@ BOOST_AUTO_TEST_CASE(calls_are_parsed_back_in_every_format) {
     BOOST_REQUIRE(r.calls.size() == 1u);
     BOOST_TEST(r.calls[0].arguments == R"({"city":"Oslo","days":2})");
     BOOST_TEST(r.content.empty());
+    r = parse_tool_calls(R"({"name": "get_time", "parameters": {}}; {"name": "get_weather", "parameters": {"city": "a;b"}})", ToolFormat::Llama3,
+                         kTools);
+    BOOST_REQUIRE(r.calls.size() == 2u);
+    BOOST_TEST(r.calls[1].arguments == R"({"city":"a;b"})");
+    BOOST_TEST(parse_tool_calls(R"({"name": "get_time", "parameters": {}} and more)", ToolFormat::Llama3, kTools).calls.empty());
+    // parallel_tool_calls false keeps the first call
+    ToolUse one{kTools, ToolFormat::Llama3, false};
+    BOOST_TEST(parse_reply(one, R"({"name":"get_time","parameters":{}};{"name":"get_time","parameters":{}})").calls.size() == 1u);
     // Mistral: an array, with the model's ids kept; arguments as a JSON string are accepted
     r = parse_tool_calls(R"([TOOL_CALLS][{"name":"get_time","arguments":{},"id":"abc123xyz"},{"name":"get_weather","arguments":"{\"city\":\"Rome\"}"}])",
                          ToolFormat::Mistral, kTools);
@@ -550,6 +558,9 @@ BOOST_AUTO_TEST_CASE(forced_calls_follow_the_format_and_the_schema) {
     g = call_grammar(kTools, required, ToolFormat::Mistral);
     BOOST_TEST(grammar_accepts(g, R"([{"name":"get_time","arguments":{}},{"name":"get_weather","arguments":{"city":"x","days":3}}])"));
     BOOST_TEST(!grammar_accepts(g, "[]"));
+    g = call_grammar(kTools, required, ToolFormat::Mistral, /*parallel=*/false);
+    BOOST_TEST(grammar_accepts(g, R"([{"name":"get_time","arguments":{}}])"));
+    BOOST_TEST(!grammar_accepts(g, R"([{"name":"get_time","arguments":{}},{"name":"get_time","arguments":{}}])"));
 }
 
 BOOST_AUTO_TEST_CASE(bad_tools_name_the_field) {
