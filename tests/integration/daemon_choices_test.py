@@ -37,7 +37,7 @@ class ChoicesTest(DaemonTestCase):
         batched pass (the choices decode together or apart)."""
         self.assertEqual([e["bytes"] for e in got], [e["bytes"] for e in expected])
         for a, b in zip(got, expected):
-            self.assertAlmostEqual(a["logprob"], b["logprob"], places=4)
+            self.assertAlmostEqual(a["logprob"], b["logprob"], delta=2e-3)
 
     def test_n_choices_share_the_prompt(self):
         before = self.daemon.wait_idle()["prefix_cache_hits"]

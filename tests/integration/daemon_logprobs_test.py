@@ -83,7 +83,7 @@ class LogprobsTest(DaemonTestCase):
         expected = whole["choices"][0]["logprobs"]["content"]
         self.assertEqual([e["bytes"] for e in streamed], [e["bytes"] for e in expected])
         for a, b in zip(streamed, expected):  # equal up to a differently batched pass's rounding
-            self.assertAlmostEqual(a["logprob"], b["logprob"], places=4)
+            self.assertAlmostEqual(a["logprob"], b["logprob"], delta=2e-3)
         self.assertEqual(text, whole["choices"][0]["message"]["content"])
 
     def test_native_generate_reports_logprobs(self):
