@@ -22,7 +22,8 @@ except ImportError:
     jsonschema = None
 
 TEMPLATES = os.path.join(SRC, "tests", "data", "chat", "templates")
-WEATHER = {"type": "object", "properties": {"city": {"type": "string", "maxLength": 12}, "days": {"type": "integer"}},
+# Bounded values, so that the tiny model's calls always end within max_tokens.
+WEATHER = {"type": "object", "properties": {"city": {"type": "string", "maxLength": 12}, "days": {"enum": [1, 2, 3, 7]}},
            "required": ["city"], "additionalProperties": False}
 TOOLS = [{"type": "function", "function": {"name": "get_weather", "description": "The weather of a city", "parameters": WEATHER}},
          {"type": "function", "function": {"name": "get_time", "description": "The time", "parameters": {"type": "object", "properties": {}}}}]
