@@ -35,9 +35,13 @@ void reject_unsupported(const Fields& fields, OpenAiKind kind) {
         if (const json::value* v = fields.find("functions"); v && !(v->is_array() && v->get_array().empty()))
             unsupported("functions", "functions (the deprecated form of tools)");
         // Other outputs than text, and features that need a service strata is not.
-        for (const char* key : {"audio", "prediction", "web_search_options", "function_call"})
+        for (const char* key : {"audio", "prediction", "web_search_options", "function_call", "reasoning_effort"})
             if (fields.find(key) != nullptr)
                 unsupported(key, std::string(key));
+        if (const auto tier = fields.string("service_tier", 32); tier && *tier != "auto" && *tier != "default")
+            unsupported("service_tier", "service_tier \"" + *tier + "\"");
+        if (fields.boolean("store").value_or(false))
+            unsupported("store", "store (keeping completions for OpenAI's dashboard)");
         if (const json::value* modalities = fields.find("modalities")) {
             const json::array& list = array_value(*modalities, "modalities", 8);
             for (size_t i = 0; i < list.size(); ++i)
