@@ -80,51 +80,48 @@ std::span<const uint8_t* const> ExpertCache::get(int layer, std::span<const int3
     const uint64_t call = ++calls_;
     const size_t n = layout_.expert_tensors[size_t(layer)].size();
     result_.assign(ids.size() * n, nullptr);
-    std::vector<std::pair<size_t, int>> reads;  // (index in ids, slot)
+    struct Read {
+        size_t index;  // in ids
+        int slot;
+        ExpertRanges ranges;
+    };
+    std::vector<Read> reads;
     for (size_t i = 0; i < ids.size(); ++i) {
         const int64_t key = int64_t(layer) * layout_.n_expert + ids[i];
         count(key);
-        auto it = where_.find(key);
-        int slot;
-        if (it != where_.end()) {
-            slot = it->second;
-            if (slots_[size_t(slot)].used != call) ++hits_;
-        } else {
-            slot = claim(call, layer);
+        const auto it = where_.find(key);
+        const bool cached = it != where_.end();
+        const int slot = cached ? it->second : claim(call, layer);
+        if (cached && slots_[size_t(slot)].used != call) ++hits_;
+        if (!cached) {
+            ++misses_;
             if (slot < transient_) {
                 where_[key] = slot;
                 slots_[size_t(slot)].key = key;
             }
-            reads.emplace_back(i, slot);
-            ++misses_;
         }
         slots_[size_t(slot)].used = call;
-        const ExpertRanges r = expert_ranges(layout_, size_t(layer), ids[i], alignment_);
-        uint8_t* base = buffer_.data() + uint64_t(slot) * slot_bytes_;
-        for (size_t j = 0; j < n; ++j) result_[i * n + j] = base + r.offset[j];
+        ExpertRanges r = expert_ranges(layout_, size_t(layer), ids[i], alignment_);
+        for (size_t j = 0; j < n; ++j) result_[i * n + j] = slot_data(slot) + r.offset[j];
+        if (!cached) reads.push_back({i, slot, std::move(r)});
     }
-    for (const auto& [i, slot] : reads) {
-        const ExpertRanges r = expert_ranges(layout_, size_t(layer), ids[i], alignment_);
-        reader_.read(kExpertTags + uint64_t(slot), r.ranges, buffer_.data() + uint64_t(slot) * slot_bytes_);
-        bytes_read_ += r.bytes;
+    for (const Read& read : reads) {
+        reader_.read(kExpertTags + uint64_t(read.slot), read.ranges.ranges, slot_data(read.slot));
+        bytes_read_ += read.ranges.bytes;
     }
     std::string error;
     int failed = -1;
-    for (const auto& [i, slot] : reads)
-        if (std::string e = reader_.wait(kExpertTags + uint64_t(slot)); !e.empty() && error.empty()) {
+    for (const Read& read : reads)
+        if (std::string e = reader_.wait(kExpertTags + uint64_t(read.slot)); !e.empty() && error.empty()) {
             error = e;
-            failed = ids[i];
+            failed = ids[read.index];
         }
     if (!error.empty()) {
-        for (const auto& [i, slot] : reads) forget(slot);  // none of this call's reads is trusted
+        for (const Read& read : reads) forget(read.slot);  // none of this call's reads is trusted
         throw std::runtime_error("streaming expert " + std::to_string(failed) + " of layer " + std::to_string(layer) + ": " + error);
     }
     return result_;
 }
-
-}  // namespace strata::weights
-
-namespace strata::weights {
 
 std::span<const uint8_t* const> WeightSource::experts(int, std::span<const int32_t>) {
     throw std::logic_error("this weight source holds every expert in memory (experts_on_demand() is false)");

@@ -42,6 +42,7 @@ private:
     bool older(const Slot& a, const Slot& b) const;  // a goes before b
     void count(int64_t key);
     int layer_of(const Slot& s) const { return static_cast<int>(s.key / layout_.n_expert); }
+    uint8_t* slot_data(int slot) const { return buffer_.data() + uint64_t(slot) * slot_bytes_; }
 
     const Layout& layout_;
     AsyncReader& reader_;
