@@ -192,9 +192,7 @@ void HttpConnection::begin_generation(OpenAiCall call) {
     active.reply.tools = call.tools;
     if (call.n > 1)
         active.rest = call.request;
-    const uint64_t key = next_key_++;
-    const uint64_t handle = server_.submit(std::move(call.request), weak_from_this(), key, active.endpoint);
-    active.choices.push_back({key, handle, std::nullopt, {}});
+    submit_choice(active, std::move(call.request));
     active_ = std::move(active);
     watch_while_active();
 }
@@ -203,17 +201,17 @@ void HttpConnection::begin_embedding(EmbedCall call) {
     Active active;
     active.endpoint = Endpoint::Embeddings;
     active.embed_base64 = call.base64;
-    const uint64_t key = next_key_++;
-    const uint64_t handle = server_.submit(std::move(call.request), weak_from_this(), key, active.endpoint);
-    active.choices.push_back({key, handle, std::nullopt, {}});
+    submit_choice(active, std::move(call.request));
     active_ = std::move(active);
     watch_while_active();
 }
 
-void HttpConnection::submit_choice(engine::GenerateRequest request) {
+// Submits a request as the next choice of `active` (before it is active_, so that a
+// request the engine refuses leaves no active generation behind).
+void HttpConnection::submit_choice(Active& active, engine::GenerateRequest request) {
     const uint64_t key = next_key_++;
-    const uint64_t handle = server_.submit(std::move(request), weak_from_this(), key, active_->endpoint);
-    active_->choices.push_back({key, handle, std::nullopt, {}});
+    const uint64_t handle = server_.submit(std::move(request), weak_from_this(), key, active.endpoint);
+    active.choices.push_back({key, handle, std::nullopt, {}});
 }
 
 // Choices 1..n-1: the same request, seeds seed + i.
@@ -226,7 +224,7 @@ void HttpConnection::submit_rest() {
         for (int32_t i = 1; i < active_->n; ++i) {
             engine::GenerateRequest request = base;
             request.sampling.seed = base.sampling.seed + static_cast<uint64_t>(i);
-            submit_choice(std::move(request));
+            submit_choice(*active_, std::move(request));
         }
     } catch (const ApiError& error) {  // e.g. the queue is full: the whole request fails
         on_error(active_->choices.front().key, error);
@@ -408,10 +406,7 @@ void HttpConnection::answer_choices() {
 void HttpConnection::on_error(uint64_t key, ApiError error) {
     if (choice_of(key) < 0)
         return;
-    active_->rest.reset();
-    for (const Choice& choice : active_->choices)
-        if (choice.key != key && !choice.result)
-            server_.engine().cancel(choice.handle);
+    cancel_choices(key);
     if (!active_->streaming) {
         reply(error_reply(error));
     } else {
@@ -466,11 +461,16 @@ void HttpConnection::send_event(const std::string& data) {
 }
 
 void HttpConnection::cancel_requests() {
-    if (!active_)
-        return;
+    if (active_)
+        cancel_choices(std::nullopt);
+}
+
+// The choices still running, but the one `ended` (it reported its end already), and those
+// not yet submitted.
+void HttpConnection::cancel_choices(std::optional<uint64_t> ended) {
     active_->rest.reset();
     for (const Choice& choice : active_->choices)
-        if (!choice.result)
+        if (choice.key != ended && !choice.result)
             server_.engine().cancel(choice.handle);
 }
 

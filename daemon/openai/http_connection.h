@@ -78,7 +78,8 @@ private:
     Caller caller_of(const boost::beast::http::request<boost::beast::http::string_body>& request) const;
     void begin_generation(OpenAiCall call);
     void begin_embedding(EmbedCall call);
-    void submit_choice(engine::GenerateRequest request);
+    void submit_choice(Active& active, engine::GenerateRequest request);
+    void cancel_choices(std::optional<uint64_t> ended);
     void submit_rest();
     int choice_of(uint64_t key) const;  // its index in active_->choices, or -1
     void answer_choices();              // every choice has ended
