@@ -2,15 +2,14 @@
 #include "openai/openai.h"
 
 #include <atomic>
-#include <cstdio>
 #include <ctime>
-#include <random>
 
 #include "chat/json_value.h"
 #include "grammar/json.h"
 #include "protocol/fields.h"
 #include "protocol/generate_params.h"
 #include "protocol/json_schema.h"
+#include "protocol/random_id.h"
 #include "protocol/views.h"
 #include "sampling/logprobs.h"
 #include "tokenizer/utf8.h"
@@ -102,18 +101,6 @@ std::string completion_prompt(const Fields& fields) {
         return std::string(string_value(items[0], "prompt[0]", SIZE_MAX));
     }
     return std::string(string_value(*prompt, "prompt", SIZE_MAX));
-}
-
-std::string random_hex(size_t digits) {
-    static thread_local std::mt19937_64 generator{std::random_device{}()};
-    std::string out;
-    while (out.size() < digits) {
-        char chunk[17];
-        std::snprintf(chunk, sizeof chunk, "%016llx", static_cast<unsigned long long>(generator()));
-        out += chunk;
-    }
-    out.resize(digits);
-    return out;
 }
 
 const char* object_name(OpenAiKind kind, bool chunk) {

@@ -4,11 +4,10 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/stream_parser.hpp>
 #include <boost/json/serialize.hpp>
-#include <cstdio>
-#include <random>
 
 #include "protocol/errors.h"
 #include "protocol/json_schema.h"
+#include "protocol/random_id.h"
 
 namespace strata::daemon {
 namespace json = boost::json;
@@ -20,13 +19,7 @@ constexpr std::string_view kMistralTag = "[TOOL_CALLS]", kPythonTag = "<|python_
 // The key a format writes the arguments under.
 const char* arguments_key(ToolFormat format) { return format == ToolFormat::Llama3 ? "parameters" : "arguments"; }
 
-std::string call_id() {
-    static thread_local std::mt19937_64 generator{std::random_device{}()};
-    char id[40];
-    std::snprintf(id, sizeof id, "call_%016llx%08llx", static_cast<unsigned long long>(generator()),
-                  static_cast<unsigned long long>(generator() & 0xffffffffu));
-    return id;
-}
+std::string call_id() { return "call_" + random_hex(24); }
 
 std::string_view trim(std::string_view s) {
     const auto first = s.find_first_not_of(" \t\r\n");
