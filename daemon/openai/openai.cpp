@@ -74,16 +74,10 @@ std::shared_ptr<const grammar::Grammar> response_format_grammar(const Fields& fi
     if (type == "json_object")
         return compile_grammar(grammar::json_object_grammar(), "response_format");
     if (type == "json_schema") {
-        const json::value* spec_value = f.find("json_schema");
-        if (spec_value == nullptr)
-            throw invalid_params("response_format.json_schema", "response_format.json_schema is missing");
-        const Fields spec(object_value(*spec_value, "response_format.json_schema"), "response_format.json_schema");
+        const Fields spec(object_value(f.required("json_schema"), "response_format.json_schema"), "response_format.json_schema");
         spec.string("name", 256);
         spec.boolean("strict");
-        const json::value* schema = spec.find("schema");
-        if (schema == nullptr)
-            throw invalid_params("response_format.json_schema.schema", "response_format.json_schema.schema is missing");
-        return compile_grammar(schema_grammar(*schema, "response_format.json_schema.schema"), "response_format.json_schema.schema");
+        return compile_grammar(schema_grammar(spec.required("schema"), "response_format.json_schema.schema"), "response_format.json_schema.schema");
     }
     if (type != "text")
         unsupported("response_format.type", "response_format type \"" + type + "\"");
@@ -91,9 +85,7 @@ std::shared_ptr<const grammar::Grammar> response_format_grammar(const Fields& fi
 }
 
 std::string completion_prompt(const Fields& fields) {
-    const json::value* prompt = fields.find("prompt");
-    if (prompt == nullptr)
-        throw invalid_params("prompt", "prompt is missing");
+    const json::value* prompt = &fields.required("prompt");
     if (prompt->is_array()) {
         const json::array& items = prompt->get_array();
         if (items.size() != 1)
@@ -212,10 +204,7 @@ OpenAiCall parse_openai(OpenAiKind kind, const json::object& body, const Request
     OpenAiCall call;
     call.kind = kind;
     if (kind == OpenAiKind::Chat) {
-        const json::value* messages = fields.find("messages");
-        if (messages == nullptr)
-            throw invalid_params("messages", "messages is missing");
-        call.request.messages = read_messages(*messages, "messages", /*openai=*/true);
+        call.request.messages = read_messages(fields.required("messages"), "messages", /*openai=*/true);
     } else {
         call.request.prompt = completion_prompt(fields);
     }

@@ -126,9 +126,7 @@ std::vector<Tool> read_tools(const Fields& fields) {
         const Fields tool(object_value(items[i], field), field);
         if (tool.string("type", 32).value_or("function") != "function")
             throw invalid_params(tool.name("type"), tool.name("type") + " must be \"function\"");
-        const json::value* function = tool.find("function");
-        if (function == nullptr) throw invalid_params(tool.name("function"), tool.name("function") + " is missing");
-        const Fields f(object_value(*function, tool.name("function")), tool.name("function"));
+        const Fields f(object_value(tool.required("function"), tool.name("function")), tool.name("function"));
         const auto name = f.string("name", 64);
         if (!name || name->empty()) throw invalid_params(f.name("name"), f.name("name") + " is missing");
         if (find_tool(tools, *name)) throw invalid_params(f.name("name"), "two tools are named \"" + *name + "\"");
@@ -152,9 +150,7 @@ ToolChoice read_tool_choice(const Fields& fields, const std::vector<Tool>& tools
         else throw invalid_params("tool_choice", "tool_choice must be \"auto\", \"none\", \"required\" or {\"type\":\"function\",\"function\":{\"name\":...}}");
     } else {
         const Fields named(object_value(*v, "tool_choice"), "tool_choice");
-        const json::value* function = named.find("function");
-        if (function == nullptr) throw invalid_params("tool_choice.function", "tool_choice.function is missing");
-        const auto name = Fields(object_value(*function, "tool_choice.function"), "tool_choice.function").string("name", 64);
+        const auto name = Fields(object_value(named.required("function"), "tool_choice.function"), "tool_choice.function").string("name", 64);
         if (!name || !find_tool(tools, *name))
             throw invalid_params("tool_choice.function.name", "tool_choice.function.name must name one of the tools");
         choice = {ToolChoice::Named, *name};

@@ -63,9 +63,7 @@ std::string base64(const std::vector<float>& values) {
 EmbedCall parse_embed(const json::object& params, const RequestContext& context, int32_t n_embd, int32_t n_vocab) {
     const Fields fields(params);
     fields.allow_only({"input", "model", "encoding_format", "dimensions", "user", "timeout"});
-    const json::value* input = fields.find("input");
-    if (input == nullptr)
-        throw invalid_params("input", "input is missing");
+    const json::value* input = &fields.required("input");
     EmbedCall call;
     call.request.uid = context.uid;
     call.request.embed = read_inputs(*input, n_vocab);

@@ -128,6 +128,13 @@ const json::value* Fields::find(std::string_view key) const {
     return value == nullptr || value->is_null() ? nullptr : value;
 }
 
+const json::value& Fields::required(std::string_view key) const {
+    const json::value* value = find(key);
+    if (value == nullptr)
+        throw invalid_params(name(key), name(key) + " is missing");
+    return *value;
+}
+
 std::string Fields::name(std::string_view key) const {
     return path_.empty() ? std::string(key) : path_ + "." + std::string(key);
 }

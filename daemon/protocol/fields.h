@@ -30,6 +30,8 @@ public:
     explicit Fields(const boost::json::object& object, std::string path = {});
 
     const boost::json::value* find(std::string_view key) const;
+    // The field's value; throws invalid_params "<name> is missing" when it is absent or null.
+    const boost::json::value& required(std::string_view key) const;
     std::string name(std::string_view key) const;  // the field's name in errors
 
     std::optional<int64_t> integer(std::string_view key, int64_t lo, int64_t hi) const;

@@ -134,10 +134,8 @@ std::string content_parts(const json::array& parts, const std::string& field) {
 
 // The engine checks the role; OpenAI's "developer" is the system role.
 std::string role_of(const Fields& message, bool openai) {
-    const auto role = message.string("role", SIZE_MAX);
-    if (!role)
-        throw invalid_params(message.name("role"), message.name("role") + " is missing");
-    return openai && *role == "developer" ? "system" : *role;
+    const std::string role(string_value(message.required("role"), message.name("role"), SIZE_MAX));
+    return openai && role == "developer" ? "system" : role;
 }
 
 // An assistant turn's OpenAI tool_calls as a chat template sees them: the arguments (a JSON
@@ -148,13 +146,8 @@ chat::Value read_tool_calls(const json::value& value, const std::string& field) 
     for (size_t i = 0; i < items.size(); ++i) {
         const std::string item_field = field + "[" + std::to_string(i) + "]";
         const Fields call(object_value(items[i], item_field), item_field);
-        const json::value* function = call.find("function");
-        if (function == nullptr)
-            throw invalid_params(call.name("function"), call.name("function") + " is missing");
-        const Fields f(object_value(*function, call.name("function")), call.name("function"));
-        const auto name = f.string("name", 256);
-        if (!name)
-            throw invalid_params(f.name("name"), f.name("name") + " is missing");
+        const Fields f(object_value(call.required("function"), call.name("function")), call.name("function"));
+        const std::string name(string_value(f.required("name"), f.name("name"), 256));
         const std::string arguments_text = f.string("arguments", SIZE_MAX).value_or("{}");
         json::value arguments;
         try {
@@ -163,7 +156,7 @@ chat::Value read_tool_calls(const json::value& value, const std::string& field) 
             throw invalid_params(f.name("arguments"), f.name("arguments") + " must be a JSON object in a string: " + e.what());
         }
         chat::Dict fn;
-        fn.set("name", chat::Value(*name));
+        fn.set("name", chat::Value(name));
         fn.set("arguments", chat::to_value(arguments));
         chat::Dict d;
         d.set("id", chat::Value(call.string("id", 256).value_or("")));

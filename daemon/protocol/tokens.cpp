@@ -13,20 +13,15 @@ namespace json = boost::json;
 json::object tokenize_json(const engine::Engine& engine, const json::object& params, std::string_view text_field) {
     const Fields fields(params);
     fields.allow_only({text_field, "add_special", "parse_special"});
-    const auto text = fields.string(text_field, SIZE_MAX);
-    if (!text)
-        throw invalid_params(std::string(text_field), std::string(text_field) + " is missing");
-    const auto ids = engine.tokenize(*text, fields.boolean("add_special").value_or(true), fields.boolean("parse_special").value_or(false));
+    const std::string_view text = string_value(fields.required(text_field), std::string(text_field), SIZE_MAX);
+    const auto ids = engine.tokenize(text, fields.boolean("add_special").value_or(true), fields.boolean("parse_special").value_or(false));
     return json::object{{"tokens", json::value_from(ids)}};
 }
 
 json::object detokenize_json(const engine::Engine& engine, int32_t n_vocab, const json::object& params, std::string_view text_field) {
     const Fields fields(params);
     fields.allow_only({"tokens"});
-    const json::value* tokens = fields.find("tokens");
-    if (tokens == nullptr)
-        throw invalid_params("tokens", "tokens is missing");
-    const json::array& items = array_value(*tokens, "tokens", SIZE_MAX);
+    const json::array& items = array_value(fields.required("tokens"), "tokens", SIZE_MAX);
     std::vector<int32_t> ids;
     ids.reserve(items.size());
     for (size_t i = 0; i < items.size(); ++i)

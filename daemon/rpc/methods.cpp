@@ -17,10 +17,7 @@ namespace {
 using Handler = json::value (*)(Server&, const json::object&, uint32_t);
 
 std::string required_session(const Fields& fields) {
-    const json::value* value = fields.find("session");
-    if (value == nullptr)
-        throw invalid_params("session", "session is missing");
-    return session_name(*value, "session");
+    return session_name(fields.required("session"), "session");
 }
 
 // Whose namespace a session method addresses: the caller's, or for root the optional "uid".

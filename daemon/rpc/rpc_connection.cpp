@@ -208,10 +208,8 @@ json::value RpcConnection::authenticate(const RpcRequest& request) {
         throw ApiError(ErrorKind::InvalidRequest, "authenticate is for TCP connections; on the Unix socket you are your uid");
     const Fields fields(request.params);
     fields.allow_only({"api_key"});
-    const auto key = fields.string("api_key", 1024);
-    if (!key)
-        throw invalid_params("api_key", "api_key is missing");
-    uid_ = server_.tcp_uid("Bearer " + *key);
+    const std::string_view key = string_value(fields.required("api_key"), "api_key", 1024);
+    uid_ = server_.tcp_uid("Bearer " + std::string(key));
     return json::object{{"user", server_.user_name(*uid_)}};
 }
 
