@@ -10,16 +10,11 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from daemon_harness import DaemonTestCase  # noqa: E402
+from daemon_harness import DaemonTestCase, sse_chunks  # noqa: E402
 
 # A prompt of more than one 16-token KV block, so that the other choices find it cached.
 CHAT = {"messages": [{"role": "user", "content": "Tell me a long story about a little cat and a big dog who were friends"}],
         "max_tokens": 10, "temperature": 1.0, "top_k": 0, "top_p": 1.0, "min_p": 0.0, "seed": 11, "ignore_eos": True}
-
-
-def sse_chunks(body):
-    return [json.loads(line[6:]) for line in body.decode().split("\n")
-            if line.startswith("data: ") and line != "data: [DONE]"]
 
 
 class ChoicesTest(DaemonTestCase):

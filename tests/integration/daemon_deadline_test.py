@@ -12,8 +12,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from daemon_harness import BUILD, LONG, Daemon, DaemonTestCase  # noqa: E402
-from daemon_http_test import sse_events  # noqa: E402
+from daemon_harness import BUILD, LONG, Daemon, DaemonTestCase, sse_events  # noqa: E402
 
 STRATA = os.path.join(BUILD, "client", "strata")
 

@@ -293,6 +293,22 @@ class UnixHTTPConnection(http.client.HTTPConnection):
         self.sock.connect(self.path)
 
 
+def sse_events(body):
+    """The data: payloads of a text/event-stream body."""
+    events = []
+    for block in body.decode().split("\n\n"):
+        if block.strip():
+            lines = block.split("\n")
+            assert all(line.startswith("data: ") for line in lines), block
+            events.append("\n".join(line[6:] for line in lines))
+    return events
+
+
+def sse_chunks(body):
+    """The JSON chunks of an OpenAI event stream (its [DONE] left out)."""
+    return [json.loads(event) for event in sse_events(body) if event != "[DONE]"]
+
+
 def read_all(sockets, until, timeout=TIMEOUT):
     """Reads JSON lines from several raw sockets at once, in arrival order, calling
     until(index, message) for each; stops when it returns True."""

@@ -14,7 +14,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from daemon_harness import LONG, TIMEOUT, Daemon, DaemonTestCase  # noqa: E402
+from daemon_harness import LONG, TIMEOUT, Daemon, DaemonTestCase, sse_events  # noqa: E402
 
 BODY_LIMIT = 64 * 1024
 CONFIG = f"""[server]
@@ -24,17 +24,6 @@ max_queued = 4
 max_running_per_user = 64
 """
 BASE = "http://localhost"
-
-
-def sse_events(body):
-    """The data: payloads of a text/event-stream body."""
-    events = []
-    for block in body.decode().split("\n\n"):
-        if block.strip():
-            lines = block.split("\n")
-            assert all(line.startswith("data: ") for line in lines), block
-            events.append("\n".join(line[6:] for line in lines))
-    return events
 
 
 # The fields and types an OpenAI client library reads (openai-python's models).

@@ -12,14 +12,9 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from daemon_harness import DaemonTestCase  # noqa: E402
+from daemon_harness import DaemonTestCase, sse_chunks  # noqa: E402
 
 CHAT = {"messages": [{"role": "user", "content": "Tell me a story"}], "max_tokens": 12, "temperature": 0}
-
-
-def sse_chunks(body):
-    return [json.loads(line[6:]) for line in body.decode().split("\n")
-            if line.startswith("data: ") and line != "data: [DONE]"]
 
 
 class LogprobsTest(DaemonTestCase):

@@ -14,7 +14,7 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from daemon_harness import BUILD, MODEL, SRC, Daemon, temporary_directory  # noqa: E402
+from daemon_harness import BUILD, MODEL, SRC, Daemon, sse_chunks, temporary_directory  # noqa: E402
 
 try:
     import jsonschema
@@ -36,10 +36,6 @@ def model_with_template(name):
     subprocess.run([os.path.join(BUILD, "client", "strata-gguf"), "template", os.path.join(TEMPLATES, name),
                     "--into", MODEL, "--out", out], check=True, capture_output=True)
     return out
-
-
-def sse_chunks(body):
-    return [json.loads(line[6:]) for line in body.decode().split("\n") if line.startswith("data: ") and line != "data: [DONE]"]
 
 
 class ToolsTest(unittest.TestCase):
