@@ -135,9 +135,9 @@ int min_expert_slots(const Layout& layout) { return layout.has_experts() ? 2 * l
 
 // The memory left after the layers' plan becomes the expert cache (never more slots than
 // there are experts).
-void plan_expert_cache(const Layout& layout, uint32_t alignment, uint64_t avail, Plan& p) {
+void plan_expert_cache(const Layout& layout, uint64_t slot_bytes, uint64_t avail, Plan& p) {
     p.experts_on_demand = true;
-    p.expert_slot_bytes = expert_slot_bytes(layout, alignment);
+    p.expert_slot_bytes = slot_bytes;
     // The cache is the one part of a plan that grows to fill the budget: it leaves a
     // sixteenth of it free, so that what the reserves only estimate (heap, stacks, the
     // page cache of the file's metadata) cannot push the process over a cgroup limit.
@@ -176,7 +176,8 @@ Plan make_plan(const Layout& layout, const PlanRequest& req) {
     uint64_t globals = 0;
     for (const auto* t : layout.globals) globals += t->nbytes;
     const uint64_t avail = req.budget > reserved + globals ? req.budget - reserved - globals : 0;
-    const uint64_t min_cache = uint64_t(min_expert_slots(layout)) * expert_slot_bytes(layout, req.io_alignment);
+    const uint64_t slot_bytes = expert_slot_bytes(layout, req.io_alignment);
+    const uint64_t min_cache = uint64_t(min_expert_slots(layout)) * slot_bytes;
     const uint64_t layers_avail = avail > min_cache ? avail - min_cache : 0;
     std::optional<Candidate> best;
     for (bool head : {true, false})
@@ -197,7 +198,7 @@ Plan make_plan(const Layout& layout, const PlanRequest& req) {
     // With every layer in memory, the streamer keeps a copy of the embedding table too.
     if (p.streamed_bytes == 0 && layout.embeddings) p.resident_bytes += layout.embeddings->nbytes;
     if (p.total() > p.budget) p.fits = false;
-    if (layout.has_experts()) plan_expert_cache(layout, req.io_alignment, avail + globals, p);
+    if (layout.has_experts()) plan_expert_cache(layout, slot_bytes, avail + globals, p);
     return p;
 }
 
