@@ -118,9 +118,9 @@ class ProtocolTest(DaemonTestCase):
 
     def test_several_requests_in_flight_on_one_connection(self):
         with self.client() as c:
-            # One write: sent line by line, a fast machine can finish the first 40-token reply
+            # One write: sent line by line, a fast machine can finish the first reply
             # before the fourth line arrives.
-            ids = c.send_together("generate", [{"prompt": f"Story {i}", "max_tokens": 40,
+            ids = c.send_together("generate", [{"prompt": f"Story {i}", "max_tokens": 64,
                                                 "temperature": 0, "ignore_eos": True}
                                                for i in range(4)])
             finished, first_token_at, order = {}, {}, 0
@@ -133,9 +133,13 @@ class ProtocolTest(DaemonTestCase):
                     finished[message["id"]] = (order, message)
         self.assertEqual(sorted(finished), ids)
         for id in ids:
-            self.assertEqual(finished[id][1]["result"]["usage"]["completion_tokens"], 40)
-        # Their tokens interleave: each started before any finished.
-        self.assertLess(max(first_token_at.values()), min(o for o, _ in finished.values()))
+            self.assertEqual(finished[id][1]["result"]["usage"]["completion_tokens"], 64)
+        # Their tokens interleave: some two ran at once, each streaming before the other ended.
+        # (Not all four: the engine may run a few steps of the first before the connection has
+        # submitted the others, and on a fast machine a short reply can end in that time.)
+        overlapping = [(a, b) for a in ids for b in ids
+                       if a < b and first_token_at[a] < finished[b][0] and first_token_at[b] < finished[a][0]]
+        self.assertTrue(overlapping, (first_token_at, {id: o for id, (o, _) in finished.items()}))
 
     def test_cancel_ends_a_generation_with_its_own_result(self):
         with self.client() as c:
