@@ -4,7 +4,8 @@
 // each u pair, and a correction c per 16-element group, so that
 //     dot = d * da * sum(scale * u * a) - dc * da * sum_g(c_g * bsum_g)
 // (dc = dmin for the types with mins, dc = d for the types with an offset, where the
-// integer subtraction happens before the float step). The product is then one maddubs
+// integer subtraction happens before the float step, except on the AVX-512 path for 2..8
+// tokens, which takes the correction in floats). The product is then one maddubs
 // and one int16 dot per vector of u, the same for every type. IQ4_XS's u (table value
 // + 128) spans 1..241, where maddubs could saturate: for such wide types the pair products
 // are taken as (u - 128) * a, and the correction (128 * scale per group, which the
@@ -344,14 +345,36 @@ struct KQuant {
     static Acc acc_zero() { return V::zero(); }
     static float acc_sum(const Acc& a) { return V::hsum(a); }
 
-    // Q8_K rows are used in place.
+    // Q8_K rows are used in place. For the AVX-512 path of 2..kFusedTokens tokens, also
+    // each super-block's 16 group sums of activations times the token's scale, as floats
+    // (bsumf[(t * steps + s) * 16 + g]): a super-block's min or offset correction is then one
+    // float FMA per (row, token) rather than an integer dot, a conversion and an FMA.
     struct Acts {
         const uint8_t* x;
         size_t ldx;
+        const float* bsumf = nullptr;
+        int64_t steps = 0;
         const Act* step(int64_t t, int64_t s) const { return reinterpret_cast<const Act*>(x + t * ldx) + s; }
+        const float* group_sums(int64_t t, int64_t s) const { return bsumf + (t * steps + s) * 16; }
     };
     static int64_t act_bytes(int64_t k) { return k / 256 * static_cast<int64_t>(sizeof(Act)); }
-    static Acts prepare(const uint8_t* x, size_t ldx, int64_t, int64_t) { return {x, ldx}; }
+    static Acts prepare(const uint8_t* x, size_t ldx, int64_t nt, int64_t k) {
+        Acts acts{x, ldx};
+        if constexpr (V::kBytes == 64 && !Type::kWide) {
+            if (nt > 1 && nt <= kFusedTokens) {
+                acts.steps = k / 256;
+                auto* f = static_cast<float*>(scratch(static_cast<size_t>(nt * acts.steps) * 16 * sizeof(float)));
+                acts.bsumf = f;
+                for (int64_t t = 0; t < nt; ++t)
+                    for (int64_t s = 0; s < acts.steps; ++s) {
+                        const Act* a = acts.step(t, s);
+                        const __m512 b = _mm512_cvtepi32_ps(_mm512_cvtepi16_epi32(load256(a->bsums)));
+                        _mm512_store_ps(f + (t * acts.steps + s) * 16, _mm512_mul_ps(b, _mm512_set1_ps(a->d)));
+                    }
+            }
+        }
+        return acts;
+    }
 
     static void unpack(const uint8_t* row, int64_t, int64_t s, KBlock& out) {
         unpack_kblock<Type>(reinterpret_cast<const typename Type::Block*>(row)[s], out);
@@ -401,97 +424,102 @@ struct KQuant {
     // vector registers hold the 2 x 8 sums), 4 on AVX2 (16 registers): the many-token
     // path's lane-replicated unpacking of every super-block costs more than it saves when
     // only a few tokens use it (8 sessions decoded slower together than one alone).
+    // fused<NR, NT> runs NR rows one after another (the driver hands it up to kFusedRows).
     static constexpr int kFusedTokens = V::kBytes == 64 ? 8 : 4;
-    static constexpr int kFusedRows = 1;
+    static constexpr int kFusedRows = V::kBytes == 64 ? 16 : 1;
 
     using Block = typename Type::Block;
 
-    // Even and odd chunks in separate integer sums: two dependency chains per
-    // (row, token), the same total.
-    template <int NR, int NT>
-    static void narrow_sums(const Block* const* b, const typename Type::Prep* p, const Act* const* a,
-                            __m256i (&sum)[2][NR][NT]) {
-        for (int h = 0; h < 2; ++h)
-            for (int r = 0; r < NR; ++r)
-                for (int t = 0; t < NT; ++t) sum[h][r][t] = _mm256_setzero_si256();
-        for_chunks<8>([&](auto c) {
-            constexpr int C = decltype(c)::value;
-            __m256i u[NR], sc[NR];
-            for (int r = 0; r < NR; ++r) {
-                u[r] = Type::template u<C>(*b[r], p[r]);
-                sc[r] = Type::template scale<C>(p[r]);
-            }
-            for (int t = 0; t < NT; ++t) {
-                const __m256i q = load256(a[t]->qs + 32 * C);
-                for (int r = 0; r < NR; ++r)
-                    sum[C % 2][r][t] = V::dot_i16_256(sum[C % 2][r][t], pairs256(u[r], q), sc[r]);
-            }
-        });
-    }
-
-    // AVX-512, several tokens: two chunks per 512-bit product (half the integer
-    // instructions per token, which bound batched decode: kernel_bench Q4_K 4096x4096,
-    // 1 thread, nt 8: 196 -> 221 GFLOP/s on Zen 5; one token stays at 256 bits, where the
-    // join cost 3 % of its speed). The weights
-    // are unpacked at 256 bits as above and joined; the integer sums are exact, so the
-    // halves fold to the same totals as narrow_sums'.
-    template <int NR, int NT>
-    static void wide_sums(const Block* const* b, const typename Type::Prep* p, const Act* const* a,
-                          __m256i (&sum)[2][NR][NT]) {
-        I wide[2][NR][NT];
-        for (int h = 0; h < 2; ++h)
-            for (int r = 0; r < NR; ++r)
-                for (int t = 0; t < NT; ++t) wide[h][r][t] = V::izero();
-        for_chunks<4>([&](auto c) {
-            constexpr int P = decltype(c)::value;
-            I u[NR], sc[NR];
-            for (int r = 0; r < NR; ++r) {
-                u[r] = _mm512_inserti64x4(_mm512_castsi256_si512(Type::template u<2 * P>(*b[r], p[r])),
-                                          Type::template u<2 * P + 1>(*b[r], p[r]), 1);
-                sc[r] = _mm512_inserti64x4(_mm512_castsi256_si512(Type::template scale<2 * P>(p[r])),
-                                           Type::template scale<2 * P + 1>(p[r]), 1);
-            }
-            for (int t = 0; t < NT; ++t) {
-                const I q = V::load_i(a[t]->qs + 64 * P);
-                for (int r = 0; r < NR; ++r) wide[P % 2][r][t] = V::dot_i16(wide[P % 2][r][t], pairs(u[r], q), sc[r]);
-            }
-        });
-        for (int h = 0; h < 2; ++h)
-            for (int r = 0; r < NR; ++r)
-                for (int t = 0; t < NT; ++t)
-                    sum[h][r][t] = _mm256_add_epi32(_mm512_castsi512_si256(wide[h][r][t]), _mm512_extracti64x4_epi64(wide[h][r][t], 1));
+    // The super-block 8 ahead of b in its row (4 and 16 measured the same).
+    static void prefetch_ahead(const Block& b) {
+        for (size_t off = 0; off < sizeof(Block); off += 64)
+            _mm_prefetch(reinterpret_cast<const char*>(&b) + 8 * sizeof(Block) + off, _MM_HINT_T0);
     }
 
     template <int NR, int NT>
     static void fused(const uint8_t* w, size_t ldw, int64_t k, const Acts& acts, int64_t t0, float* Y, size_t ldy) {
-        __m256 acc[NR][NT];
-        for (int r = 0; r < NR; ++r)
-            for (int t = 0; t < NT; ++t) acc[r][t] = W256::zero();
+        if constexpr (V::kBytes == 64 && NT > 1) {
+            // The rows go through k in parts whose activations stay in L1 (48 KB on Zen 5;
+            // 8 tokens of k = 8192 are 75 KB, which a row's whole pass read from L2).
+            constexpr int64_t kPart = 24 * 1024 / (NT * (sizeof(Act) + 64));
+            const int64_t all = k / 256;
+            for (int64_t s0 = 0; s0 < all; s0 += kPart)
+                for (int r = 0; r < NR; ++r) wide_row<NT>(w + r * ldw, s0, s0 + kPart < all ? s0 + kPart : all, acts, t0, Y + r, ldy);
+        } else {
+            for (int r = 0; r < NR; ++r) narrow_row<NT>(w + r * ldw, k, acts, t0, Y + r, ldy);
+        }
+    }
+
+    // One row at 256 bits: even and odd chunks in separate integer sums (two dependency
+    // chains per token, the same total).
+    template <int NT>
+    static void narrow_row(const uint8_t* w, int64_t k, const Acts& acts, int64_t t0, float* Y, size_t ldy) {
+        __m256 acc[NT];
+        for (int t = 0; t < NT; ++t) acc[t] = W256::zero();
         for (int64_t s = 0; s < k / 256; ++s) {
-            const Block* b[NR];
-            typename Type::Prep p[NR];
-            for (int r = 0; r < NR; ++r) {
-                b[r] = reinterpret_cast<const Block*>(w + r * ldw) + s;
-                p[r] = Type::prep(*b[r]);
-            }
+            const Block& b = reinterpret_cast<const Block*>(w)[s];
+            prefetch_ahead(b);
+            const typename Type::Prep p = Type::prep(b);
             const Act* a[NT];
             for (int t = 0; t < NT; ++t) a[t] = acts.step(t0 + t, s);
-            __m256i sum[2][NR][NT];
-            if constexpr (V::kBytes == 64 && NT > 1) {
-                wide_sums<NR, NT>(b, p, a, sum);
-            } else {
-                narrow_sums<NR, NT>(b, p, a, sum);
-            }
+            __m256i sum[2][NT];
+            for (int h = 0; h < 2; ++h)
+                for (int t = 0; t < NT; ++t) sum[h][t] = _mm256_setzero_si256();
+            for_chunks<8>([&](auto c) {
+                constexpr int C = decltype(c)::value;
+                const __m256i u = Type::template u<C>(b, p), sc = Type::template scale<C>(p);
+                for (int t = 0; t < NT; ++t)
+                    sum[C % 2][t] = V::dot_i16_256(sum[C % 2][t], pairs256(u, load256(a[t]->qs + 32 * C)), sc);
+            });
+            for (int t = 0; t < NT; ++t)
+                fold<Type, W256>(acc[t], _mm256_add_epi32(sum[0][t], sum[1][t]),
+                                 Type::kWide ? _mm256_setzero_si256() : _mm256_madd_epi16(load256(a[t]->bsums), Type::corr(p)),
+                                 Type::d(b), Type::dc(b), a[t]->d);
+        }
+        for (int t = 0; t < NT; ++t) Y[t * ldy] = hsum256(acc[t]);
+    }
+
+    // AVX-512, several tokens, super-blocks [s0, s1) of one row, added to Y unless s0 = 0:
+    // two chunks per 512-bit product (half the integer instructions per token, which bound
+    // batched decode) and the float steps at 512 bits with the correction from Acts' float
+    // group sums, so that per super-block and token the work outside the 8 integer
+    // products is 4 instructions (it was 14; kernel_bench Q4_K 2048x2048, 1 thread, nt 8:
+    // 212-218 -> 253-257 GFLOP/s). The next super-blocks are prefetched: without, the
+    // products of a forward pass (weights from DRAM, 8 sessions of a 1B model) ran at
+    // 185 GFLOP/s per thread, with, at 238. The weights are unpacked at 256 bits as above
+    // and joined. One chain of integer sums per token from 4 tokens on, two below.
+    template <int NT>
+    static void wide_row(const uint8_t* w, int64_t s0, int64_t s1, const Acts& acts, int64_t t0, float* Y, size_t ldy) {
+        constexpr int kChains = NT >= 4 ? 1 : 2;
+        __m512 acc[NT];
+        for (int t = 0; t < NT; ++t) acc[t] = _mm512_setzero_ps();
+        for (int64_t s = s0; s < s1; ++s) {
+            const Block& b = reinterpret_cast<const Block*>(w)[s];
+            prefetch_ahead(b);
+            const typename Type::Prep p = Type::prep(b);
+            const Act* a[NT];
+            for (int t = 0; t < NT; ++t) a[t] = acts.step(t0 + t, s);
+            I sum[kChains][NT];
+            for (int h = 0; h < kChains; ++h)
+                for (int t = 0; t < NT; ++t) sum[h][t] = V::izero();
+            for_chunks<4>([&](auto c) {
+                constexpr int P = decltype(c)::value;
+                const I u = _mm512_inserti64x4(_mm512_castsi256_si512(Type::template u<2 * P>(b, p)), Type::template u<2 * P + 1>(b, p), 1);
+                const I sc = _mm512_inserti64x4(_mm512_castsi256_si512(Type::template scale<2 * P>(p)), Type::template scale<2 * P + 1>(p), 1);
+                for (int t = 0; t < NT; ++t)
+                    sum[P % kChains][t] = V::dot_i16(sum[P % kChains][t], pairs(u, V::load_i(a[t]->qs + 64 * P)), sc);
+            });
+            const float d = Type::d(b);
+            __m512 corr = _mm512_setzero_ps();
+            if constexpr (!Type::kWide)
+                corr = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi16_epi32(Type::corr(p))), _mm512_set1_ps(Type::dc(b)));
             for (int t = 0; t < NT; ++t) {
-                const __m256i bsums = load256(a[t]->bsums);
-                for (int r = 0; r < NR; ++r)
-                    fold<Type, W256>(acc[r][t], _mm256_add_epi32(sum[0][r][t], sum[1][r][t]),
-                                     Type::kWide ? _mm256_setzero_si256() : _mm256_madd_epi16(bsums, Type::corr(p[r])),
-                                     Type::d(*b[r]), Type::dc(*b[r]), a[t]->d);
+                const I total = kChains == 1 ? sum[0][t] : _mm512_add_epi32(sum[0][t], sum[kChains - 1][t]);
+                acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(total), _mm512_set1_ps(d * a[t]->d), acc[t]);
+                if constexpr (!Type::kWide) acc[t] = _mm512_fnmadd_ps(corr, _mm512_load_ps(acts.group_sums(t0 + t, s)), acc[t]);
             }
         }
-        for (int r = 0; r < NR; ++r)
-            for (int t = 0; t < NT; ++t) Y[t * ldy + r] = hsum256(acc[r][t]);
+        for (int t = 0; t < NT; ++t) Y[t * ldy] = (s0 > 0 ? Y[t * ldy] : 0.0f) + _mm512_reduce_add_ps(acc[t]);
     }
 };
 
