@@ -53,8 +53,27 @@ __m256i word_pattern() {
     return _mm256_setr_epi8(a, b, a, b, a, b, a, b, a, b, a, b, a, b, a, b, c, d, c, d, c, d, c, d, c, d, c, d, c, d, c, d);
 }
 
+// The AVX-512 helpers below take their vector type as a defaulted template parameter, so
+// that the AVX2 variant, which never instantiates them, sees no 512-bit signature.
+
+// AVX-512: the words A, B, C, D of a vector, each repeated over a quarter (8 words).
+template <int A, int B, int C, int D, class I = __m512i>
+I word_quarters(I v) {
+    constexpr auto two = [](int w) { return w | w << 16; };
+    const __m512i index = _mm512_setr_epi32(two(A), two(A), two(A), two(A), two(B), two(B), two(B), two(B), two(C), two(C),
+                                            two(C), two(C), two(D), two(D), two(D), two(D));
+    return _mm512_permutexvar_epi16(index, v);
+}
+
+// AVX-512: shift counts of int16 lanes, A in the low 256 bits and B in the high ones.
+template <int A, int B, class I = __m512i>
+I shift_counts() {
+    return _mm512_inserti64x4(_mm512_set1_epi16(A), _mm256_set1_epi16(B), 1);
+}
+
 // Group scales as int16 words, kept in both 128-bit halves of lo (words 0..7) and hi
-// (words 8..15), from which the scale vector of any 32-element chunk is one shuffle.
+// (words 8..15), from which the scale vector of any 32-element chunk is one shuffle, and
+// that of chunks 2P and 2P + 1 together (AVX-512) one permutation.
 struct Scales {
     __m256i lo, hi;
     Scales() = default;
@@ -69,6 +88,14 @@ struct Scales {
     template <int C>
     __m256i groups32() const {
         return _mm256_shuffle_epi8(lo, word_pattern<C, C>());
+    }
+    template <int P, class I = __m512i>
+    I pair16() const {
+        return word_quarters<(4 * P) % 8, (4 * P + 1) % 8, (4 * P + 2) % 8, (4 * P + 3) % 8>(_mm512_castsi256_si512(P < 2 ? lo : hi));
+    }
+    template <int P, class I = __m512i>
+    I pair32() const {
+        return word_quarters<2 * P, 2 * P, 2 * P + 1, 2 * P + 1>(_mm512_castsi256_si512(lo));
     }
 };
 
@@ -142,6 +169,8 @@ struct K4Common {
     static constexpr int kGroup = 32;  // elements sharing a scale
     template <int C>
     static __m256i scale(const K4Prep& p) { return p.s.groups32<C>(); }
+    template <int P, class I = __m512i>
+    static I scale_pair(const K4Prep& p) { return p.s.pair32<P>(); }
     static __m256i scales16(const K4Prep& p) { return p.scales16(); }
     static __m256i corr(const K4Prep& p) { return p.corr(); }
     static float d(const Block& x) { return half(x.d); }
@@ -154,6 +183,12 @@ struct Q4K : K4Common<strata::BlockQ4_K> {
     template <int C>
     static __m256i u(const Block& x, const Prep&) {
         return nibble_chunk<C>(x.qs);
+    }
+    // AVX-512: chunks 2P and 2P + 1, the low and high nibbles of the same 32 bytes.
+    template <int P, class I = __m512i>
+    static I u_pair(const Block& x, const Prep&) {
+        const __m512i q = _mm512_broadcast_i64x4(load256(x.qs + 32 * P));
+        return _mm512_and_si512(_mm512_srlv_epi16(q, shift_counts<0, 4>()), _mm512_set1_epi8(0x0F));
     }
 };
 
@@ -195,8 +230,22 @@ struct Q6K {
         const __m256i hi = _mm256_and_si256(move_bit<2 * i, 4>(load256(x.qh + 32 * h)), _mm256_set1_epi8(0x30));
         return _mm256_or_si256(lo, hi);
     }
+    // AVX-512: chunks 2P and 2P + 1 (planes i and i + 1, i = 2(P % 2), of half P / 2):
+    // the same nibbles of 64 consecutive bytes of ql, and qh's bits 2i, 2i + 1 (low 256
+    // bits) and 2i + 2, 2i + 3 (high) moved to bits 4, 5.
+    template <int P, class I = __m512i>
+    static I u_pair(const Block& x, const Prep&) {
+        constexpr int h = P / 2, i = 2 * (P % 2);
+        const __m512i ql = _mm512_loadu_si512(x.ql + 64 * h);
+        const __m512i lo = _mm512_and_si512(i == 0 ? ql : _mm512_srli_epi16(ql, 4), _mm512_set1_epi8(0x0F));
+        const __m512i qh = _mm512_broadcast_i64x4(load256(x.qh + 32 * h));
+        const __m512i moved = i == 0 ? _mm512_sllv_epi16(qh, shift_counts<4, 2>()) : _mm512_srlv_epi16(qh, shift_counts<0, 2>());
+        return _mm512_or_si512(lo, _mm512_and_si512(moved, _mm512_set1_epi8(0x30)));
+    }
     template <int C>
     static __m256i scale(const Prep& p) { return p.s.groups16<C>(); }
+    template <int P, class I = __m512i>
+    static I scale_pair(const Prep& p) { return p.s.pair16<P>(); }
     static __m256i scales16(const Prep& p) { return p.s16; }
     static __m256i corr(const Prep& p) { return _mm256_slli_epi16(p.s16, 5); }
     static float d(const Block& x) { return half(x.d); }
@@ -231,6 +280,8 @@ struct Q3K {
     }
     template <int C>
     static __m256i scale(const Prep& p) { return p.s.groups16<C>(); }
+    template <int P, class I = __m512i>
+    static I scale_pair(const Prep& p) { return p.s.pair16<P>(); }
     static __m256i scales16(const Prep& p) { return p.s16; }
     static __m256i corr(const Prep& p) { return _mm256_slli_epi16(p.s16, 2); }
     static float d(const Block& x) { return half(x.d); }
@@ -260,6 +311,8 @@ struct Q2K {
     }
     template <int C>
     static __m256i scale(const Prep& p) { return p.s.groups16<C>(); }
+    template <int P, class I = __m512i>
+    static I scale_pair(const Prep& p) { return p.s.pair16<P>(); }
     static __m256i scales16(const Prep& p) { return p.s16; }
     static __m256i corr(const Prep& p) { return p.mins; }
     static float d(const Block& x) { return half(x.d); }
@@ -288,6 +341,8 @@ struct IQ4XS {
     }
     template <int C>
     static __m256i scale(const Prep& p) { return p.s.groups32<C>(); }
+    template <int P, class I = __m512i>
+    static I scale_pair(const Prep& p) { return p.s.pair32<P>(); }
     static __m256i scales16(const Prep& p) { return p.scales16(); }
     static __m256i corr(const Prep& p) { return _mm256_slli_epi16(p.scales16(), 7); }
     static float d(const Block& x) { return half(x.d); }
@@ -430,6 +485,15 @@ struct KQuant {
 
     using Block = typename Type::Block;
 
+    // AVX-512: chunks 2P and 2P + 1 of a super-block, from the type's u_pair if it has one.
+    template <int P, class I = __m512i>
+    static I u_pair(const Block& b, const typename Type::Prep& p) {
+        if constexpr (requires { Type::template u_pair<P>(b, p); })
+            return Type::template u_pair<P>(b, p);
+        else
+            return _mm512_inserti64x4(_mm512_castsi256_si512(Type::template u<2 * P>(b, p)), Type::template u<2 * P + 1>(b, p), 1);
+    }
+
     // The super-block 8 ahead of b in its row (4 and 16 measured the same).
     static void prefetch_ahead(const Block& b) {
         for (size_t off = 0; off < sizeof(Block); off += 64)
@@ -486,8 +550,9 @@ struct KQuant {
     // products is 4 instructions (it was 14; kernel_bench Q4_K 2048x2048, 1 thread, nt 8:
     // 212-218 -> 253-257 GFLOP/s). The next super-blocks are prefetched: without, the
     // products of a forward pass (weights from DRAM, 8 sessions of a 1B model) ran at
-    // 185 GFLOP/s per thread, with, at 238. The weights are unpacked at 256 bits as above
-    // and joined. One chain of integer sums per token from 4 tokens on, two below.
+    // 185 GFLOP/s per thread, with, at 238. Two chunks are unpacked at once where the
+    // type can (u_pair), else at 256 bits as above and joined. One chain of integer sums
+    // per token from 4 tokens on, two below.
     template <int NT>
     static void wide_row(const uint8_t* w, int64_t s0, int64_t s1, const Acts& acts, int64_t t0, float* Y, size_t ldy) {
         constexpr int kChains = NT >= 4 ? 1 : 2;
@@ -504,8 +569,7 @@ struct KQuant {
                 for (int t = 0; t < NT; ++t) sum[h][t] = V::izero();
             for_chunks<4>([&](auto c) {
                 constexpr int P = decltype(c)::value;
-                const I u = _mm512_inserti64x4(_mm512_castsi256_si512(Type::template u<2 * P>(b, p)), Type::template u<2 * P + 1>(b, p), 1);
-                const I sc = _mm512_inserti64x4(_mm512_castsi256_si512(Type::template scale<2 * P>(p)), Type::template scale<2 * P + 1>(p), 1);
+                const I u = u_pair<P>(b, p), sc = Type::template scale_pair<P>(p);
                 for (int t = 0; t < NT; ++t)
                     sum[P % kChains][t] = V::dot_i16(sum[P % kChains][t], pairs(u, V::load_i(a[t]->qs + 64 * P)), sc);
             });
