@@ -4,7 +4,7 @@
 // each u pair, and a correction c per 16-element group, so that
 //     dot = d * da * sum(scale * u * a) - dc * da * sum_g(c_g * bsum_g)
 // (dc = dmin for the types with mins, dc = d for the types with an offset, where the
-// integer subtraction happens before the float step, except on the AVX-512 path for 2..8
+// integer subtraction happens before the float step, except on the AVX-512 path for 1..8
 // tokens, which takes the correction in floats). The product is then one maddubs
 // and one int16 dot per vector of u, the same for every type. IQ4_XS's u (table value
 // + 128) spans 1..241, where maddubs could saturate: for such wide types the pair products
@@ -400,7 +400,7 @@ struct KQuant {
     static Acc acc_zero() { return V::zero(); }
     static float acc_sum(const Acc& a) { return V::hsum(a); }
 
-    // Q8_K rows are used in place. For the AVX-512 path of 2..kFusedTokens tokens, also
+    // Q8_K rows are used in place. For the AVX-512 path of up to kFusedTokens tokens, also
     // each super-block's 16 group sums of activations times the token's scale, as floats
     // (bsumf[(t * steps + s) * 16 + g]): a super-block's min or offset correction is then one
     // float FMA per (row, token) rather than an integer dot, a conversion and an FMA.
@@ -416,7 +416,7 @@ struct KQuant {
     static Acts prepare(const uint8_t* x, size_t ldx, int64_t nt, int64_t k) {
         Acts acts{x, ldx};
         if constexpr (V::kBytes == 64 && !Type::kWide) {
-            if (nt > 1 && nt <= kFusedTokens) {
+            if (nt <= kFusedTokens) {
                 acts.steps = k / 256;
                 auto* f = static_cast<float*>(scratch(static_cast<size_t>(nt * acts.steps) * 16 * sizeof(float)));
                 acts.bsumf = f;
@@ -469,8 +469,8 @@ struct KQuant {
                               w[r].d, w[r].dc, a[t]->d);
     }
 
-    // Few tokens: each super-block's chunks are unpacked in registers and used at once,
-    // at 256 bits (on Zen 4 as fast per element as 512, and half the registers). One row at
+    // Few tokens: each super-block's chunks are unpacked in registers and used at once
+    // (AVX2: at 256 bits; AVX-512: two chunks per 512-bit product, wide_row). One row at
     // a time: decode streams the weights from DRAM, and one long sequential stream (rows
     // follow each other in memory) is what the hardware prefetchers keep up with — four
     // rows in step are four short streams (a Q4_K row of 4096 is 2.3 KB) and ran at 40 %
@@ -502,7 +502,7 @@ struct KQuant {
 
     template <int NR, int NT>
     static void fused(const uint8_t* w, size_t ldw, int64_t k, const Acts& acts, int64_t t0, float* Y, size_t ldy) {
-        if constexpr (V::kBytes == 64 && NT > 1) {
+        if constexpr (V::kBytes == 64) {
             // The rows go through k in parts whose activations stay in L1 (48 KB on Zen 5;
             // 8 tokens of k = 8192 are 75 KB, which a row's whole pass read from L2).
             constexpr int64_t kPart = 24 * 1024 / (NT * (sizeof(Act) + 64));
@@ -514,8 +514,8 @@ struct KQuant {
         }
     }
 
-    // One row at 256 bits: even and odd chunks in separate integer sums (two dependency
-    // chains per token, the same total).
+    // AVX2: one row at 256 bits, even and odd chunks in separate integer sums (two
+    // dependency chains per token, the same total).
     template <int NT>
     static void narrow_row(const uint8_t* w, int64_t k, const Acts& acts, int64_t t0, float* Y, size_t ldy) {
         __m256 acc[NT];
@@ -543,7 +543,7 @@ struct KQuant {
         for (int t = 0; t < NT; ++t) Y[t * ldy] = hsum256(acc[t]);
     }
 
-    // AVX-512, several tokens, super-blocks [s0, s1) of one row, added to Y unless s0 = 0:
+    // AVX-512, 1..8 tokens, super-blocks [s0, s1) of one row, added to Y unless s0 = 0:
     // two chunks per 512-bit product (half the integer instructions per token, which bound
     // batched decode) and the float steps at 512 bits with the correction from Acts' float
     // group sums, so that per super-block and token the work outside the 8 integer
@@ -551,13 +551,19 @@ struct KQuant {
     // 212-218 -> 253-257 GFLOP/s). The next super-blocks are prefetched: without, the
     // products of a forward pass (weights from DRAM, 8 sessions of a 1B model) ran at
     // 185 GFLOP/s per thread, with, at 238. Two chunks are unpacked at once where the
-    // type can (u_pair), else at 256 bits as above and joined. One chain of integer sums
-    // per token from 4 tokens on, two below.
+    // type can (u_pair), else at 256 bits as above and joined. One token (decode) takes
+    // this path too, with four chains of integer sums and the correction in a float sum
+    // of its own (dependency chains, not instructions, bound one token): in cache,
+    // kernel_bench 4096x4096, 1 thread, nt 1: Q4_K 30 -> 33 GB/s, Q6_K 46 -> 53, IQ4_XS
+    // 18 -> 20 against the 256-bit path; from DRAM the bus binds both. Two chains from 2
+    // tokens, one from 4 (the tokens are independent chains).
     template <int NT>
     static void wide_row(const uint8_t* w, int64_t s0, int64_t s1, const Acts& acts, int64_t t0, float* Y, size_t ldy) {
-        constexpr int kChains = NT >= 4 ? 1 : 2;
-        __m512 acc[NT];
-        for (int t = 0; t < NT; ++t) acc[t] = _mm512_setzero_ps();
+        constexpr int kChains = NT == 1 ? 4 : NT < 4 ? 2 : 1;
+        constexpr int kAccs = NT < 4 ? 2 : 1;  // the correction in its own float sum
+        __m512 acc[kAccs][NT];
+        for (int h = 0; h < kAccs; ++h)
+            for (int t = 0; t < NT; ++t) acc[h][t] = _mm512_setzero_ps();
         for (int64_t s = s0; s < s1; ++s) {
             const Block& b = reinterpret_cast<const Block*>(w)[s];
             prefetch_ahead(b);
@@ -578,12 +584,17 @@ struct KQuant {
             if constexpr (!Type::kWide)
                 corr = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi16_epi32(Type::corr(p))), _mm512_set1_ps(Type::dc(b)));
             for (int t = 0; t < NT; ++t) {
-                const I total = kChains == 1 ? sum[0][t] : _mm512_add_epi32(sum[0][t], sum[kChains - 1][t]);
-                acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(total), _mm512_set1_ps(d * a[t]->d), acc[t]);
-                if constexpr (!Type::kWide) acc[t] = _mm512_fnmadd_ps(corr, _mm512_load_ps(acts.group_sums(t0 + t, s)), acc[t]);
+                I total = sum[0][t];
+                for (int h = 1; h < kChains; ++h) total = _mm512_add_epi32(total, sum[h][t]);
+                acc[0][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(total), _mm512_set1_ps(d * a[t]->d), acc[0][t]);
+                if constexpr (!Type::kWide)
+                    acc[kAccs - 1][t] = _mm512_fnmadd_ps(corr, _mm512_load_ps(acts.group_sums(t0 + t, s)), acc[kAccs - 1][t]);
             }
         }
-        for (int t = 0; t < NT; ++t) Y[t * ldy] = (s0 > 0 ? Y[t * ldy] : 0.0f) + _mm512_reduce_add_ps(acc[t]);
+        for (int t = 0; t < NT; ++t) {
+            const __m512 all = kAccs == 1 ? acc[0][t] : _mm512_add_ps(acc[0][t], acc[kAccs - 1][t]);
+            Y[t * ldy] = (s0 > 0 ? Y[t * ldy] : 0.0f) + _mm512_reduce_add_ps(all);
+        }
     }
 };
 
