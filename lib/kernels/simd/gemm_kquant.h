@@ -547,9 +547,11 @@ struct KQuant {
     // batched decode) and the float steps at 512 bits with the correction from Acts' float
     // group sums, so that per super-block and token the work outside the 8 integer
     // products is 4 instructions (it was 14; kernel_bench Q4_K 2048x2048, 1 thread, nt 8:
-    // 212-218 -> 253-257 GFLOP/s). The next super-blocks are prefetched: without, the
-    // products of a forward pass (weights from DRAM, 8 sessions of a 1B model) ran at
-    // 185 GFLOP/s per thread, with, at 238. Two chunks are unpacked at once where the
+    // 212-218 -> 253-257 GFLOP/s). Each super-block prefetches the same one of the next
+    // row, which the k-part loop reads next: the products of a forward pass (weights from
+    // DRAM, 8 sessions of a 1B model) ran at 185 GFLOP/s per thread without prefetching,
+    // 238 with the next blocks of the same row, and 1B decoded 200 -> 220 tok/s with the
+    // next row's. Two chunks are unpacked at once where the
     // type can (u_pair), else at 256 bits as above and joined. One token (decode) takes
     // this path too, with four chains of integer sums and the correction in a float sum
     // of its own (dependency chains, not instructions, bound one token): in cache,
