@@ -547,11 +547,12 @@ struct KQuant {
     // batched decode) and the float steps at 512 bits with the correction from Acts' float
     // group sums, so that per super-block and token the work outside the 8 integer
     // products is 4 instructions (it was 14; kernel_bench Q4_K 2048x2048, 1 thread, nt 8:
-    // 212-218 -> 253-257 GFLOP/s). Each super-block prefetches the same one of the next
-    // row, which the k-part loop reads next: the products of a forward pass (weights from
+    // 212-218 -> 253-257 GFLOP/s). Each super-block prefetches the same one of a later
+    // row, which the k-part loop reads soon: the products of a forward pass (weights from
     // DRAM, 8 sessions of a 1B model) ran at 185 GFLOP/s per thread without prefetching,
-    // 238 with the next blocks of the same row, and 1B decoded 200 -> 220 tok/s with the
-    // next row's. Two chunks are unpacked at once where the
+    // 238 with the next blocks of the same row; 1B decoded 200 tok/s with those, 220 with
+    // the next row's, 237-245 with the row after (kernel_bench 32768x4096 nt 8, 2 threads:
+    // Q6_K 370-395 -> 467-475 GFLOP/s; 4 rows ahead measured the same). Two chunks are unpacked at once where the
     // type can (u_pair), else at 256 bits as above and joined. One token (decode) takes
     // this path too, with four chains of integer sums and the correction in a float sum
     // of its own (dependency chains, not instructions, bound one token): in cache,
@@ -562,12 +563,15 @@ struct KQuant {
     static void wide_row(const uint8_t* w, size_t ldw, int64_t s0, int64_t s1, const Acts& acts, int64_t t0, float* Y, size_t ldy) {
         constexpr int kChains = NT == 1 ? 4 : NT < 4 ? 2 : 1;
         constexpr int kAccs = NT < 4 ? 2 : 1;  // the correction in its own float sum
+        // The same block of a row read after this one (rows follow each other within a k
+        // part): 2 rows ahead when several tokens make a row slow, else the next row.
+        constexpr int kRowsAhead = NT == 1 ? 1 : 2;
         __m512 acc[kAccs][NT];
         for (int h = 0; h < kAccs; ++h)
             for (int t = 0; t < NT; ++t) acc[h][t] = _mm512_setzero_ps();
         for (int64_t s = s0; s < s1; ++s) {
             const Block& b = reinterpret_cast<const Block*>(w)[s];
-            prefetch(reinterpret_cast<const char*>(&b) + ldw);  // the next row, which comes next in k parts
+            prefetch(reinterpret_cast<const char*>(&b) + kRowsAhead * ldw);
             const typename Type::Prep p = Type::prep(b);
             const Act* a[NT];
             for (int t = 0; t < NT; ++t) a[t] = acts.step(t0 + t, s);

@@ -220,7 +220,7 @@ struct Legacy {
         for (int t = 0; t < NT; ++t) sum[t] = msum[t] = _mm512_setzero_ps();
         int64_t b = b0;
         for (; b + 1 < b1; b += 2) {
-            _mm_prefetch(reinterpret_cast<const char*>(&row[b]) + ldw, _MM_HINT_T0);  // the next row, read next
+            _mm_prefetch(reinterpret_cast<const char*>(&row[b]) + 2 * ldw, _MM_HINT_T0);  // as gemm_kquant.h's wide_row
             const __m512i u = _mm512_inserti64x4(_mm512_castsi256_si512(Type::values(row[b])), Type::values(row[b + 1]), 1);
             const __m512 d = _mm512_insertf32x8(_mm512_set1_ps(half_f(row[b].d)), _mm256_set1_ps(half_f(row[b + 1].d)), 1);
             __m512 m = d;
