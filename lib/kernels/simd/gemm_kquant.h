@@ -339,6 +339,17 @@ struct IQ4XS {
     static __m256i u(const Block& x, const Prep&) {
         return iq4_unsigned(nibbles(x.qs + 16 * C));
     }
+    // AVX-512: sub-blocks 2P and 2P + 1 (qs[32P..32P + 31], 16 bytes each), as the 128-bit
+    // lanes [low nibbles of the first 16 | high nibbles | low of the second | high], looked up.
+    template <int P, class I = __m512i>
+    static I u_pair(const Block& x, const Prep&) {
+        const __m512i bytes = _mm512_castsi256_si512(load256(x.qs + 32 * P));
+        const __m512i lanes = _mm512_shuffle_i64x2(bytes, bytes, 0x50);  // 128-bit lanes 0, 0, 1, 1
+        const __m512i counts = _mm512_broadcast_i64x4(_mm256_setr_epi16(0, 0, 0, 0, 0, 0, 0, 0, 4, 4, 4, 4, 4, 4, 4, 4));
+        const __m512i codes = _mm512_and_si512(_mm512_srlv_epi16(lanes, counts), _mm512_set1_epi8(0x0F));
+        const __m128i values = _mm_loadu_si128(reinterpret_cast<const __m128i*>(strata::kIQ4NLValues));
+        return _mm512_shuffle_epi8(_mm512_broadcast_i32x4(_mm_xor_si128(values, _mm_set1_epi8(-128))), codes);
+    }
     template <int C>
     static __m256i scale(const Prep& p) { return p.s.groups32<C>(); }
     template <int P, class I = __m512i>
