@@ -348,10 +348,13 @@ BOOST_AUTO_TEST_CASE(gemm_matches_scalar_and_float64) {
             // Row counts 1, 3, 6, 43 leave every remainder of 2-, 4- and 16-row tiles (43 =
             // 16 + 16 + 11: three groups of 4); token counts cover every size of the fused
             // paths (1..8, batched decode) and the first past them (9), and full and partial
-            // tiles of 2, 4 and 16 tokens (11 = three groups of 4).
+            // tiles of 2, 4 and 16 tokens (11 = three groups of 4); 66 ends in a token block
+            // of 2 (64 tokens share an unpacking when k is small), which must not take the
+            // fused paths' preparation.
             for (auto [r0, r1] : {std::pair<int64_t, int64_t>{0, 1}, {2, 5}, {1, 7}, {5, 48}}) {
                 for (int64_t nt : {1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 37}) check_gemm(Problem(w, kk, r0, r1, nt, rng));
             }
+            check_gemm(Problem(w, kk, 1, 7, 66, rng));
         }
     }
 }

@@ -17,6 +17,7 @@
 //   kFusedRows, fused<NR, NT>(w, ldw, k, acts, t, Y, ldy)
 //                                the whole product of NR rows x NT tokens, unpacking in
 //                                registers (weights are used too few times to store them)
+//   prepare_fused(X, ldx, nt, k) optional: the activations as fused reads them (else prepare)
 // Must not touch: type-specific arithmetic.
 #pragma once
 
@@ -105,7 +106,7 @@ struct Gemm {
     // Few tokens: the family unpacks each weight block in registers for all of them.
     static void fused(int64_t k, const uint8_t* w, size_t ldw, int64_t r0, int64_t r1, const uint8_t* x, size_t ldx,
                       int64_t nt, float* Y, size_t ldy) {
-        const typename K::Acts acts = K::prepare(x, ldx, nt, k);
+        const typename K::Acts acts = prepare_fused(x, ldx, nt, k);
         for (int64_t r = r0; r < r1; r += K::kFusedRows) {
             with_count<K::kFusedRows>(static_cast<int>(min64(K::kFusedRows, r1 - r)), [&](auto nr) {
                 with_count<K::kFusedTokens>(static_cast<int>(nt), [&](auto ntc) {
@@ -113,6 +114,11 @@ struct Gemm {
                 });
             });
         }
+    }
+
+    static typename K::Acts prepare_fused(const uint8_t* x, size_t ldx, int64_t nt, int64_t k) {
+        if constexpr (requires { K::prepare_fused(x, ldx, nt, k); }) return K::prepare_fused(x, ldx, nt, k);
+        else return K::prepare(x, ldx, nt, k);
     }
 
     template <int NR>

@@ -339,6 +339,17 @@ struct IQ4XS {
     static __m256i u(const Block& x, const Prep&) {
         return iq4_unsigned(nibbles(x.qs + 16 * C));
     }
+    // AVX2 decode, in lane order (KQuant::kLanes): chunk C holds sub-blocks 2P and 2P + 1
+    // (P = C / 2) in its two 128-bit lanes, the low (C even) or high nibbles of each, so
+    // that 32 bytes of qs unpack to two chunks with one shift and two masks, and both
+    // chunks take one scale vector. The weights come signed (u - 128), which the product
+    // takes as they are.
+    template <int C>
+    static __m256i w_lanes(const Block& x, const Prep&) {
+        return iq4_signed(nibble_chunk<C>(x.qs));
+    }
+    template <int C>
+    static __m256i scale_lanes(const Prep& p) { return p.s.groups16<C / 2>(); }
     // AVX-512: sub-blocks 2P and 2P + 1 (qs[32P..32P + 31], 16 bytes each), as the 128-bit
     // lanes [low nibbles of the first 16 | high nibbles | low of the second | high], looked up.
     template <int P, class I = __m512i>
@@ -411,10 +422,12 @@ struct KQuant {
     static Acc acc_zero() { return V::zero(); }
     static float acc_sum(const Acc& a) { return V::hsum(a); }
 
-    // Q8_K rows are used in place. For the AVX-512 path of up to kFusedTokens tokens, also
-    // each super-block's 16 group sums of activations times the token's scale, as floats
-    // (bsumf[(t * steps + s) * 16 + g]): a super-block's min or offset correction is then one
-    // float FMA per (row, token) rather than an integer dot, a conversion and an FMA.
+    // Q8_K rows are used in place. The fused path of up to kFusedTokens tokens prepares
+    // more (prepare_fused): on AVX-512 each super-block's 16 group sums of activations
+    // times the token's scale, as floats (bsumf[(t * steps + s) * 16 + g]), so that a
+    // super-block's min or offset correction is one float FMA per (row, token) rather than
+    // an integer dot, a conversion and an FMA; on AVX2, for a type with a lane order, a
+    // copy of the activations in that order (lane_ordered).
     struct Acts {
         const uint8_t* x;
         size_t ldx;
@@ -424,22 +437,41 @@ struct KQuant {
         const float* group_sums(int64_t t, int64_t s) const { return bsumf + (t * steps + s) * 16; }
     };
     static int64_t act_bytes(int64_t k) { return k / 256 * static_cast<int64_t>(sizeof(Act)); }
-    static Acts prepare(const uint8_t* x, size_t ldx, int64_t nt, int64_t k) {
+    static Acts prepare(const uint8_t* x, size_t ldx, int64_t, int64_t) { return Acts{x, ldx}; }
+    static Acts prepare_fused(const uint8_t* x, size_t ldx, int64_t nt, int64_t k) {
+        if constexpr (kLanes) return lane_ordered(x, ldx, nt, k);
         Acts acts{x, ldx};
         if constexpr (V::kBytes == 64 && !Type::kWide) {
-            if (nt <= kFusedTokens) {
-                acts.steps = k / 256;
-                auto* f = static_cast<float*>(scratch(static_cast<size_t>(nt * acts.steps) * 16 * sizeof(float)));
-                acts.bsumf = f;
-                for (int64_t t = 0; t < nt; ++t)
-                    for (int64_t s = 0; s < acts.steps; ++s) {
-                        const Act* a = acts.step(t, s);
-                        const __m512 b = _mm512_cvtepi32_ps(_mm512_cvtepi16_epi32(load256(a->bsums)));
-                        _mm512_store_ps(f + (t * acts.steps + s) * 16, _mm512_mul_ps(b, _mm512_set1_ps(a->d)));
-                    }
-            }
+            acts.steps = k / 256;
+            auto* f = static_cast<float*>(scratch(static_cast<size_t>(nt * acts.steps) * 16 * sizeof(float)));
+            acts.bsumf = f;
+            for (int64_t t = 0; t < nt; ++t)
+                for (int64_t s = 0; s < acts.steps; ++s) {
+                    const Act* a = acts.step(t, s);
+                    const __m512 b = _mm512_cvtepi32_ps(_mm512_cvtepi16_epi32(load256(a->bsums)));
+                    _mm512_store_ps(f + (t * acts.steps + s) * 16, _mm512_mul_ps(b, _mm512_set1_ps(a->d)));
+                }
         }
         return acts;
+    }
+
+    // A copy of the activations in the lane order of w_lanes: each 64 values as 0..15,
+    // 32..47, 16..31, 48..63. Made once per product, it saves every row the shuffles.
+    static Acts lane_ordered(const uint8_t* x, size_t ldx, int64_t nt, int64_t k) {
+        const auto row = static_cast<size_t>(act_bytes(k));
+        auto* copy = static_cast<uint8_t*>(scratch(static_cast<size_t>(nt) * row));
+        for (int64_t t = 0; t < nt; ++t) {
+            std::memcpy(copy + t * row, x + t * ldx, row);
+            for (int64_t s = 0; s < k / 256; ++s) {
+                int8_t* qs = reinterpret_cast<Act*>(copy + t * row)[s].qs;
+                for (int g = 0; g < 256; g += 64) {
+                    const __m256i a0 = load256(qs + g), a1 = load256(qs + g + 32);
+                    store256(qs + g, _mm256_permute2x128_si256(a0, a1, 0x20));
+                    store256(qs + g + 32, _mm256_permute2x128_si256(a0, a1, 0x31));
+                }
+            }
+        }
+        return Acts{copy, row};
     }
 
     static void unpack(const uint8_t* row, int64_t, int64_t s, KBlock& out) {
@@ -454,6 +486,11 @@ struct KQuant {
     static __m256i pairs256(__m256i u, __m256i q) {
         if constexpr (Type::kWide) return maddubs_wide256(u, q);
         else return _mm256_maddubs_epi16(u, q);
+    }
+    // The AVX2 fused path's products: pairs256, or signed weights in lane order.
+    static __m256i narrow_pairs(__m256i u, __m256i q) {
+        if constexpr (kLanes) return signed_pairs256(u, q);
+        else return pairs256(u, q);
     }
 
     template <int NR, int NT>
@@ -495,6 +532,21 @@ struct KQuant {
     static constexpr int kFusedRows = V::kBytes == 64 ? 16 : 1;
 
     using Block = typename Type::Block;
+    using Prep = typename Type::Prep;
+
+    // AVX2 with a wide type that has a lane order (w_lanes): the fused path reads
+    // activations prepared in that order and signed weights.
+    static constexpr bool kLanes = V::kBytes == 32 && requires(const Block& b, const Prep& p) { Type::template w_lanes<0>(b, p); };
+    template <int C>
+    static __m256i narrow_u(const Block& b, const Prep& p) {
+        if constexpr (kLanes) return Type::template w_lanes<C>(b, p);
+        else return Type::template u<C>(b, p);
+    }
+    template <int C>
+    static __m256i narrow_scale(const Prep& p) {
+        if constexpr (kLanes) return Type::template scale_lanes<C>(p);
+        else return Type::template scale<C>(p);
+    }
 
     // AVX-512: chunks 2P and 2P + 1 of a super-block, from the type's u_pair if it has one.
     template <int P, class I = __m512i>
@@ -541,9 +593,9 @@ struct KQuant {
                 for (int t = 0; t < NT; ++t) sum[h][t] = _mm256_setzero_si256();
             for_chunks<8>([&](auto c) {
                 constexpr int C = decltype(c)::value;
-                const __m256i u = Type::template u<C>(b, p), sc = Type::template scale<C>(p);
+                const __m256i u = narrow_u<C>(b, p), sc = narrow_scale<C>(p);
                 for (int t = 0; t < NT; ++t)
-                    sum[C % 2][t] = V::dot_i16_256(sum[C % 2][t], pairs256(u, load256(a[t]->qs + 32 * C)), sc);
+                    sum[C % 2][t] = V::dot_i16_256(sum[C % 2][t], narrow_pairs(u, load256(a[t]->qs + 32 * C)), sc);
             });
             for (int t = 0; t < NT; ++t)
                 fold<Type, W256>(acc[t], _mm256_add_epi32(sum[0][t], sum[1][t]),

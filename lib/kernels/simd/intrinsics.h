@@ -20,12 +20,16 @@ inline float hsum256(__m256 v) {
     return _mm_cvtss_f32(s);
 }
 
-// (u - 128) * a for unsigned bytes u and signed bytes a, summed in int16 pairs without
-// saturation (maddubs of u * a could saturate for u > 128): maddubs of |w| and a with w's
-// sign, w = u - 128 (|w| * |a| <= 128 * 127).
-inline __m256i maddubs_wide256(__m256i u, __m256i a) {
-    const __m256i w = _mm256_xor_si256(u, _mm256_set1_epi8(-128));
+// w * a for signed bytes w and a (|a| <= 127), summed in int16 pairs without saturation:
+// maddubs of |w| and a with w's sign (|w| * |a| <= 128 * 127).
+inline __m256i signed_pairs256(__m256i w, __m256i a) {
     return _mm256_maddubs_epi16(_mm256_sign_epi8(w, w), _mm256_sign_epi8(a, w));
+}
+
+// (u - 128) * a for unsigned bytes u and signed bytes a, summed in int16 pairs without
+// saturation (maddubs of u * a could saturate for u > 128).
+inline __m256i maddubs_wide256(__m256i u, __m256i a) {
+    return signed_pairs256(_mm256_xor_si256(u, _mm256_set1_epi8(-128)), a);
 }
 
 }  // namespace
