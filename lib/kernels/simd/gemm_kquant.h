@@ -4,7 +4,7 @@
 // each u pair, and a correction c per 16-element group, so that
 //     dot = d * da * sum(scale * u * a) - dc * da * sum_g(c_g * bsum_g)
 // (dc = dmin for the types with mins, dc = d for the types with an offset, where the
-// integer subtraction happens before the float step, except on the AVX-512 path for 1..8
+// integer subtraction happens before the float step, except on the AVX-512 path for 2..8
 // tokens, which takes the correction in floats). The product is then one maddubs
 // and one int16 dot per vector of u, the same for every type. IQ4_XS's u (table value
 // + 128) spans 1..241, where maddubs could saturate: for such wide types the pair products
@@ -423,11 +423,11 @@ struct KQuant {
     static float acc_sum(const Acc& a) { return V::hsum(a); }
 
     // Q8_K rows are used in place. The fused path of up to kFusedTokens tokens prepares
-    // more (prepare_fused): on AVX-512 each super-block's 16 group sums of activations
+    // more (prepare_fused): for wide_row each super-block's 16 group sums of activations
     // times the token's scale, as floats (bsumf[(t * steps + s) * 16 + g]), so that a
     // super-block's min or offset correction is one float FMA per (row, token) rather than
-    // an integer dot, a conversion and an FMA; on AVX2, for a type with a lane order, a
-    // copy of the activations in that order (lane_ordered).
+    // an integer dot, a conversion and an FMA; for narrow_row and a type with a lane
+    // order, a copy of the activations in that order (lane_ordered).
     struct Acts {
         const uint8_t* x;
         size_t ldx;
@@ -439,7 +439,10 @@ struct KQuant {
     static int64_t act_bytes(int64_t k) { return k / 256 * static_cast<int64_t>(sizeof(Act)); }
     static Acts prepare(const uint8_t* x, size_t ldx, int64_t, int64_t) { return Acts{x, ldx}; }
     static Acts prepare_fused(const uint8_t* x, size_t ldx, int64_t nt, int64_t k) {
-        if constexpr (kLanes) return lane_ordered(x, ldx, nt, k);
+        if (narrow(nt)) {
+            if constexpr (kLanes) return lane_ordered(x, ldx, nt, k);
+            return Acts{x, ldx};
+        }
         Acts acts{x, ldx};
         if constexpr (V::kBytes == 64 && !Type::kWide) {
             acts.steps = k / 256;
@@ -518,11 +521,12 @@ struct KQuant {
     }
 
     // Few tokens: each super-block's chunks are unpacked in registers and used at once
-    // (AVX2: at 256 bits; AVX-512: two chunks per 512-bit product, wide_row). One row at
-    // a time: decode streams the weights from DRAM, and one long sequential stream (rows
-    // follow each other in memory) is what the hardware prefetchers keep up with — four
-    // rows in step are four short streams (a Q4_K row of 4096 is 2.3 KB) and ran at 40 %
-    // of the read bandwidth, one row runs at 100 % (measured, Zen 4).
+    // (narrow_row at 256 bits; from 2 tokens on AVX-512, wide_row with two chunks per
+    // 512-bit product). One row at a time: decode streams the weights from DRAM, and one
+    // long sequential stream (rows follow each other in memory) is what the hardware
+    // prefetchers keep up with — four rows in step are four short streams (a Q4_K row of
+    // 4096 is 2.3 KB) and ran at 40 % of the read bandwidth, one row runs at 100 %
+    // (measured, Zen 4).
     // Batched decode (one token per session) stays here up to 8 tokens on AVX-512 (32
     // vector registers hold the 2 x 8 sums), 4 on AVX2 (16 registers): the many-token
     // path's lane-replicated unpacking of every super-block costs more than it saves when
@@ -534,9 +538,15 @@ struct KQuant {
     using Block = typename Type::Block;
     using Prep = typename Type::Prep;
 
-    // AVX2 with a wide type that has a lane order (w_lanes): the fused path reads
-    // activations prepared in that order and signed weights.
-    static constexpr bool kLanes = V::kBytes == 32 && requires(const Block& b, const Prep& p) { Type::template w_lanes<0>(b, p); };
+    // narrow_row runs NT tokens on AVX2, and one token on AVX-512 as well: on Zen 4, which
+    // executes 512-bit operations in two halves, the 256-bit path decoded one token 25 %
+    // faster in cache (kernel_bench 2048x2048, 1 thread: Q4_K 17.6 -> 22 GB/s, Q6_K 26 ->
+    // 33) where Zen 5 was 10 % slower with it (Q4_K 33 -> 30); from DRAM the bus binds
+    // either on both.
+    static constexpr bool narrow(int64_t nt) { return V::kBytes == 32 || nt == 1; }
+    // A wide type that has a lane order (w_lanes): narrow_row reads activations prepared in
+    // that order and signed weights.
+    static constexpr bool kLanes = requires(const Block& b, const Prep& p) { Type::template w_lanes<0>(b, p); };
     template <int C>
     static __m256i narrow_u(const Block& b, const Prep& p) {
         if constexpr (kLanes) return Type::template w_lanes<C>(b, p);
@@ -564,7 +574,7 @@ struct KQuant {
 
     template <int NR, int NT>
     static void fused(const uint8_t* w, size_t ldw, int64_t k, const Acts& acts, int64_t t0, float* Y, size_t ldy) {
-        if constexpr (V::kBytes == 64) {
+        if constexpr (!narrow(NT)) {
             // The rows go through k in parts whose activations stay in L1 (48 KB on Zen 5;
             // 8 tokens of k = 8192 are 75 KB, which a row's whole pass read from L2).
             constexpr int64_t kPart = 24 * 1024 / (NT * (sizeof(Act) + 64));
@@ -576,8 +586,8 @@ struct KQuant {
         }
     }
 
-    // AVX2: one row at 256 bits, even and odd chunks in separate integer sums (two
-    // dependency chains per token, the same total).
+    // One row at 256 bits (AVX2, and one token on AVX-512), even and odd chunks in separate
+    // integer sums (two dependency chains per token, the same total).
     template <int NT>
     static void narrow_row(const uint8_t* w, int64_t k, const Acts& acts, int64_t t0, float* Y, size_t ldy) {
         __m256 acc[NT];
@@ -605,7 +615,7 @@ struct KQuant {
         for (int t = 0; t < NT; ++t) Y[t * ldy] = hsum256(acc[t]);
     }
 
-    // AVX-512, 1..8 tokens, super-blocks [s0, s1) of one row, added to Y unless s0 = 0:
+    // AVX-512, 2..8 tokens, super-blocks [s0, s1) of one row, added to Y unless s0 = 0:
     // two chunks per 512-bit product (half the integer instructions per token, which bound
     // batched decode) and the float steps at 512 bits with the correction from Acts' float
     // group sums, so that per super-block and token the work outside the 8 integer
@@ -616,19 +626,16 @@ struct KQuant {
     // 238 with the next blocks of the same row; 1B decoded 200 tok/s with those, 220 with
     // the next row's, 237-245 with the row after (kernel_bench 32768x4096 nt 8, 2 threads:
     // Q6_K 370-395 -> 467-475 GFLOP/s; 4 rows ahead measured the same). Two chunks are unpacked at once where the
-    // type can (u_pair), else at 256 bits as above and joined. One token (decode) takes
-    // this path too, with four chains of integer sums and the correction in a float sum
-    // of its own (dependency chains, not instructions, bound one token): in cache,
-    // kernel_bench 4096x4096, 1 thread, nt 1: Q4_K 30 -> 33 GB/s, Q6_K 46 -> 53, IQ4_XS
-    // 18 -> 20 against the 256-bit path; from DRAM the bus binds both. Two chains from 2
-    // tokens, one from 4 (the tokens are independent chains).
+    // type can (u_pair), else at 256 bits as above and joined. Two chains of integer sums
+    // for 2-3 tokens, one from 4 (the tokens are independent chains), and for fewer than 4
+    // the correction in a float sum of its own.
     template <int NT>
     static void wide_row(const uint8_t* w, size_t ldw, int64_t s0, int64_t s1, const Acts& acts, int64_t t0, float* Y, size_t ldy) {
-        constexpr int kChains = NT == 1 ? 4 : NT < 4 ? 2 : 1;
+        constexpr int kChains = NT < 4 ? 2 : 1;
         constexpr int kAccs = NT < 4 ? 2 : 1;  // the correction in its own float sum
-        // The same block of a row read after this one (rows follow each other within a k
-        // part): 2 rows ahead when several tokens make a row slow, else the next row.
-        constexpr int kRowsAhead = NT == 1 ? 1 : 2;
+        // The same block of a row read two rows after this one (rows follow each other
+        // within a k part).
+        constexpr int kRowsAhead = 2;
         __m512 acc[kAccs][NT];
         for (int h = 0; h < kAccs; ++h)
             for (int t = 0; t < NT; ++t) acc[h][t] = _mm512_setzero_ps();
