@@ -1,10 +1,13 @@
 // client/strata-gguf/cmd_synth.cpp — `strata-gguf synth OUT`: a random-weight model of
-// any llama/qwen2 shape, or a qwen3moe mixture of experts, and any weight type,
-// deterministic from --seed (for tests and benchmarks, e.g. Llama-3.1-8B or
-// Qwen3-30B-A3B shapes at F16 or Q4_K_M). The random router of a MoE file picks experts
-// about uniformly. Matrices are N(0, std), norm
-// weights 1 + N(0, std/2.5) stored F32, qwen2 biases N(0, std). The vocabulary is a
-// synthetic SentencePiece one, or the tokenizer section of another GGUF (--vocab-from).
+// any decoder family strata runs (llama, qwen2, qwen3, gemma2, gemma3, phi3, granite,
+// olmo2, the mixtures of experts qwen3moe and olmoe) and any weight type, deterministic
+// from --seed (for tests and benchmarks, e.g. Llama-3.1-8B or Qwen3-30B-A3B shapes at F16
+// or Q4_K_M). A layer's tensors are those the family's builder requires
+// (model::layer_tensors, from the hyperparameters the keys written give); the family's own
+// keys take the values of its released models, so llama.cpp loads the files too. The
+// random router of a MoE file picks experts about uniformly. Matrices are N(0, std), norm
+// weights 1 + N(0, std/2.5) stored F32, biases N(0, std). The vocabulary is a synthetic
+// SentencePiece one, or the tokenizer section of another GGUF (--vocab-from).
 // F32/F16/BF16 are written directly; quantized types (Q8_0, Q4_K_M, ...) are written as
 // F16 to a temporary file next to OUT and quantized with llama.cpp's mixes, as
 // `strata-gguf quantize` does.
@@ -14,10 +17,14 @@
 #include <filesystem>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "args.h"
 #include "commands.h"
+#include "gguf/gguf.h"
 #include "gguf/writer.h"
+#include "model/arch.h"
+#include "model/hparams.h"
 #include "model/quantize_model.h"
 #include "tensor/quantize.h"
 
@@ -28,13 +35,14 @@ struct Shape {
     int64_t n_embd, n_layer, n_ff, n_head, n_head_kv, vocab, ctx;
     double rope_base;
     int64_t head_dim = 0;  // 0: n_embd / n_head
-    int64_t n_expert = 0, n_expert_used = 0;  // qwen3moe (n_ff is then each expert's width)
+    int64_t n_expert = 0, n_expert_used = 0;  // experts (n_ff is then each expert's width)
+    int64_t window = 0;                       // Gemma's sliding window (--window)
 };
 
 Shape preset(const std::string& name, bool moe) {
     if (moe && name == "tiny") return {256, 2, 64, 8, 2, 512, 2048, 1000000.0, 64, 8, 2};
     if (moe && name == "30b-a3b") return {2048, 48, 768, 32, 4, 151936, 40960, 1000000.0, 128, 128, 8};
-    if (moe) throw UsageError("unknown preset '" + name + "' for qwen3moe (tiny, 30b-a3b)");
+    if (moe) throw UsageError("unknown preset '" + name + "' for a mixture of experts (tiny, 30b-a3b)");
     if (name == "tiny") return {64, 2, 192, 4, 2, 512, 2048, 10000.0};
     if (name == "1b") return {2048, 16, 8192, 32, 8, 32000, 8192, 500000.0};
     if (name == "8b") return {4096, 32, 14336, 32, 8, 128256, 8192, 500000.0};
@@ -78,8 +86,9 @@ private:
 };
 
 // <unk> <s> </s>, 256 byte tokens, then "▁"-prefixed and bare letter n-grams with
-// decreasing scores: a valid SentencePiece vocabulary of any size >= 300.
-void synthetic_vocab(gguf::Writer& w, int64_t n_vocab) {
+// decreasing scores: a valid SentencePiece vocabulary of any size >= 300. The last pieces
+// give way to `controls`, control tokens a family's loader looks up by text.
+void synthetic_vocab(gguf::Writer& w, int64_t n_vocab, const std::vector<std::string>& controls) {
     if (n_vocab < 300) throw UsageError("--vocab must be at least 300 for the synthetic vocabulary");
     std::vector<std::string> toks = {"<unk>", "<s>", "</s>"};
     std::vector<int32_t> types = {2, 3, 3};
@@ -110,6 +119,10 @@ void synthetic_vocab(gguf::Writer& w, int64_t n_vocab) {
         toks.push_back(pieces[i]);
         types.push_back(1);
         scores.push_back(-static_cast<float>(i));
+    }
+    for (size_t k = 0; k < controls.size(); ++k) {
+        toks[toks.size() - 1 - k] = controls[k];
+        types[types.size() - 1 - k] = 3;
     }
     w.set_string("tokenizer.ggml.model", "llama");
     w.set_strings("tokenizer.ggml.tokens", toks);
@@ -165,33 +178,81 @@ void add_random(gguf::Writer& w, const std::string& name, DType type, std::vecto
     });
 }
 
+// The keys a family requires beyond the shape, with values of its released models:
+// Gemma's sliding window, Granite's four multipliers, Phi-3's LongRoPE original context.
+void family_keys(gguf::Writer& w, const std::string& arch, const Shape& s) {
+    const std::string a = arch + ".";
+    if (arch == "gemma2" || arch == "gemma3") w.set_u32(a + "attention.sliding_window", static_cast<uint32_t>(s.window));
+    if (arch == "granite") {
+        w.set_f32(a + "embedding_scale", 12.0f);
+        w.set_f32(a + "residual_scale", 0.22f);
+        w.set_f32(a + "attention.scale", 0.015625f);
+        w.set_f32(a + "logit_scale", 8.0f);
+    }
+    if (arch == "phi3") {
+        w.set_u32(a + "rope.scaling.original_context_length", static_cast<uint32_t>(std::max<int64_t>(16, s.ctx / 4)));
+        w.set_f32(a + "rope.scaling.attn_factor", 1.19f);
+    }
+}
+
+// Control tokens llama.cpp looks up by text when it loads the family (Phi-3's chat tokens).
+std::vector<std::string> family_controls(const std::string& arch) {
+    if (arch == "phi3") return {"<|endoftext|>", "<|assistant|>", "<|end|>", "<|user|>", "<|system|>"};
+    return {};
+}
+
+// Whether the file ties the output head to the embeddings: Gemma files always do (llama.cpp
+// refuses an output.weight there), OLMo 2 files never (llama.cpp requires one).
+bool ties_embeddings(const std::string& arch, bool asked) {
+    if (arch == "gemma2" || arch == "gemma3") return true;
+    return asked && arch != "olmo2";
+}
+
+// The hyperparameters strata reads from the keys written so far (a metadata-only file).
+model::HParams read_back(const gguf::Writer& w, const std::string& out) {
+    const std::string tmp = out + ".meta.tmp";
+    w.write(tmp);
+    try {
+        auto f = gguf::File::open(tmp);
+        model::HParams hp = model::HParams::from_gguf(*f);
+        std::filesystem::remove(tmp);
+        return hp;
+    } catch (...) {
+        std::filesystem::remove(tmp);
+        throw;
+    }
+}
+
 }  // namespace
 
 int cmd_synth(const Argv& argv) {
     Args args(argv,
               {"preset", "arch", "n-embd", "n-layer", "n-ff", "n-head", "n-head-kv", "head-dim", "n-expert", "n-expert-used", "vocab", "ctx",
-               "rope-base", "type", "seed", "std", "vocab-from", "threads"},
+               "rope-base", "window", "type", "seed", "std", "vocab-from", "threads"},
               {"tie-embeddings"});
     const std::string out = args.pos(0, "OUT");
     const std::string arch = args.get_or("arch", "llama");
-    if (arch != "llama" && arch != "qwen2" && arch != "qwen3moe") throw UsageError("--arch must be llama, qwen2 or qwen3moe");
-    const bool moe = arch == "qwen3moe";
-    Shape s = preset(args.get_or("preset", "tiny"), moe);
+    if (!model::find_builder(arch) || arch == "bert")
+        throw UsageError("--arch must be a decoder family strata runs (" + model::arch_names() + " but bert)");
+    Shape s = preset(args.get_or("preset", "tiny"), arch == "qwen3moe" || arch == "olmoe");
+    if (arch == "olmoe") {  // OLMoE: heads span n_embd (Qwen3's are 128 wide), no grouped keys
+        s.head_dim = 0;
+        s.n_head_kv = s.n_head;
+    }
     s.n_embd = args.get_int("n-embd", s.n_embd, 32, 1 << 16);
     s.n_layer = args.get_int("n-layer", s.n_layer, 1, 512);
     s.n_ff = args.get_int("n-ff", s.n_ff, 32, 1 << 18);
     s.n_head = args.get_int("n-head", s.n_head, 1, 1024);
     s.n_head_kv = args.get_int("n-head-kv", std::min(s.n_head, s.n_head_kv), 1, s.n_head);
+    s.head_dim = args.get_int("head-dim", s.head_dim, 0, 1024);
+    s.n_expert = args.get_int("n-expert", s.n_expert, 0, 4096);
+    s.n_expert_used = args.get_int("n-expert-used", std::min(s.n_expert, std::max<int64_t>(1, s.n_expert_used)), 1, std::max<int64_t>(1, s.n_expert));
     s.vocab = args.get_int("vocab", s.vocab, 300, 1 << 22);
     s.ctx = args.get_int("ctx", s.ctx, 16, 1 << 24);
+    s.window = args.get_int("window", std::min<int64_t>(4096, s.ctx), 1, s.ctx);
     s.rope_base = args.get_double("rope-base", s.rope_base);
-    if (moe) {
-        s.head_dim = args.get_int("head-dim", s.head_dim, 2, 1024);
-        s.n_expert = args.get_int("n-expert", s.n_expert, 1, 4096);
-        s.n_expert_used = args.get_int("n-expert-used", std::min(s.n_expert, s.n_expert_used), 1, s.n_expert);
-    }
-    if (!moe && (s.n_embd % s.n_head || (s.n_embd / s.n_head) % 2))
-        throw UsageError("n-embd must be a multiple of n-head (even head size)");
+    if (!s.head_dim && (s.n_embd % s.n_head || (s.n_embd / s.n_head) % 2))
+        throw UsageError("n-embd must be a multiple of n-head (even head size), or give --head-dim");
     if (s.n_head % s.n_head_kv || (s.head_dim % 2)) throw UsageError("n-head must be a multiple of n-head-kv, head-dim even");
     const std::string type_name = args.get_or("type", "F16");
     const auto target = model::file_type_from_name(type_name);
@@ -206,7 +267,7 @@ int cmd_synth(const Argv& argv) {
     w.set_string("general.architecture", arch);
     w.set_string("general.name", "strata-synth-" + arch);
     if (auto v = args.get("vocab-from")) s.vocab = copy_vocab(w, *v);
-    else synthetic_vocab(w, s.vocab);
+    else synthetic_vocab(w, s.vocab, family_controls(arch));
     const std::string a = arch + ".";
     w.set_u32(a + "context_length", static_cast<uint32_t>(s.ctx));
     w.set_u32(a + "embedding_length", static_cast<uint32_t>(s.n_embd));
@@ -215,57 +276,43 @@ int cmd_synth(const Argv& argv) {
     w.set_u32(a + "attention.head_count", static_cast<uint32_t>(s.n_head));
     w.set_u32(a + "attention.head_count_kv", static_cast<uint32_t>(s.n_head_kv));
     w.set_f32(a + "rope.freq_base", static_cast<float>(s.rope_base));
-    const int64_t hd = s.head_dim ? s.head_dim : s.n_embd / s.n_head, q = s.n_head * hd, kv = s.n_head_kv * hd;
+    const int64_t hd = s.head_dim ? s.head_dim : s.n_embd / s.n_head;
     w.set_u32(a + "rope.dimension_count", static_cast<uint32_t>(hd));
-    if (moe) {
+    if (s.head_dim) {
         w.set_u32(a + "attention.key_length", static_cast<uint32_t>(hd));
         w.set_u32(a + "attention.value_length", static_cast<uint32_t>(hd));
+    }
+    if (s.n_expert) {
         w.set_u32(a + "expert_count", static_cast<uint32_t>(s.n_expert));
         w.set_u32(a + "expert_used_count", static_cast<uint32_t>(s.n_expert_used));
         w.set_u32(a + "expert_feed_forward_length", static_cast<uint32_t>(s.n_ff));
     }
     w.set_f32(a + "attention.layer_norm_rms_epsilon", 1e-5f);
     w.set_u32(a + "vocab_size", static_cast<uint32_t>(s.vocab));
+    family_keys(w, arch, s);
     w.set_u32("general.file_type", plain ? target->id : 1u);
+    const model::HParams hp = read_back(w, out);
 
     uint64_t tensor_seed = mix(seed);
-    auto matrix = [&](const std::string& name, int64_t k, int64_t rows, int64_t experts = 0) {
-        std::vector<int64_t> ne = {k, rows};
-        if (experts) ne.push_back(experts);
-        add_random(w, name, matrix_type, ne, 0.0f, std, tensor_seed = mix(tensor_seed), threads);
+    auto matrix = [&](const std::string& name, std::vector<int64_t> ne, DType type) {
+        add_random(w, name, type, std::move(ne), 0.0f, std, tensor_seed = mix(tensor_seed), threads);
     };
     auto vector = [&](const std::string& name, int64_t n, float mean, float sd) {
         add_random(w, name, DType::F32, {n}, mean, sd, tensor_seed = mix(tensor_seed), 1);
     };
-    matrix("token_embd.weight", s.n_embd, s.vocab);
+    matrix("token_embd.weight", {s.n_embd, s.vocab}, matrix_type);
     vector("output_norm.weight", s.n_embd, 1.0f, std / 2.5f);
-    if (!args.flag("tie-embeddings")) matrix("output.weight", s.n_embd, s.vocab);
+    if (!ties_embeddings(arch, args.flag("tie-embeddings"))) matrix("output.weight", {s.n_embd, s.vocab}, matrix_type);
+    if (hp.longrope) {  // short factors near 1, long ones rising to 4 (as Phi-3.5's do)
+        vector("rope_factors_short.weight", hp.n_rot / 2, 1.0f, 0.01f);
+        vector("rope_factors_long.weight", hp.n_rot / 2, 2.5f, 0.5f);
+    }
     for (int l = 0; l < s.n_layer; ++l) {
-        const std::string p = "blk." + std::to_string(l) + ".";
-        vector(p + "attn_norm.weight", s.n_embd, 1.0f, std / 2.5f);
-        matrix(p + "attn_q.weight", s.n_embd, q);
-        matrix(p + "attn_k.weight", s.n_embd, kv);
-        matrix(p + "attn_v.weight", s.n_embd, kv);
-        if (arch == "qwen2") {
-            vector(p + "attn_q.bias", q, 0.0f, std);
-            vector(p + "attn_k.bias", kv, 0.0f, std);
-            vector(p + "attn_v.bias", kv, 0.0f, std);
-        }
-        if (moe) {
-            vector(p + "attn_q_norm.weight", hd, 1.0f, std / 2.5f);
-            vector(p + "attn_k_norm.weight", hd, 1.0f, std / 2.5f);
-        }
-        matrix(p + "attn_output.weight", q, s.n_embd);
-        vector(p + "ffn_norm.weight", s.n_embd, 1.0f, std / 2.5f);
-        if (moe) {
-            add_random(w, p + "ffn_gate_inp.weight", DType::F32, {s.n_embd, s.n_expert}, 0.0f, std, tensor_seed = mix(tensor_seed), threads);
-            matrix(p + "ffn_gate_exps.weight", s.n_embd, s.n_ff, s.n_expert);
-            matrix(p + "ffn_up_exps.weight", s.n_embd, s.n_ff, s.n_expert);
-            matrix(p + "ffn_down_exps.weight", s.n_ff, s.n_embd, s.n_expert);
-        } else {
-            matrix(p + "ffn_gate.weight", s.n_embd, s.n_ff);
-            matrix(p + "ffn_up.weight", s.n_embd, s.n_ff);
-            matrix(p + "ffn_down.weight", s.n_ff, s.n_embd);
+        for (const model::LayerTensor& t : model::layer_tensors(hp, l)) {
+            if (!t.required) continue;
+            const bool norm = t.name.find("norm") != std::string::npos;
+            if (t.ne.size() == 1) vector(t.name, t.ne[0], norm ? 1.0f : 0.0f, norm ? std / 2.5f : std);
+            else matrix(t.name, t.ne, t.name.find("ffn_gate_inp") != std::string::npos ? DType::F32 : matrix_type);  // routers stay F32
         }
     }
     if (plain) {

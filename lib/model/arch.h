@@ -8,6 +8,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "model/blocks.h"
 #include "model/hparams.h"
@@ -20,6 +21,16 @@ struct Builder {
     std::span<const TensorNeed> tensors;                    // the tensors of every layer
     void (*layer)(Blocks& b, const LayerWeights& w, int l);  // one transformer block
 };
+
+// One tensor of a layer as a file of the family holds it: "blk.N.<name>", its shape (1 to
+// 3 dimensions, ne[0] first) and whether the family requires it (strata-gguf synth writes
+// the required ones).
+struct LayerTensor {
+    std::string name;
+    std::vector<int64_t> ne;
+    bool required;
+};
+std::vector<LayerTensor> layer_tensors(const HParams& hp, int layer);
 
 // The builder for `name`, or null for an architecture strata cannot run.
 const Builder* find_builder(std::string_view name);

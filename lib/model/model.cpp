@@ -97,6 +97,18 @@ void expect_f32(const gguf::TensorInfo& t) {
 
 }  // namespace
 
+std::vector<LayerTensor> layer_tensors(const HParams& hp, int layer) {
+    std::vector<LayerTensor> out;
+    for (const TensorNeed& need : layer_needs(hp)) {
+        const Shape s = slot_shape(need.slot, hp);
+        std::vector<int64_t> ne = {s.ne0};
+        if (s.ne1) ne.push_back(s.ne1);
+        if (s.ne2) ne.push_back(s.ne2);
+        out.push_back({"blk." + std::to_string(layer) + "." + kSlotNames[need.slot], std::move(ne), need.required});
+    }
+    return out;
+}
+
 int physical_cores() {
     std::ifstream in("/proc/cpuinfo");
     std::set<std::pair<std::string, std::string>> cores;

@@ -165,6 +165,38 @@ class GgufToolTest(unittest.TestCase):
             self.assertEqual(r.returncode, 2)
             self.assertIn(b"tiny, 30b-a3b", r.stderr)
 
+    def test_synth_writes_every_decoder_family(self):
+        # Every family's file loads and runs; where llama.cpp's harness is installed
+        # (../shared/tools/peer), it loads them too and its logits agree within the F16
+        # tolerance. A window of 4 makes the 12 tokens cross Gemma's sliding window.
+        peer = os.path.join(os.environ.get("STRATA_PEER_DIR", os.path.expanduser("~/.cache/strata-peer")), "bin", "peer-logits")
+        ids = "1 15 27 300 412 99 7 256 311 45 12 480"
+        families = ("llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "granite", "olmo2", "qwen3moe", "olmoe")
+        with tempfile.TemporaryDirectory() as tmp:
+            open(os.path.join(tmp, "ids.txt"), "w").write(ids)
+            for arch in families:
+                with self.subTest(arch=arch):
+                    path, out = os.path.join(tmp, arch + ".gguf"), os.path.join(tmp, arch + ".f32")
+                    r = tool("synth", path, "--arch", arch, "--window", "4")
+                    self.assertEqual(r.returncode, 0, r.stderr)
+                    self.assertIn("architecture: " + arch, tool("info", path).stdout.decode())
+                    r = tool("logits", path, "--tokens", ids, "--out", out)
+                    self.assertEqual(r.returncode, 0, r.stderr)
+                    got = array.array("f", open(out, "rb").read())
+                    self.assertEqual(len(got), 12 * 512)
+                    self.assertTrue(all(abs(x) < 1e6 for x in got))
+                    if not os.access(peer, os.X_OK):
+                        continue
+                    subprocess.run([peer, path, os.path.join(tmp, "ids.txt"), out + ".peer"], check=True, capture_output=True)
+                    want = array.array("f", open(out + ".peer", "rb").read())
+                    err = max(abs(a - b) for a, b in zip(got, want)) / max(abs(b) for b in want)
+                    self.assertLess(err, 5e-3, arch)
+            if not os.access(peer, os.X_OK):
+                print("llama.cpp's harness is not installed: synthetic families not compared with it", file=sys.stderr)
+        r = tool("synth", os.path.join(tmp, "x.gguf"), "--arch", "bert")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn(b"decoder family", r.stderr)
+
     def test_info_escapes_what_the_file_says(self):
         def s(b):
             return struct.pack("<Q", len(b)) + b
