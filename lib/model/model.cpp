@@ -26,6 +26,9 @@ constexpr std::array<const char*, kSlots> kSlotNames = {
     "ffn_up.bias",       "ffn_down.bias",      "layer_output_norm.weight", "layer_output_norm.bias",
 };
 
+// "blk.<layer>.<slot's name>", as llama.cpp's converters name a layer's tensors.
+std::string layer_tensor_name(int layer, Slot s) { return "blk." + std::to_string(layer) + "." + kSlotNames[s]; }
+
 // A tensor's expected {ne0, ne1, ne2}: ne1 = 0 a vector, ne2 = 0 a matrix.
 struct Shape {
     int64_t ne0, ne1 = 0, ne2 = 0;
@@ -104,7 +107,7 @@ std::vector<LayerTensor> layer_tensors(const HParams& hp, int layer) {
         std::vector<int64_t> ne = {s.ne0};
         if (s.ne1) ne.push_back(s.ne1);
         if (s.ne2) ne.push_back(s.ne2);
-        out.push_back({"blk." + std::to_string(layer) + "." + kSlotNames[need.slot], std::move(ne), need.required});
+        out.push_back({layer_tensor_name(layer, need.slot), std::move(ne), need.required});
     }
     return out;
 }
@@ -180,7 +183,7 @@ void Model::Impl::bind_tensors() {
         std::array<const gguf::TensorInfo*, kSlots> info{};
         std::vector<const gguf::TensorInfo*> tensors;
         for (const TensorNeed& need : layer_needs(hp)) {
-            const std::string name = "blk." + std::to_string(l) + "." + kSlotNames[need.slot];
+            const std::string name = layer_tensor_name(l, need.slot);
             const auto* t = need.required ? require(name) : find(name);
             if (!t) continue;
             const Shape shape = slot_shape(need.slot, hp);

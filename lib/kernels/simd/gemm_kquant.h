@@ -490,7 +490,7 @@ struct KQuant {
         if constexpr (Type::kWide) return maddubs_wide256(u, q);
         else return _mm256_maddubs_epi16(u, q);
     }
-    // The AVX2 fused path's products: pairs256, or signed weights in lane order.
+    // narrow_row's products: pairs256, or signed weights in lane order.
     static __m256i narrow_pairs(__m256i u, __m256i q) {
         if constexpr (kLanes) return signed_pairs256(u, q);
         else return pairs256(u, q);
