@@ -92,6 +92,13 @@ std::string repeat(const std::string& s, int64_t n, size_t max) {
 class Interp {
 public:
     Interp(const RenderLimits& limits, std::string& out) : lim_(limits), out_(&out) {}
+    // A namespace can be made to hold itself (set ns.a = ns), a cycle of shared pointers:
+    // every namespace written is emptied when the render ends, since none outlives it.
+    ~Interp() {
+        for (auto& [dict, ns] : written_) ns.namespace_dict().entries.clear();
+    }
+    Interp(const Interp&) = delete;
+    Interp& operator=(const Interp&) = delete;
 
     Flow exec(const Body& body, const ScopePtr& scope) {
         for (const auto& s : body) {
@@ -104,6 +111,7 @@ public:
 private:
     const RenderLimits& lim_;
     std::string* out_;
+    std::unordered_map<const Dict*, Value> written_;  // the namespaces assigned into
     uint64_t steps_ = 0;
     int depth_ = 0;
 
@@ -191,6 +199,7 @@ private:
         }
         const Value ns = lookup(s.attr_of, scope);
         if (ns.kind() != Kind::Namespace) fail("cannot assign attribute on non-namespace object");
+        written_.emplace(&ns.namespace_dict(), ns);
         ns.namespace_dict().set(s.targets[0], v);
     }
 

@@ -210,6 +210,24 @@ std::string string_repr(const std::string& s) {
     return result + quote;
 }
 
+// Values nested deeper than Python's recursion limit (lists wrapped in a loop) are refused
+// as Python refuses them, before the printers' recursion overflows the stack.
+class NestingGuard {
+public:
+    explicit NestingGuard(const char* doing) {
+        if (++depth_ > 1000) {
+            --depth_;
+            throw TemplateError(std::string("maximum recursion depth exceeded while ") + doing);
+        }
+    }
+    ~NestingGuard() { --depth_; }
+    NestingGuard(const NestingGuard&) = delete;
+    NestingGuard& operator=(const NestingGuard&) = delete;
+
+private:
+    static inline thread_local int depth_ = 0;
+};
+
 std::string sequence_repr(const Value& v) {
     const bool tuple = v.kind() == Value::Kind::Tuple;
     std::string out = tuple ? "(" : "[";
@@ -219,7 +237,17 @@ std::string sequence_repr(const Value& v) {
     return out + (tuple ? ")" : "]");
 }
 
+// The dicts whose repr is being written on this thread: a namespace (the one mutable
+// value) can hold itself, directly or through a list, and Python prints such a dict again
+// as {...}.
+thread_local std::vector<const Dict*> dicts_in_repr;
+
 std::string dict_repr(const Dict& d) {
+    if (std::find(dicts_in_repr.begin(), dicts_in_repr.end(), &d) != dicts_in_repr.end()) return "{...}";
+    dicts_in_repr.push_back(&d);
+    struct Pop {
+        ~Pop() { dicts_in_repr.pop_back(); }
+    } pop;
     std::string out = "{";
     for (size_t i = 0; i < d.entries.size(); ++i)
         out += (i ? ", " : "") + string_repr(d.entries[i].first) + ": " + repr(d.entries[i].second);
@@ -237,6 +265,7 @@ std::string to_str(const Value& v) {
 }
 
 std::string repr(const Value& v) {
+    const NestingGuard guard("getting the repr of an object");
     switch (v.kind()) {
         case Value::Kind::Undefined: return "Undefined";
         case Value::Kind::None: return "None";
@@ -311,6 +340,7 @@ struct JsonWriter {
     }
 
     void write(const Value& v, int depth) {
+        const NestingGuard guard("encoding a JSON object");
         using K = Value::Kind;
         switch (v.kind()) {
             case K::None: out += "null"; return;

@@ -144,6 +144,18 @@ BOOST_AUTO_TEST_CASE(strftime_now_and_special_tokens) {
     BOOST_CHECK_THROW(parse_date("2024-07-26"), TemplateError);
 }
 
+// A namespace can hold itself (found by jinja_fuzz: repr recursed until the stack ended);
+// Python prints the dict again as {...}. Values nested past Python's recursion limit are
+// refused as Python refuses them, by repr and by tojson.
+BOOST_AUTO_TEST_CASE(self_holding_namespaces_and_deep_values_print_as_python) {
+    BOOST_TEST(render("{% set ns = namespace(a=1) %}{% set ns.a = ns %}{{ ns }}|{% set ns.b = [ns] %}{{ ns }}") ==
+               "<Namespace {'a': <Namespace {...}>}>|<Namespace {'a': <Namespace {...}>, 'b': [<Namespace {...}>]}>");
+    const std::string deep = "{% set ns = namespace(a=[]) %}{% for i in range(1500) %}{% set ns.a = [ns.a] %}{% endfor %}";
+    BOOST_TEST(render(deep + "{{ ns.a | length }}") == "1");
+    BOOST_TEST(error_of([&] { render(deep + "{{ ns.a }}"); }).find("maximum recursion depth exceeded") != std::string::npos);
+    BOOST_TEST(error_of([&] { render(deep + "{{ ns.a | tojson }}"); }).find("maximum recursion depth exceeded") != std::string::npos);
+}
+
 BOOST_AUTO_TEST_CASE(errors_name_the_line_and_raise_exception_its_message) {
     BOOST_TEST(error_of([] { Template("a\n{% if x %}\nb"); }).find("line 3") != std::string::npos);
     BOOST_TEST(error_of([] { Template("{{ 1 + }}"); }).find("line 1") != std::string::npos);
