@@ -22,8 +22,9 @@ MemoryPlanner::MemoryPlanner(const Config& config, const model::HParams& hp, int
 }
 
 weights::Reserve MemoryPlanner::reserve(int32_t batch_tokens) const {
-    const uint64_t per_position = uint64_t(hp_.n_layer) * kv::BlockFormat{config_.memory.kv_type, hp_.kv_dim()}.layer_bytes() / kv::kBlockTokens;
-    return {.kv = config_.memory.kv_bytes ? config_.memory.kv_bytes : per_position * static_cast<uint64_t>(context_),
+    // One full context, as a cache holds it during a pass (sliding-window layers: their window).
+    const kv::KvCache context(model::kv_shape(hp_), context_, nullptr, config_.memory.kv_type);
+    return {.kv = config_.memory.kv_bytes ? config_.memory.kv_bytes : context.bytes_for(context_, batch_tokens),
             .working = model::working_memory_bytes(hp_, batch_tokens, std::min(batch_tokens, 256), threads_),
             .overhead = kOverhead};
 }

@@ -298,26 +298,28 @@ std::shared_ptr<const sampling::ConstraintVocab> Engine::Impl::constraint_vocab(
 // boundary (a new or anonymous session: from the start); a.prompt becomes what is left to
 // feed (at least one token, to get logits). A prompt whose KV alone exceeds
 // memory.kv_budget fails with context_full naming the limit; one whose new KV does not fit
-// beside the running requests' (their prompts' blocks are allocated at once; after evicting
-// idle caches and cached prefixes) returns false, to wait. Generated tokens' KV is not
-// reserved ahead: running requests may take the budget over by what they generate.
+// beside the running requests' (their prompts' blocks are allocated at once, but for the
+// sliding-window layers' blocks, which come pass by pass and go as the window moves on;
+// after evicting idle caches and cached prefixes) returns false, to wait. Generated tokens'
+// KV is not reserved ahead: running requests may take the budget over by what they
+// generate.
 bool Engine::Impl::attach_cache(Active& a, const std::vector<int32_t>& full) {
     Session& s = *a.session;
-    const auto& hp = model->hparams();
     const kv::KvType type = config.memory.kv_type;
-    const uint64_t per_position = model->new_cache(1, nullptr, type).bytes_per_position();
-    const uint64_t need = uint64_t(full.size()) * per_position;
+    const kv::KvCache sizing = model->new_cache(1, nullptr, type);
+    const auto bytes_for = [&](size_t positions) { return sizing.bytes_for(static_cast<int32_t>(positions), batch_tokens); };
+    const uint64_t need = bytes_for(full.size());
     if (need > kv_budget)
         throw EngineError(Errc::ContextFull, "the prompt's KV cache needs " + std::to_string(need >> 20) + " MiB; memory.kv_budget is " +
                                                  std::to_string(kv_budget >> 20) + " MiB");
     {
-        const uint64_t fresh = uint64_t(full.size() - std::min<size_t>(full.size(), s.cache ? size_t(s.cache->size()) : 0)) * per_position;
+        const uint64_t fresh = need - bytes_for(std::min<size_t>(full.size(), s.cache ? size_t(s.cache->size()) : 0));
         std::lock_guard lk(mu);
         evict_caches(fresh);
         if (kv_ledger->bytes() + fresh > kv_budget && actives.size() > 1) return false;
     }
     if (!s.cache) {
-        auto restored = store.load_cache(s, hp.n_layer, hp.kv_dim(), context, kv_ledger, type);
+        auto restored = store.load_cache(s, model->kv_shape(), context, kv_ledger, type);
         auto cache = std::make_unique<kv::KvCache>(restored ? std::move(*restored) : model->new_cache(context, kv_ledger, type));
         std::lock_guard lk(mu);
         s.cache = std::move(cache);
@@ -329,7 +331,7 @@ bool Engine::Impl::attach_cache(Active& a, const std::vector<int32_t>& full) {
     s.kv_tick = ++kv_tick;
     prefixes.extend(full, *s.cache, static_cast<int32_t>(full.size()) - 1, kv_tick);
     a.prompt.assign(full.begin() + s.cache->size(), full.end());
-    s.cache->reserve_append(static_cast<int32_t>(a.prompt.size()));  // counted in the ledger from now on
+    s.cache->reserve_ahead(static_cast<int32_t>(a.prompt.size()));  // counted in the ledger from now on
     return true;
 }
 
@@ -367,7 +369,8 @@ void Engine::Impl::count_kv_kinds() {
     auto count = [&](const kv::KvCache& c) {
         uint64_t bytes = 0;
         for (int32_t i = 0; i * kv::kBlockTokens < c.size(); ++i)
-            if (seen.insert(c.block(i).get()).second) bytes += c.block_bytes();
+            for (const kv::BlockRef* part : c.block(i).parts())
+                if (*part && seen.insert(part->get()).second) bytes += (*part)->bytes();
         return bytes;
     };
     KvKinds k;

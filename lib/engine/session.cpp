@@ -153,10 +153,10 @@ void SessionStore::save_cache(const Session& s) const {
     dir_.write_file(file_name(s, ".kv"), [&](std::FILE* out) { s.cache->write(out, model_id_); });
 }
 
-std::optional<kv::KvCache> SessionStore::load_cache(const Session& s, int32_t n_layer, int32_t dim, int32_t capacity,
+std::optional<kv::KvCache> SessionStore::load_cache(const Session& s, const kv::Shape& shape, int32_t capacity,
                                                     std::shared_ptr<kv::Ledger> ledger, kv::KvType type) const {
     if (!enabled() || s.name.empty()) return std::nullopt;
-    auto c = kv::KvCache::load(path(s, ".kv"), model_id_, n_layer, dim, capacity, std::move(ledger), type);
+    auto c = kv::KvCache::load(path(s, ".kv"), model_id_, shape, capacity, std::move(ledger), type);
     drop_cache(s);  // used once: from now on the live cache is the truth
     if (c && c->size() > static_cast<int32_t>(s.tokens.size())) return std::nullopt;
     return c;

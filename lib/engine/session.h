@@ -48,7 +48,7 @@ public:
     std::vector<std::unique_ptr<Session>> load_all(std::vector<std::string>& problems) const;
     void save(const Session& s) const;           // history only; throws std::system_error
     void save_cache(const Session& s) const;     // the KV cache, when the session has one
-    std::optional<kv::KvCache> load_cache(const Session& s, int32_t n_layer, int32_t dim, int32_t capacity,
+    std::optional<kv::KvCache> load_cache(const Session& s, const kv::Shape& shape, int32_t capacity,
                                           std::shared_ptr<kv::Ledger> ledger, kv::KvType type) const;
     void drop_cache(const Session& s) const;
     void remove(const Session& s) const;

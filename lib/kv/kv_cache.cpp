@@ -38,45 +38,76 @@ Block::Block(const Block& other) : layer_bytes_(other.layer_bytes_), data_(other
 
 Block::~Block() { ledger_->remove(bytes()); }
 
-KvCache::KvCache(int32_t n_layer, int32_t dim, int32_t capacity, std::shared_ptr<Ledger> ledger, KvType type)
-    : n_layer_(n_layer), dim_(dim), capacity_(capacity), format_{type, dim}, ledger_(ledger ? std::move(ledger) : std::make_shared<Ledger>()) {
-    if (n_layer < 1 || dim < 1 || capacity < 1) throw std::invalid_argument("KvCache: bad geometry");
+KvCache::KvCache(Shape shape, int32_t capacity, std::shared_ptr<Ledger> ledger, KvType type)
+    : shape_(std::move(shape)), capacity_(capacity), format_{type, shape_.dim}, ledger_(ledger ? std::move(ledger) : std::make_shared<Ledger>()) {
+    const int32_t dim = shape_.dim;
+    if (shape_.n_layer < 1 || dim < 1 || capacity < 1 || shape_.window < 0 ||
+        !(shape_.sliding.empty() || shape_.sliding.size() == size_t(shape_.n_layer)))
+        throw std::invalid_argument("KvCache: bad geometry");
     if (type == KvType::Q8_0 && (dim % 32 != 0 || dim / 32 > kMaxQ8Blocks))
         throw std::invalid_argument("a q8_0 KV cache needs key/value rows that are a multiple of 32 values, at most 8192 (this model's are " +
                                     std::to_string(dim) + ")");
+    if (shape_.window == 0) shape_.sliding.clear();
+    for (int32_t l = 0; l < shape_.n_layer; ++l) slot_.push_back(sliding(l) ? n_window_++ : n_full_++);
 }
 
-void KvCache::reserve_append(int32_t n) {
+uint64_t KvCache::bytes() const {
+    uint64_t total = 0;
+    for (const Blocks& b : blocks_)
+        for (const BlockRef* part : b.parts())
+            if (*part) total += (*part)->bytes();
+    return total;
+}
+
+uint64_t KvCache::bytes_for(int32_t positions, int32_t pass) const {
+    const auto blocks = [](int64_t n) { return uint64_t((n + kBlockTokens - 1) / kBlockTokens); };
+    const uint64_t window = n_window_ ? std::min(blocks(positions), blocks(int64_t(shape_.window) - 1 + kWindowSlack + pass) + 1) : 0;
+    return (blocks(positions) * n_full_ + window * n_window_) * format_.layer_bytes();
+}
+
+int32_t KvCache::window_start(int32_t size) const { return n_window_ ? std::max(0, size - shape_.window + 1) : size; }
+
+void KvCache::reserve(int32_t n, bool window_layers) {
     if (n < 0 || n > capacity_ - size_)
         throw std::length_error("context full: " + std::to_string(size_) + " + " + std::to_string(n) + " tokens exceed the context of " +
                                 std::to_string(capacity_));
     if (n == 0) return;
     const size_t first = size_t(size_ / kBlockTokens), end = size_t((size_ + n + kBlockTokens - 1) / kBlockTokens);
-    for (size_t b = first; b < std::min(end, blocks_.size()); ++b)
-        if (blocks_[b].use_count() > 1) blocks_[b] = std::make_shared<Block>(*blocks_[b]);
-    while (blocks_.size() < end) blocks_.push_back(std::make_shared<Block>(n_layer_, format_, ledger_));
+    if (blocks_.size() < end) blocks_.resize(end);
+    const auto own = [&](BlockRef& part, int32_t layers) {
+        if (!part) {
+            part = std::make_shared<Block>(layers, format_, ledger_);
+        } else if (part.use_count() > 1) {
+            part = std::make_shared<Block>(*part);
+        }
+    };
+    for (size_t b = first; b < end; ++b) {
+        if (n_full_) own(blocks_[b].full, n_full_);
+        if (n_window_ && window_layers) own(blocks_[b].window, n_window_);
+    }
 }
 
 void KvCache::store(int32_t l, int32_t p, const float* k, const float* v) {
-    uint8_t* base = blocks_[size_t(p / kBlockTokens)]->layer(l);
+    uint8_t* base = part(l, p / kBlockTokens)->layer(slot_[size_t(l)]);
+    const int32_t dim = shape_.dim;
     const int32_t j = p % kBlockTokens;
     uint8_t* row = base + format_.key_bytes() + format_.key_scale_bytes() + size_t(j) * format_.value_row_bytes();
     if (format_.type == KvType::F16) {
         auto* kt = reinterpret_cast<uint16_t*>(base) + j;
         auto* vr = reinterpret_cast<uint16_t*>(row);
-        for (int32_t d = 0; d < dim_; ++d) {
+        for (int32_t d = 0; d < dim; ++d) {
             kt[size_t(d) * kBlockTokens] = fp32_to_fp16(k[d]);
             vr[d] = fp32_to_fp16(v[d]);
         }
         return;
     }
     // Values are GGML Q8_0 rows as they stand; keys the same blocks, scattered transposed.
-    quantize_row_q8_0(v, row, dim_);
+    quantize_row_q8_0(v, row, dim);
     auto* kq = reinterpret_cast<int8_t*>(base) + j;
     auto* ks = reinterpret_cast<uint16_t*>(base + format_.key_bytes()) + j;
     BlockQ8_0 kb[kMaxQ8Blocks];
-    quantize_row_q8_0(k, kb, dim_);
-    for (int32_t c = 0; c < dim_ / 32; ++c) {
+    quantize_row_q8_0(k, kb, dim);
+    for (int32_t c = 0; c < dim / 32; ++c) {
         ks[size_t(c) * kBlockTokens] = kb[c].d;
         for (int i = 0; i < 32; ++i) kq[size_t(c * 32 + i) * kBlockTokens] = kb[c].qs[i];
     }
@@ -86,19 +117,20 @@ void KvCache::load(int32_t l, int32_t p, float* k, float* v) const {
     const uint8_t* base = k_block(l, p);
     const int32_t j = p % kBlockTokens;
     const uint8_t* row = this->v(l, p);
+    const int32_t dim = shape_.dim;
     if (format_.type == KvType::F16) {
         const auto* kt = reinterpret_cast<const uint16_t*>(base) + j;
         const auto* vr = reinterpret_cast<const uint16_t*>(row);
-        for (int32_t d = 0; d < dim_; ++d) {
+        for (int32_t d = 0; d < dim; ++d) {
             k[d] = fp16_to_fp32(kt[size_t(d) * kBlockTokens]);
             v[d] = fp16_to_fp32(vr[d]);
         }
         return;
     }
-    dequantize_row(DType::Q8_0, row, v, dim_);
+    dequantize_row(DType::Q8_0, row, v, dim);
     const auto* kq = reinterpret_cast<const int8_t*>(base) + j;
     const auto* ks = reinterpret_cast<const uint16_t*>(base + format_.key_bytes()) + j;
-    for (int32_t c = 0; c < dim_ / 32; ++c) {
+    for (int32_t c = 0; c < dim / 32; ++c) {
         const float dk = fp16_to_fp32(ks[size_t(c) * kBlockTokens]);
         for (int i = 0; i < 32; ++i) k[c * 32 + i] = dk * kq[size_t(c * 32 + i) * kBlockTokens];
     }
@@ -107,24 +139,38 @@ void KvCache::load(int32_t l, int32_t p, float* k, float* v) const {
 void KvCache::commit(int32_t n) {
     if (n < 0 || size_ + n > static_cast<int32_t>(blocks_.size()) * kBlockTokens) throw std::logic_error("KvCache::commit past the reserved positions");
     size_ += n;
+    let_go_of_window();
 }
 
-void KvCache::truncate(int32_t n) {
+void KvCache::let_go_of_window() {
+    const size_t keep = size_t(std::max(0, window_start(size_) - kWindowSlack) / kBlockTokens);
+    if (!n_window_ || keep <= window_gone_) return;
+    for (size_t b = window_gone_; b < keep; ++b) blocks_[b].window.reset();
+    window_gone_ = keep;
+}
+
+int32_t KvCache::truncate(int32_t n) {
     if (n < 0 || n > size_) throw std::out_of_range("KvCache::truncate past the end");
+    if (window_start(n) < int32_t(window_gone_) * kBlockTokens) n = 0;  // its window was let go
     size_ = n;
     blocks_.resize(size_t((n + kBlockTokens - 1) / kBlockTokens));
+    window_gone_ = std::min(window_gone_, blocks_.size());
+    return n;
 }
 
-void KvCache::adopt(BlockRef block) {
+void KvCache::adopt(Blocks blocks) {
     if (size_ % kBlockTokens != 0 || size_ + kBlockTokens > capacity_) throw std::logic_error("KvCache::adopt past a partial block or the capacity");
     blocks_.resize(size_t(size_ / kBlockTokens));
-    blocks_.push_back(std::move(block));
+    blocks_.push_back(std::move(blocks));
     size_ += kBlockTokens;
+    let_go_of_window();
 }
 
-void KvCache::replace(int32_t i, BlockRef block) {
+void KvCache::replace(int32_t i, const Blocks& blocks) {
     if (i < 0 || i >= full_blocks()) throw std::out_of_range("KvCache::replace of a block that is not full");
-    blocks_[size_t(i)] = std::move(block);
+    Blocks& mine = blocks_[size_t(i)];
+    mine.full = blocks.full;
+    if (mine.window && blocks.window) mine.window = blocks.window;
 }
 
 namespace {
@@ -144,57 +190,72 @@ using FilePtr = std::unique_ptr<FILE, int (*)(FILE*)>;
 }  // namespace
 
 void KvCache::write(std::FILE* out, uint64_t model_id) const {
+    const int32_t dim = shape_.dim, kept = window_start(size_);
     Header h{};
     std::memcpy(h.magic, kMagic, sizeof kMagic);
     h.version = kVersion;
     h.n_layer = n_layer();
-    h.dim = dim_;
+    h.dim = dim;
     h.size = size_;
     h.model_id = model_id;
     bool ok = std::fwrite(&h, sizeof h, 1, out) == 1;
-    // Layer by layer, all keys then all values, F16 rows (the layout of version 1).
-    std::vector<float> k(dim_), v(dim_);
-    std::vector<uint16_t> k16(size_t(dim_) * size_), v16(size_t(dim_) * size_);
-    for (int32_t l = 0; ok && l < n_layer_; ++l) {
-        for (int32_t p = 0; p < size_; ++p) {
+    // Layer by layer, all keys then all values, F16 rows (the layout of version 1); a window
+    // layer's positions that were let go are a hole in the file (zeros when read).
+    std::vector<float> k(dim), v(dim);
+    std::vector<uint16_t> k16(size_t(dim) * size_), v16(size_t(dim) * size_);
+    const auto put = [&](const std::vector<uint16_t>& rows, int32_t from) {
+        const size_t skip = size_t(from) * dim;
+        return std::fseek(out, long(skip * sizeof(uint16_t)), SEEK_CUR) == 0 &&
+               std::fwrite(rows.data() + skip, sizeof(uint16_t), rows.size() - skip, out) == rows.size() - skip;
+    };
+    for (int32_t l = 0; ok && l < n_layer(); ++l) {
+        const int32_t from = sliding(l) ? kept : 0;
+        for (int32_t p = from; p < size_; ++p) {
             load(l, p, k.data(), v.data());
-            for (int32_t d = 0; d < dim_; ++d) {
-                k16[size_t(p) * dim_ + d] = fp32_to_fp16(k[d]);
-                v16[size_t(p) * dim_ + d] = fp32_to_fp16(v[d]);
+            for (int32_t d = 0; d < dim; ++d) {
+                k16[size_t(p) * dim + d] = fp32_to_fp16(k[size_t(d)]);
+                v16[size_t(p) * dim + d] = fp32_to_fp16(v[size_t(d)]);
             }
         }
-        ok = std::fwrite(k16.data(), sizeof(uint16_t), k16.size(), out) == k16.size() &&
-             std::fwrite(v16.data(), sizeof(uint16_t), v16.size(), out) == v16.size();
+        ok = put(k16, from) && put(v16, from);
     }
     if (!ok) throw std::system_error(errno, std::generic_category(), "cannot write the KV cache");
 }
 
-std::optional<KvCache> KvCache::load(const std::string& path, uint64_t model_id, int32_t n_layer, int32_t dim, int32_t capacity,
+std::optional<KvCache> KvCache::load(const std::string& path, uint64_t model_id, const Shape& shape, int32_t capacity,
                                      std::shared_ptr<Ledger> ledger, KvType type) {
     FilePtr f(std::fopen(path.c_str(), "rb"), std::fclose);
     if (!f) return std::nullopt;
     Header h{};
     if (std::fread(&h, sizeof h, 1, f.get()) != 1 || std::memcmp(h.magic, kMagic, sizeof kMagic) != 0 || h.version != kVersion ||
-        h.model_id != model_id || h.n_layer != n_layer || h.dim != dim || h.size < 0 || h.size > capacity)
+        h.model_id != model_id || h.n_layer != shape.n_layer || h.dim != shape.dim || h.size < 0 || h.size > capacity)
         return std::nullopt;
-    KvCache c(n_layer, dim, capacity, std::move(ledger), type);
-    c.reserve_append(h.size);
-    std::vector<uint16_t> k16(size_t(dim) * h.size), v16(size_t(dim) * h.size);
+    const int32_t dim = shape.dim;
+    const long row = long(dim) * sizeof(uint16_t), layer = 2 * row * h.size;
+    if (std::fseek(f.get(), 0, SEEK_END) != 0 || std::ftell(f.get()) != long(sizeof h) + layer * shape.n_layer)
+        return std::nullopt;  // cut short, or trailing bytes: not our file
+    KvCache c(shape, capacity, std::move(ledger), type);
+    const int32_t kept = c.window_start(h.size);
+    std::vector<uint16_t> k16(dim), v16(dim);
     std::vector<float> k(dim), v(dim);
-    for (int32_t l = 0; l < n_layer; ++l) {
-        if (std::fread(k16.data(), sizeof(uint16_t), k16.size(), f.get()) != k16.size() ||
-            std::fread(v16.data(), sizeof(uint16_t), v16.size(), f.get()) != v16.size())
-            return std::nullopt;
-        for (int32_t p = 0; p < h.size; ++p) {
-            for (int32_t d = 0; d < dim; ++d) {
-                k[d] = fp16_to_fp32(k16[size_t(p) * dim + d]);
-                v[d] = fp16_to_fp32(v16[size_t(p) * dim + d]);
+    // Block by block, so that the window layers never hold more than their window.
+    for (int32_t p0 = 0; p0 < h.size; p0 += kBlockTokens) {
+        const int32_t n = std::min(kBlockTokens, h.size - p0);
+        c.reserve_append(n);
+        for (int32_t l = 0; l < shape.n_layer; ++l)
+            for (int32_t p = c.sliding(l) ? std::max(p0, kept) : p0; p < p0 + n; ++p) {
+                const long at = long(sizeof h) + layer * l + row * p;
+                if (std::fseek(f.get(), at, SEEK_SET) != 0 || std::fread(k16.data(), sizeof(uint16_t), dim, f.get()) != size_t(dim) ||
+                    std::fseek(f.get(), at + row * h.size, SEEK_SET) != 0 || std::fread(v16.data(), sizeof(uint16_t), dim, f.get()) != size_t(dim))
+                    return std::nullopt;
+                for (int32_t d = 0; d < dim; ++d) {
+                    k[size_t(d)] = fp16_to_fp32(k16[size_t(d)]);
+                    v[size_t(d)] = fp16_to_fp32(v16[size_t(d)]);
+                }
+                c.store(l, p, k.data(), v.data());
             }
-            c.store(l, p, k.data(), v.data());
-        }
+        c.commit(n);
     }
-    if (std::fgetc(f.get()) != EOF) return std::nullopt;  // trailing bytes: not our file
-    c.commit(h.size);
     return c;
 }
 

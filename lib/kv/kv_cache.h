@@ -1,11 +1,17 @@
 // kv/kv_cache.h — one sequence's key/value cache, held in fixed-size blocks that several
 // sequences may share.
-// Owns: F16 keys and values of every layer for positions 0..size()-1 of one sequence, in
-// blocks of kBlockTokens positions (a block holds those positions of every layer); growth
-// up to a fixed capacity; copy-on-write of shared blocks before any write; truncation;
-// adopting another cache's blocks (prefix sharing); the bytes every live block takes
-// (Ledger); saving to and restoring from disk. Must not touch: attention math (model/),
-// which prefixes are worth keeping (prefix_cache.h), scheduling (engine/).
+// Owns: F16 or Q8_0 keys and values of every layer for positions 0..size()-1 of one
+// sequence, in blocks of kBlockTokens positions; growth up to a fixed capacity; keeping
+// only the window of sliding-window layers; copy-on-write of shared blocks before any
+// write; truncation; adopting another cache's blocks (prefix sharing); the bytes every
+// live block takes (Ledger); saving to and restoring from disk. Must not touch: attention
+// math (model/), which prefixes are worth keeping (prefix_cache.h), scheduling (engine/).
+//
+// Two kinds of layers, two blocks per kBlockTokens positions (Blocks): `full` holds those
+// positions of the layers that attend to the whole sequence, `window` those of the
+// sliding-window layers, which attend to their last Shape::window positions only. Once
+// the sequence has moved a window past a block, its `window` part is let go, so those
+// layers hold about one window whatever the sequence's length (llama.cpp's "iswa" split).
 //
 // Sharing contract: a block reachable from more than one owner (caches, the prefix
 // cache) is read-only; reserve_append() copies such a block before positions in it are
@@ -13,6 +19,7 @@
 // pass only reads and writes positions its caller reserved.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -26,6 +33,9 @@
 namespace strata::kv {
 
 inline constexpr int32_t kBlockTokens = 16;
+// Positions the window layers keep beyond the window, so that a sequence can step back a
+// little (a prompt that is cached whole recomputes its last token) and keep its window.
+inline constexpr int32_t kWindowSlack = kBlockTokens;
 
 // Bytes and count of every live block of the caches that share it (one per engine).
 class Ledger {
@@ -86,69 +96,112 @@ private:
 
 using BlockRef = std::shared_ptr<Block>;
 
+// The two parts of kBlockTokens positions: the full-attention layers' and the
+// sliding-window layers'. A part is null when no layer is of its kind, and `window` is
+// null too once its positions are out of every later position's window.
+struct Blocks {
+    BlockRef full, window;
+    std::array<const BlockRef*, 2> parts() const { return {&full, &window}; }
+};
+
+// Which layers a cache holds: n_layer layers of `dim` (= n_head_kv * head_dim) values per
+// position; the layers marked in `sliding` (empty: none) attend only to the last `window`
+// positions (the query's own included), so only those are kept.
+struct Shape {
+    int32_t n_layer = 0, dim = 0;
+    int32_t window = 0;
+    std::vector<bool> sliding;
+};
+
 class KvCache {
 public:
-    // n_layer layers of `dim` (= n_head_kv * head_dim) values per position, at most
-    // `capacity` positions; blocks are counted in `ledger` (a private one when null). Q8_0
-    // needs a dim that is a multiple of 32 (std::invalid_argument otherwise).
-    KvCache(int32_t n_layer, int32_t dim, int32_t capacity, std::shared_ptr<Ledger> ledger = nullptr, KvType type = KvType::F16);
+    // A cache of `shape`, at most `capacity` positions; blocks are counted in `ledger` (a
+    // private one when null). Q8_0 needs a dim that is a multiple of 32 (std::invalid_argument
+    // otherwise).
+    KvCache(Shape shape, int32_t capacity, std::shared_ptr<Ledger> ledger = nullptr, KvType type = KvType::F16);
 
     int32_t size() const { return size_; }
     int32_t capacity() const { return capacity_; }
-    int32_t dim() const { return dim_; }
-    int32_t n_layer() const { return n_layer_; }
-    // Bytes of the blocks this cache holds, shared ones included (see Ledger for the total).
-    uint64_t bytes() const { return uint64_t(blocks_.size()) * block_bytes(); }
-    uint64_t block_bytes() const { return uint64_t(n_layer_) * format_.layer_bytes(); }
+    int32_t dim() const { return shape_.dim; }
+    int32_t n_layer() const { return shape_.n_layer; }
+    const Shape& shape() const { return shape_; }
     KvType type() const { return format_.type; }
     const BlockFormat& format() const { return format_; }
-    // Bytes one position costs across all layers.
-    uint64_t bytes_per_position() const { return block_bytes() / kBlockTokens; }
     const std::shared_ptr<Ledger>& ledger() const { return ledger_; }
+    // Bytes of the blocks this cache holds, shared ones included (see Ledger for the total).
+    uint64_t bytes() const;
+    // The most bytes a sequence of `positions` holds while a forward pass of `pass` of them
+    // runs (0: between passes): every full-attention layer's positions and, of the others,
+    // a window, kWindowSlack and the pass (block-rounded).
+    uint64_t bytes_for(int32_t positions, int32_t pass = 0) const;
 
-    // Makes room for positions [size(), size() + n), each in a block of its own (shared
-    // blocks among them are copied first); throws std::length_error past capacity.
-    void reserve_append(int32_t n);
+    // Makes room for positions [size(), size() + n) in every layer, each in a block of its
+    // own (shared blocks among them are copied first); throws std::length_error past capacity.
+    void reserve_append(int32_t n) { reserve(n, true); }
+    // The same for the full-attention layers only: a prompt about to be fed in several
+    // passes counts its positions now; each pass's reserve_append() adds the window layers'
+    // blocks, which are let go again as the window moves past them.
+    void reserve_ahead(int32_t n) { reserve(n, false); }
     // Writes layer l's key and value rows (dim() values each) at position p (reserved),
     // rounded to the cache's type.
     void store(int32_t l, int32_t p, const float* k, const float* v);
-    // Reads them back (as stored: rounded).
+    // Reads them back (as stored: rounded). A sliding layer's positions are readable while
+    // they are inside the window of the sequence's next position.
     void load(int32_t l, int32_t p, float* k, float* v) const;
     // For attention, in BlockFormat's layout: layer l's keys of the block holding p (then
     // their scales), and the value row of p; a block's value rows follow each other.
-    const uint8_t* k_block(int32_t l, int32_t p) const { return blocks_[p / kBlockTokens]->layer(l); }
+    const uint8_t* k_block(int32_t l, int32_t p) const { return part(l, p / kBlockTokens)->layer(slot_[size_t(l)]); }
     const uint8_t* v(int32_t l, int32_t p) const {
         return k_block(l, p) + format_.key_bytes() + format_.key_scale_bytes() + size_t(p % kBlockTokens) * format_.value_row_bytes();
     }
     static int32_t run(int32_t p) { return kBlockTokens - p % kBlockTokens; }
-    // Positions [size(), size()+n) now hold valid data.
+    // Positions [size(), size()+n) now hold valid data; the window layers' blocks before
+    // window_start(size()) - kWindowSlack are let go.
     void commit(int32_t n);
-    // Forgets positions >= n (n <= size()); blocks past the new end are let go.
-    void truncate(int32_t n);
+    // Forgets positions >= n (n <= size()); blocks past the new end are let go. When the
+    // window layers no longer hold the window that position n needs (it was let go), the
+    // cache empties instead. Returns the new size (n or 0).
+    int32_t truncate(int32_t n);
 
-    // Sharing. The block holding positions [i * kBlockTokens, (i + 1) * kBlockTokens).
-    const BlockRef& block(int32_t i) const { return blocks_[i]; }
+    // The first position whose window layers a sequence of `size` positions still needs
+    // (`size` when there are no such layers).
+    int32_t window_start(int32_t size) const;
+
+    // Sharing. The blocks holding positions [i * kBlockTokens, (i + 1) * kBlockTokens).
+    const Blocks& block(int32_t i) const { return blocks_[size_t(i)]; }
     int32_t full_blocks() const { return size_ / kBlockTokens; }
-    // Appends a full block of another cache of the same geometry (size() must be a multiple
-    // of kBlockTokens); it is shared, never written through this cache.
-    void adopt(BlockRef block);
-    // Puts `block` in place of full block i, whose contents it must equal (deduplication).
-    void replace(int32_t i, BlockRef block);
+    // Appends full blocks of another cache of the same shape (size() must be a multiple of
+    // kBlockTokens); they are shared, never written through this cache. A null `window`
+    // part is fine for blocks out of the window of where adopting ends.
+    void adopt(Blocks blocks);
+    // Puts `blocks` in place of full block i, whose contents they must equal (deduplication);
+    // a window part this cache has let go stays let go.
+    void replace(int32_t i, const Blocks& blocks);
 
-    // Writes positions [0, size()) to `out`, tagged with `model_id` so that a cache is never
-    // restored into another model (the caller makes the file durable). Throws
-    // std::system_error on I/O errors.
+    // Writes positions [0, size()) to `out` (the window layers' from window_start(size())),
+    // tagged with `model_id` so that a cache is never restored into another model (the
+    // caller makes the file durable). Throws std::system_error on I/O errors.
     void write(std::FILE* out, uint64_t model_id) const;
     // Reads a cache written by write(); nullopt when the file is absent, damaged, made for
-    // another model or geometry, or larger than `capacity`.
-    static std::optional<KvCache> load(const std::string& path, uint64_t model_id, int32_t n_layer, int32_t dim, int32_t capacity,
+    // another model or shape, or larger than `capacity`.
+    static std::optional<KvCache> load(const std::string& path, uint64_t model_id, const Shape& shape, int32_t capacity,
                                        std::shared_ptr<Ledger> ledger = nullptr, KvType type = KvType::F16);
 
 private:
-    int32_t n_layer_, dim_, capacity_;
+    bool sliding(int32_t l) const { return !shape_.sliding.empty() && shape_.sliding[size_t(l)]; }
+    const BlockRef& part(int32_t l, int32_t b) const { return sliding(l) ? blocks_[size_t(b)].window : blocks_[size_t(b)].full; }
+    void reserve(int32_t n, bool window_layers);
+    // Lets go of the window parts of blocks before window_start(size()).
+    void let_go_of_window();
+
+    Shape shape_;
+    int32_t capacity_;
     BlockFormat format_;
+    int32_t n_full_ = 0, n_window_ = 0;  // layers of each kind
+    std::vector<int32_t> slot_;          // layer -> its index in its kind's block
     int32_t size_ = 0;
-    std::vector<BlockRef> blocks_;
+    std::vector<Blocks> blocks_;
+    size_t window_gone_ = 0;             // blocks before this one hold no window part
     std::shared_ptr<Ledger> ledger_;
 };
 

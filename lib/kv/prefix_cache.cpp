@@ -32,7 +32,8 @@ void PrefixCache::insert(const std::vector<int32_t>& tokens, KvCache& cache, uin
         const int32_t* t = tokens.data() + size_t(i) * kBlockTokens;
         const uint64_t k = key(parent, t);
         if (Entry* known = find(k, parent, t)) {
-            if (known->block != cache.block(i)) cache.replace(i, known->block);
+            if (!known->blocks.window) known->blocks.window = cache.block(i).window;  // where the cache still has it
+            cache.replace(i, known->blocks);
             known->tick = tick;
         } else if (!entries_.count(k)) {  // (a colliding key keeps its first owner)
             entries_.emplace(k, Entry{parent, std::vector<int32_t>(t, t + kBlockTokens), cache.block(i), tick, i});
@@ -44,25 +45,34 @@ void PrefixCache::insert(const std::vector<int32_t>& tokens, KvCache& cache, uin
 int32_t PrefixCache::extend(const std::vector<int32_t>& tokens, KvCache& cache, int32_t limit, uint64_t tick) {
     ++stats_.lookups;
     if (cache.size() % kBlockTokens != 0) return 0;
-    const int32_t had = cache.size();
+    const int32_t had = cache.full_blocks();
+    std::vector<Entry*> found;  // the known blocks after the cache's own
     uint64_t parent = 0;
     for (int32_t i = 0; size_t(i + 1) * kBlockTokens <= tokens.size() && (i + 1) * kBlockTokens <= limit; ++i) {
         const int32_t* t = tokens.data() + size_t(i) * kBlockTokens;
         const uint64_t k = key(parent, t);
         Entry* e = find(k, parent, t);
-        if (i >= cache.full_blocks()) {
-            if (!e) break;
-            cache.adopt(e->block);
-        }
+        if (!e && i >= had) break;
         if (e) e->tick = tick;
+        if (i >= had) found.push_back(e);
         parent = k;
     }
-    const int32_t added = cache.size() - had;
-    if (added > 0) {
+    // Stop where the window layers have the window that continuing there needs.
+    size_t n = found.size();
+    while (n > 0 && !window_kept(cache, found, n)) --n;
+    for (size_t i = 0; i < n; ++i) cache.adopt(found[i]->blocks);
+    if (n > 0) {
         ++stats_.hits;
-        stats_.blocks_reused += static_cast<uint64_t>(added / kBlockTokens);
+        stats_.blocks_reused += n;
     }
-    return added;
+    return static_cast<int32_t>(n) * kBlockTokens;
+}
+
+bool PrefixCache::window_kept(const KvCache& cache, const std::vector<Entry*>& found, size_t n) {
+    const int32_t had = cache.full_blocks(), end = had + static_cast<int32_t>(n);
+    for (int32_t b = cache.window_start(end * kBlockTokens) / kBlockTokens; b < end; ++b)
+        if (b >= had && !found[size_t(b - had)]->blocks.window) return false;  // (the cache keeps its own window)
+    return true;
 }
 
 std::unordered_map<uint64_t, PrefixCache::Entry>::const_iterator PrefixCache::oldest() const {
@@ -82,7 +92,8 @@ void PrefixCache::evict_oldest() {
 uint64_t PrefixCache::bytes_held_alone() const {
     uint64_t total = 0;
     for (const auto& [k, e] : entries_)
-        if (e.block.use_count() == 1) total += e.block->bytes();
+        for (const BlockRef* part : e.blocks.parts())
+            if (*part && part->use_count() == 1) total += (*part)->bytes();
     return total;
 }
 

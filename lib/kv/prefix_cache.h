@@ -22,8 +22,9 @@ public:
     // prefixes computed twice end up stored once. `tick` orders uses (larger = more recent).
     void insert(const std::vector<int32_t>& tokens, KvCache& cache, uint64_t tick);
     // Appends to `cache` the known blocks that continue it along `tokens`, while the cache
-    // stays under `limit` positions; cache.size() must be a multiple of kBlockTokens and its
-    // positions hold tokens' first ones. Returns the positions appended.
+    // stays under `limit` positions and, for sliding-window layers, up to the deepest block
+    // where the known blocks still hold the window; cache.size() must be a multiple of
+    // kBlockTokens and its positions hold tokens' first ones. Returns the positions appended.
     int32_t extend(const std::vector<int32_t>& tokens, KvCache& cache, int32_t limit, uint64_t tick);
 
     // The least recently used entry's tick (0 when empty), and dropping it. An entry is used
@@ -48,7 +49,7 @@ private:
     struct Entry {
         uint64_t parent = 0;               // key of the block before (0 for the first)
         std::vector<int32_t> tokens;       // the block's own kBlockTokens tokens
-        BlockRef block;
+        Blocks blocks;                     // (the window part only where its inserter still had it)
         uint64_t tick = 0;
         int32_t depth = 0;                 // the block's index in its sequence
     };
@@ -56,6 +57,8 @@ private:
     // The key of block i of `tokens` after the key of block i - 1.
     static uint64_t key(uint64_t parent, const int32_t* tokens);
     Entry* find(uint64_t key, uint64_t parent, const int32_t* tokens);
+    // Whether `cache` continued by found[0..n) holds the window its next position needs.
+    static bool window_kept(const KvCache& cache, const std::vector<Entry*>& found, size_t n);
 
     std::unordered_map<uint64_t, Entry> entries_;
     Stats stats_;

@@ -299,7 +299,11 @@ kv::KvCache Model::new_cache(int32_t capacity, std::shared_ptr<kv::Ledger> ledge
     if (type == kv::KvType::Q8_0 && hp.head_dim % 32 != 0)
         throw std::invalid_argument("memory.kv_type = q8_0 needs a head size that is a multiple of 32 (this model's is " +
                                     std::to_string(hp.head_dim) + "); use f16");
-    return kv::KvCache(hp.n_layer, hp.kv_dim(), std::clamp(capacity, 1, hp.n_ctx_train), std::move(ledger), type);
+    return kv::KvCache(kv_shape(), std::clamp(capacity, 1, hp.n_ctx_train), std::move(ledger), type);
+}
+
+kv::Shape kv_shape(const HParams& hp) {
+    return {hp.n_layer, hp.kv_dim(), hp.any_swa() ? hp.n_swa : 0, hp.any_swa() ? hp.swa : std::vector<bool>{}};
 }
 
 void Model::forward(std::span<const SequenceBatch> batch, std::vector<float>& logits, std::vector<float>* hidden) {

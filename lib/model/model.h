@@ -42,6 +42,9 @@ struct SequenceBatch {
     bool hidden = false;  // also return every new token's final hidden state (after the output norm)
 };
 
+// The layers a KV cache of this model holds, and which of them keep only the sliding window.
+kv::Shape kv_shape(const HParams& hp);
+
 class Model {
 public:
     // Throws std::runtime_error (or gguf::GgufError) naming what is wrong with the file.
@@ -64,6 +67,7 @@ public:
     // its blocks counted in `ledger` (a private one when null), keys and values stored as
     // `type` (Q8_0 needs a head size that is a multiple of 32: std::invalid_argument).
     kv::KvCache new_cache(int32_t capacity, std::shared_ptr<kv::Ledger> ledger = nullptr, kv::KvType type = kv::KvType::F16) const;
+    kv::Shape kv_shape() const { return model::kv_shape(hparams()); }
 
     // Evaluates the batch. `logits` receives, in batch order, one row of n_vocab floats
     // per new token of sequences asking for All, one row (the last token's) for Last, and

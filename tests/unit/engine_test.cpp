@@ -445,6 +445,48 @@ BOOST_AUTO_TEST_CASE(sessions_survive_a_restart) {
     BOOST_TEST(run(fresh, greedy(" The", 4, "kept"))->result_.text == continued);
 }
 
+// Gemma 3 (a window of 8 positions on 5 of its 6 layers): a long session's window layers
+// hold about one window, so its cache takes little more than its one full-attention layer;
+// the same prompt again reuses the prefix kept at its end and answers the same; the
+// session's cache comes back after a restart and continues as one rebuilt from history.
+BOOST_AUTO_TEST_CASE(sliding_window_layers_keep_only_their_window) {
+    TempDir dir;
+    Config c = config(dir.path.string());
+    c.model_path = (test::source_dir() / "tests/data/archs/models/gemma3-f16.gguf").string();
+    const std::string prompt = long_story(2);
+    auto request = [&](std::string text, int n, std::string session) {
+        GenerateRequest r = greedy(std::move(text), n, std::move(session));
+        r.ignore_eos = true;
+        return r;
+    };
+    std::string continued;
+    {
+        Engine e(c);
+        const auto first = run(e, request(prompt, 100, "w"));
+        const int32_t positions = e.session_info("w", 1000).tokens;
+        BOOST_TEST_REQUIRE(positions > 250);
+        const strata::kv::Shape all{6, 32};  // the model's KV geometry without its window
+        const uint64_t everything = strata::kv::KvCache(all, 4096).bytes_for(positions);
+        const Status st = e.status();
+        BOOST_TEST(st.kv_bytes_idle < everything / 3, st.kv_bytes_idle << " of " << everything);
+        const auto again = run(e, request(prompt, 100, ""));
+        BOOST_TEST(again->result_.text == first->result_.text);
+        BOOST_TEST(again->result_.usage.prompt_tokens - again->result_.usage.cached_tokens <= strata::kv::kBlockTokens);
+        e.shutdown(1000);
+    }
+    {
+        Engine e(c);
+        const auto next = run(e, request(" The end.", 20, "w"));
+        BOOST_TEST(next->result_.usage.cached_tokens > 250);  // the saved cache came back
+        continued = next->result_.text;
+    }
+    Config stateless = c;
+    stateless.state_dir.clear();
+    Engine fresh(stateless);
+    run(fresh, request(prompt, 100, "w"));
+    BOOST_TEST(run(fresh, request(" The end.", 20, "w"))->result_.text == continued);
+}
+
 // The smallest budget that runs the model streamed: everything but the reserves is streamed.
 std::unique_ptr<Engine> smallest_streaming_engine() {
     for (int kib = 128 << 10; kib < (192 << 10); kib += 256) {

@@ -36,10 +36,14 @@ void fill(KvCache& c, int32_t from, int32_t n, uint16_t tag) {
     c.commit(n);
 }
 
+bool sliding(const KvCache& c, int32_t l) { return !c.shape().sliding.empty() && c.shape().sliding[size_t(l)]; }
+
+// Checks fill()'s values at positions [from, from + n) of every layer (of a sliding-window
+// layer, those its next position's window reaches).
 bool holds(const KvCache& c, int32_t from, int32_t n, uint16_t tag) {
     float k[kDim], v[kDim];
-    for (int32_t p = from; p < from + n; ++p)
-        for (int32_t l = 0; l < kLayers; ++l) {
+    for (int32_t l = 0; l < kLayers; ++l)
+        for (int32_t p = sliding(c, l) ? std::max(from, c.window_start(c.size())) : from; p < from + n; ++p) {
             c.load(l, p, k, v);
             for (int32_t d = 0; d < kDim; ++d)
                 if (k[d] != float(tag + p + d) || v[d] != float(tag + p + d + 1000)) return false;
@@ -64,12 +68,12 @@ BOOST_AUTO_TEST_SUITE(kv_cache)
 
 BOOST_AUTO_TEST_CASE(blocks_grow_truncate_and_count_in_the_ledger) {
     auto ledger = std::make_shared<Ledger>();
-    KvCache c(kLayers, kDim, 100, ledger);
+    KvCache c({kLayers, kDim}, 100, ledger);
     fill(c, 0, 20, 0);
     BOOST_TEST(c.size() == 20);
     BOOST_TEST(ledger->blocks() == 2u);
-    BOOST_TEST(ledger->bytes() == 2 * c.block_bytes());
-    BOOST_TEST(c.bytes_per_position() == uint64_t(kLayers) * 2 * kDim * 2);
+    BOOST_TEST(ledger->bytes() == c.bytes());
+    BOOST_TEST(c.bytes_for(kBlockTokens) == uint64_t(kLayers) * 2 * kDim * 2 * kBlockTokens);
     BOOST_TEST(holds(c, 0, 20, 0));
     BOOST_TEST(KvCache::run(0) == kBlockTokens);
     BOOST_TEST(KvCache::run(20) == 2 * kBlockTokens - 20);
@@ -85,7 +89,7 @@ BOOST_AUTO_TEST_CASE(blocks_grow_truncate_and_count_in_the_ledger) {
 
 BOOST_AUTO_TEST_CASE(a_shared_block_is_copied_before_it_is_written) {
     auto ledger = std::make_shared<Ledger>();
-    KvCache a(kLayers, kDim, 64, ledger), b(kLayers, kDim, 64, ledger);
+    KvCache a({kLayers, kDim}, 64, ledger), b({kLayers, kDim}, 64, ledger);
     fill(a, 0, 32, 0);
     b.adopt(a.block(0));
     b.adopt(a.block(1));
@@ -95,15 +99,15 @@ BOOST_AUTO_TEST_CASE(a_shared_block_is_copied_before_it_is_written) {
     b.truncate(20);
     fill(b, 20, 12, 500);
     BOOST_TEST(ledger->blocks() == 3u);
-    BOOST_TEST(b.block(0) == a.block(0));
-    BOOST_TEST(b.block(1) != a.block(1));
+    BOOST_TEST(b.block(0).full == a.block(0).full);
+    BOOST_TEST(b.block(1).full != a.block(1).full);
     BOOST_TEST(holds(a, 0, 32, 0));
     BOOST_TEST(holds(b, 0, 20, 0));
     BOOST_TEST(holds(b, 20, 12, 500));
 }
 
 BOOST_AUTO_TEST_CASE(adopt_needs_a_block_boundary) {
-    KvCache a(kLayers, kDim, 64), b(kLayers, kDim, 64);
+    KvCache a({kLayers, kDim}, 64), b({kLayers, kDim}, 64);
     fill(a, 0, 16, 0);
     fill(b, 0, 3, 0);
     BOOST_CHECK_THROW(b.adopt(a.block(0)), std::logic_error);
@@ -111,17 +115,17 @@ BOOST_AUTO_TEST_CASE(adopt_needs_a_block_boundary) {
 
 BOOST_AUTO_TEST_CASE(the_file_form_round_trips_across_blocks) {
     const auto path = std::filesystem::temp_directory_path() / ("strata-kv-test-" + std::to_string(::getpid()));
-    KvCache c(kLayers, kDim, 64);
+    KvCache c({kLayers, kDim}, 64);
     fill(c, 0, 37, 3);
     std::FILE* f = std::fopen(path.c_str(), "wb");
     c.write(f, 42);
     std::fclose(f);
-    auto back = KvCache::load(path.string(), 42, kLayers, kDim, 64);
+    auto back = KvCache::load(path.string(), 42, {kLayers, kDim}, 64);
     BOOST_REQUIRE(back.has_value());
     BOOST_TEST(back->size() == 37);
     BOOST_TEST(holds(*back, 0, 37, 3));
-    BOOST_TEST(!KvCache::load(path.string(), 43, kLayers, kDim, 64).has_value());  // another model
-    BOOST_TEST(!KvCache::load(path.string(), 42, kLayers, kDim, 16).has_value());  // over capacity
+    BOOST_TEST(!KvCache::load(path.string(), 43, {kLayers, kDim}, 64).has_value());  // another model
+    BOOST_TEST(!KvCache::load(path.string(), 42, {kLayers, kDim}, 16).has_value());  // over capacity
     std::filesystem::remove(path);
 }
 
@@ -131,8 +135,8 @@ BOOST_AUTO_TEST_CASE(the_file_form_round_trips_across_blocks) {
 // cache and after the file round trip; geometry it cannot hold is refused.
 BOOST_AUTO_TEST_CASE(q8_0_blocks_round_to_half_a_step) {
     constexpr int32_t dim = 64;
-    KvCache f16(2, dim, 64), q8(2, dim, 64, nullptr, KvType::Q8_0);
-    BOOST_TEST(q8.bytes_per_position() * 100 < f16.bytes_per_position() * 54);
+    KvCache f16({2, dim}, 64), q8({2, dim}, 64, nullptr, KvType::Q8_0);
+    BOOST_TEST(q8.bytes_for(64) * 100 < f16.bytes_for(64) * 54);
     std::mt19937 rng(5);
     std::normal_distribution<float> normal(0.0f, 2.0f);
     std::vector<float> k(size_t(dim) * 40), v(size_t(dim) * 40);
@@ -166,14 +170,58 @@ BOOST_AUTO_TEST_CASE(q8_0_blocks_round_to_half_a_step) {
     std::FILE* out = std::fopen(path.c_str(), "wb");
     q8.write(out, 7);
     std::fclose(out);
-    auto back = KvCache::load(path.string(), 7, 2, dim, 64, nullptr, KvType::Q8_0);
+    auto back = KvCache::load(path.string(), 7, {2, dim}, 64, nullptr, KvType::Q8_0);
     std::filesystem::remove(path);
     BOOST_REQUIRE(back.has_value());
     BOOST_TEST(within(*back));
-    BOOST_CHECK_THROW(KvCache(2, 48, 64, nullptr, KvType::Q8_0), std::invalid_argument);
+    BOOST_CHECK_THROW(KvCache({2, 48}, 64, nullptr, KvType::Q8_0), std::invalid_argument);
     BOOST_TEST(kv_type_name(KvType::Q8_0) == "q8_0");
     BOOST_TEST((kv_type_from_name("f16") == KvType::F16));
     BOOST_TEST(!kv_type_from_name("q4_0").has_value());
+}
+
+// Layers 0 and 2 attend to a window of 20 positions (layer 1 to all): grown one position at
+// a time to 100, they keep the window and one block of slack (positions 65..99: blocks 4
+// to 6), layer 1 every block; a step back within the slack keeps the cache, one behind it
+// empties it; the file form round-trips what is kept, and loading it holds no more.
+BOOST_AUTO_TEST_CASE(sliding_window_layers_keep_only_the_window) {
+    const Shape shape{kLayers, kDim, 20, {true, false, true}};
+    auto ledger = std::make_shared<Ledger>();
+    KvCache c(shape, 128, ledger);
+    for (int32_t p = 0; p < 100; ++p) fill(c, p, 1, 0);
+    BOOST_TEST(c.window_start(100) == 81);
+    BOOST_TEST(!c.block(3).window);
+    BOOST_TEST(bool(c.block(4).window));
+    BOOST_TEST(ledger->blocks() == 7u + 3u);  // 7 full-layer parts, 3 window parts
+    BOOST_TEST(c.bytes() == ledger->bytes());
+    BOOST_TEST(c.bytes() <= c.bytes_for(100));
+    BOOST_TEST(c.bytes_for(100) == (7u + 2u * 4u) * c.format().layer_bytes());  // at most 4 window blocks
+    BOOST_TEST(KvCache({kLayers, kDim}, 128).bytes_for(100) == 3u * 7u * c.format().layer_bytes());
+    BOOST_TEST(holds(c, 0, 100, 0));
+    // A prompt fed in one pass holds its window layers' blocks until it is committed.
+    KvCache whole(shape, 128);
+    whole.reserve_ahead(100);
+    BOOST_TEST(!whole.block(6).window);
+    fill(whole, 0, 100, 0);
+    BOOST_TEST(whole.bytes() == c.bytes());
+    BOOST_TEST(holds(whole, 0, 100, 0));
+
+    const auto path = std::filesystem::temp_directory_path() / ("strata-kv-window-" + std::to_string(::getpid()));
+    std::FILE* f = std::fopen(path.c_str(), "wb");
+    c.write(f, 9);
+    std::fclose(f);
+    auto back = KvCache::load(path.string(), 9, shape, 128, ledger);
+    std::filesystem::remove(path);
+    BOOST_REQUIRE(back.has_value());
+    BOOST_TEST(back->size() == 100);
+    BOOST_TEST(holds(*back, 0, 100, 0));
+    BOOST_TEST(back->bytes() == c.bytes());
+
+    BOOST_TEST(c.truncate(90) == 90);  // window_start(90) = 71: block 4 on, still kept
+    BOOST_TEST(holds(c, 0, 90, 0));
+    fill(c, 90, 10, 0);
+    BOOST_TEST(c.truncate(80) == 0);   // window_start(80) = 61: block 3 was let go
+    BOOST_TEST(ledger->bytes() == back->bytes());
 }
 
 BOOST_AUTO_TEST_SUITE_END()
@@ -183,7 +231,7 @@ BOOST_AUTO_TEST_SUITE(prefix_cache)
 BOOST_AUTO_TEST_CASE(a_later_sequence_shares_the_blocks_of_its_prefix) {
     auto ledger = std::make_shared<Ledger>();
     PrefixCache pc;
-    KvCache a(kLayers, kDim, 256, ledger);
+    KvCache a({kLayers, kDim}, 256, ledger);
     const auto ta = tokens(50);
     fill(a, 0, 50, 0);
     pc.insert(ta, a, 1);
@@ -192,19 +240,19 @@ BOOST_AUTO_TEST_CASE(a_later_sequence_shares_the_blocks_of_its_prefix) {
     // Same first 40 tokens, then different ones: two blocks are shared.
     auto tb = tokens(60);
     tb[40] = 999;
-    KvCache b(kLayers, kDim, 256, ledger);
+    KvCache b({kLayers, kDim}, 256, ledger);
     BOOST_TEST(pc.extend(tb, b, 59, 2) == 32);
-    BOOST_TEST(b.block(0) == a.block(0));
-    BOOST_TEST(b.block(1) == a.block(1));
+    BOOST_TEST(b.block(0).full == a.block(0).full);
+    BOOST_TEST(b.block(1).full == a.block(1).full);
     BOOST_TEST(holds(b, 0, 32, 0));
     BOOST_TEST(pc.stats().hits == 1u);
     BOOST_TEST(pc.stats().blocks_reused == 2u);
 
     // The limit keeps the last token to compute: a prompt of exactly 48 known tokens reuses 32.
-    KvCache c(kLayers, kDim, 256, ledger);
+    KvCache c({kLayers, kDim}, 256, ledger);
     BOOST_TEST(pc.extend(tokens(48), c, 47, 3) == 32);
     // A different first token shares nothing, and neither does a cache off a block boundary.
-    KvCache d(kLayers, kDim, 256, ledger);
+    KvCache d({kLayers, kDim}, 256, ledger);
     BOOST_TEST(pc.extend(tokens(48, 2), d, 47, 4) == 0);
     fill(d, 0, 3, 0);
     BOOST_TEST(pc.extend(ta, d, 49, 5) == 0);
@@ -214,24 +262,49 @@ BOOST_AUTO_TEST_CASE(a_later_sequence_shares_the_blocks_of_its_prefix) {
 BOOST_AUTO_TEST_CASE(equal_prefixes_computed_twice_are_stored_once) {
     auto ledger = std::make_shared<Ledger>();
     PrefixCache pc;
-    KvCache a(kLayers, kDim, 64, ledger), b(kLayers, kDim, 64, ledger);
+    KvCache a({kLayers, kDim}, 64, ledger), b({kLayers, kDim}, 64, ledger);
     fill(a, 0, 32, 0);
     fill(b, 0, 40, 0);
     pc.insert(tokens(32), a, 1);
     BOOST_TEST(ledger->blocks() == 5u);
     pc.insert(tokens(40), b, 2);  // b's two full blocks are a's: b now shares them
-    BOOST_TEST(b.block(0) == a.block(0));
-    BOOST_TEST(b.block(1) == a.block(1));
+    BOOST_TEST(b.block(0).full == a.block(0).full);
+    BOOST_TEST(b.block(1).full == a.block(1).full);
     BOOST_TEST(ledger->blocks() == 3u);
     BOOST_TEST(holds(b, 0, 40, 0));
     BOOST_TEST(pc.bytes_held_alone() == 0u);
+}
+
+// With sliding-window layers a prefix is reused up to where the cached blocks still hold
+// the window: a sequence remembered at 40 and again at 100 positions gives its first 32
+// (window parts kept from the first time) and its first 96, not 48 or 64 (let go).
+BOOST_AUTO_TEST_CASE(a_prefix_is_reused_where_its_window_was_kept) {
+    const Shape shape{kLayers, kDim, 20, {true, false, true}};
+    auto ledger = std::make_shared<Ledger>();
+    PrefixCache pc;
+    KvCache a(shape, 128, ledger);
+    const auto t = tokens(100);
+    for (int32_t p = 0; p < 100; ++p) {
+        fill(a, p, 1, 0);
+        if (p + 1 == 40 || p + 1 == 100) pc.insert(t, a, 1);
+    }
+    const auto reused = [&](int32_t limit) {
+        KvCache b(shape, 128, ledger);
+        const int32_t n = pc.extend(t, b, limit, 2);
+        BOOST_TEST(holds(b, 0, n, 0));
+        return n;
+    };
+    BOOST_TEST(reused(99) == 96);
+    BOOST_TEST(reused(70) == 32);  // 64 would need blocks 2 and 3's window parts
+    BOOST_TEST(reused(47) == 32);
+    BOOST_TEST(reused(31) == 16);
 }
 
 BOOST_AUTO_TEST_CASE(eviction_is_least_recent_first_and_trims_prefixes_from_their_ends) {
     auto ledger = std::make_shared<Ledger>();
     PrefixCache pc;
     {
-        KvCache a(kLayers, kDim, 64, ledger), b(kLayers, kDim, 64, ledger);
+        KvCache a({kLayers, kDim}, 64, ledger), b({kLayers, kDim}, 64, ledger);
         fill(a, 0, 48, 0);
         fill(b, 0, 16, 100);
         pc.insert(tokens(48), a, 1);       // three blocks at tick 1
@@ -240,7 +313,7 @@ BOOST_AUTO_TEST_CASE(eviction_is_least_recent_first_and_trims_prefixes_from_thei
     BOOST_TEST(pc.bytes_held_alone() == ledger->bytes());
     BOOST_TEST(pc.oldest_tick() == 1u);
     pc.evict_oldest();  // a's third block goes first: the first two still serve a prefix
-    KvCache c(kLayers, kDim, 64, ledger);
+    KvCache c({kLayers, kDim}, 64, ledger);
     BOOST_TEST(pc.extend(tokens(48), c, 48, 3) == 32);
     BOOST_TEST(pc.oldest_tick() == 2u);  // the extend made a's blocks recent
     pc.evict_oldest();
