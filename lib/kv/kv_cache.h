@@ -76,7 +76,8 @@ struct BlockFormat {
     size_t layer_bytes() const { return key_bytes() + key_scale_bytes() + kBlockTokens * value_row_bytes(); }
 };
 
-// kBlockTokens positions of every layer, layer after layer in BlockFormat's layout.
+// kBlockTokens positions of the layers of one kind (Blocks), layer after layer in
+// BlockFormat's layout.
 class Block {
 public:
     Block(int32_t n_layer, BlockFormat format, std::shared_ptr<Ledger> ledger);
@@ -98,7 +99,7 @@ using BlockRef = std::shared_ptr<Block>;
 
 // The two parts of kBlockTokens positions: the full-attention layers' and the
 // sliding-window layers'. A part is null when no layer is of its kind, and `window` is
-// null too once its positions are out of every later position's window.
+// null too once the sequence has moved its window and kWindowSlack past the block.
 struct Blocks {
     BlockRef full, window;
     std::array<const BlockRef*, 2> parts() const { return {&full, &window}; }
