@@ -121,36 +121,57 @@ __m256i two_bits(__m256i q) {
 // scales, scales16(p) the scale of each 16-element group (kGroup elements share one),
 // corr(p) the 16 group corrections, and d(x), dc(x).
 
-// Q4_K / Q5_K: 6-bit scales and mins of 32-element groups packed in 12 bytes b, as words
-// 0..7 (scales) and 8..15 (mins):
+// A pshufb pattern making int16 word w of each 128-bit half byte S_w of that half,
+// zero-extended (the pattern's high byte, 0xFF, selects zero).
+template <int... S>
+__m256i zext_words() {
+    static_assert(sizeof...(S) == 16);
+    return _mm256_setr_epi16(static_cast<short>(S | 0xFF00)...);
+}
+
+// The scale of each 16-element group, 32-group g / 2's, from scale words 0..7 (Scales::lo).
+inline __m256i word_pattern_pairs() {
+    return _mm256_setr_epi8(0, 1, 0, 1, 2, 3, 2, 3, 4, 5, 4, 5, 6, 7, 6, 7, 8, 9, 8, 9, 10, 11, 10, 11, 12, 13, 12, 13,
+                            14, 15, 14, 15);
+}
+
+// 16 bytes in both 128-bit halves.
+inline __m256i halves(__m128i v) { return _mm256_broadcastsi128_si256(v); }
+
+// Q4_K / Q5_K: 6-bit scales and mins of 32-element groups packed in 12 bytes b, as bytes
+// 0..7 (scales) and 8..15 (mins) of both 128-bit halves:
 //   sc[0..3] = b[0..3] & 63                 m[0..3] = b[4..7] & 63
 //   sc[4..7] = b[8..11] & 15 | b[0..3] >> 6 << 4
 //   m[4..7]  = b[8..11] >> 4 | b[4..7] >> 6 << 4
-// Decoded with byte shuffles (the 16-byte load reads into qs, which follows in the block).
-inline __m256i k4_scales_mins(const uint8_t* packed) {
-    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(packed));
-    const __m128i low_src = _mm_shuffle_epi8(b, _mm_setr_epi8(0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 8, 9, 10, 11));
-    const __m128i high_src = _mm_shuffle_epi8(b, _mm_setr_epi8(-1, -1, -1, -1, 0, 1, 2, 3, -1, -1, -1, -1, 4, 5, 6, 7));
-    const __m128i low = _mm_or_si128(
-        _mm_and_si128(low_src, _mm_setr_epi8(63, 63, 63, 63, 15, 15, 15, 15, 63, 63, 63, 63, 0, 0, 0, 0)),
-        _mm_and_si128(_mm_srli_epi16(low_src, 4), _mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 15, 15, 15, 15)));
-    const __m128i high = _mm_and_si128(_mm_srli_epi16(high_src, 2), _mm_set1_epi8(0x30));
-    return _mm256_cvtepu8_epi16(_mm_or_si128(low, high));
-}
-
+// Decoded with byte shuffles of a broadcast load (which reads into qs, following in the
+// block), so that every scale vector is one shuffle of these bytes, zero-extending. Zen 4
+// runs shuffles on two of its four vector pipes, and they bound narrow_row: widening the
+// bytes to words and copying them across 128-bit lanes first (3 shuffles per super-block)
+// made Q4_K decode 11 % slower in cache.
 struct K4Prep {
-    Scales s;
+    __m256i b;
     K4Prep() = default;
-    explicit K4Prep(const uint8_t* packed) : s(k4_scales_mins(packed)) {}
-    explicit K4Prep(__m256i scales_mins) : s(scales_mins) {}
-    // Group g of 16 takes the min of its 32-group g / 2.
-    __m256i corr() const { return _mm256_shuffle_epi8(s.hi, word_pattern_pairs()); }
-    // The scale of each 16-element group: 32-group g / 2's.
-    __m256i scales16() const { return _mm256_shuffle_epi8(s.lo, word_pattern_pairs()); }
-    static __m256i word_pattern_pairs() {
-        return _mm256_setr_epi8(0, 1, 0, 1, 2, 3, 2, 3, 4, 5, 4, 5, 6, 7, 6, 7, 8, 9, 8, 9, 10, 11, 10, 11, 12, 13,
-                                12, 13, 14, 15, 14, 15);
+    explicit K4Prep(const uint8_t* packed) {
+        const __m256i x = halves(_mm_loadu_si128(reinterpret_cast<const __m128i*>(packed)));
+        const __m256i low_src =
+            _mm256_shuffle_epi8(x, halves(_mm_setr_epi8(0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 8, 9, 10, 11)));
+        const __m256i high_src =
+            _mm256_shuffle_epi8(x, halves(_mm_setr_epi8(-1, -1, -1, -1, 0, 1, 2, 3, -1, -1, -1, -1, 4, 5, 6, 7)));
+        const __m256i low = _mm256_or_si256(
+            _mm256_and_si256(low_src, halves(_mm_setr_epi8(63, 63, 63, 63, 15, 15, 15, 15, 63, 63, 63, 63, 0, 0, 0, 0))),
+            _mm256_and_si256(_mm256_srli_epi16(low_src, 4),
+                             halves(_mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 15, 15, 15, 15))));
+        b = _mm256_or_si256(low, _mm256_and_si256(_mm256_srli_epi16(high_src, 2), _mm256_set1_epi8(0x30)));
     }
+    // Chunk C (32-group C): its scale in every word.
+    template <int C>
+    __m256i groups32() const { return _mm256_shuffle_epi8(b, _mm256_set1_epi16(static_cast<short>(C | 0xFF00))); }
+    // Group g of 16 takes the scale (scales16) or the min (corr) of its 32-group g / 2.
+    __m256i scales16() const { return _mm256_shuffle_epi8(b, zext_words<0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7>()); }
+    __m256i corr() const { return _mm256_shuffle_epi8(b, zext_words<8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15>()); }
+    // AVX-512: chunks 2P and 2P + 1, as Scales::pair32 takes them from the scale words.
+    template <int P, class I = __m512i>
+    I pair32() const { return Scales(_mm256_cvtepu8_epi16(_mm256_castsi256_si128(b))).pair32<P>(); }
 };
 
 // Chunk C of 4-bit quants stored as in Q4_K/Q5_K: the low (C even) or high nibbles of
@@ -168,9 +189,9 @@ struct K4Common {
     static constexpr bool kOffset = false, kWide = false;
     static constexpr int kGroup = 32;  // elements sharing a scale
     template <int C>
-    static __m256i scale(const K4Prep& p) { return p.s.groups32<C>(); }
+    static __m256i scale(const K4Prep& p) { return p.groups32<C>(); }
     template <int P, class I = __m512i>
-    static I scale_pair(const K4Prep& p) { return p.s.pair32<P>(); }
+    static I scale_pair(const K4Prep& p) { return p.pair32<P>(); }
     static __m256i scales16(const K4Prep& p) { return p.scales16(); }
     static __m256i corr(const K4Prep& p) { return p.corr(); }
     static float d(const Block& x) { return half(x.d); }
@@ -324,7 +345,7 @@ struct IQ4XS {
     static constexpr bool kOffset = true;  // u - 128
     static constexpr bool kWide = true;    // u = table value + 128 spans 1..241
     static constexpr int kGroup = 32;      // elements sharing a scale
-    using Prep = K4Prep;                   // its scale words only (no mins)
+    using Prep = Scales;                   // its scale words 0..7
     // The eight 6-bit scales less 32, as words 0..7: nibble ib of scales_l and bits 2ib,
     // 2ib + 1 of scales_h, spread to byte ib each.
     static Prep prep(const Block& x) {
@@ -349,7 +370,7 @@ struct IQ4XS {
         return iq4_signed(nibble_chunk<C>(x.qs));
     }
     template <int C>
-    static __m256i scale_lanes(const Prep& p) { return p.s.groups16<C / 2>(); }
+    static __m256i scale_lanes(const Prep& p) { return p.groups16<C / 2>(); }
     // AVX-512: sub-blocks 2P and 2P + 1 (qs[32P..32P + 31], 16 bytes each), as the 128-bit
     // lanes [low nibbles of the first 16 | high nibbles | low of the second | high], looked up.
     template <int P, class I = __m512i>
@@ -362,11 +383,11 @@ struct IQ4XS {
         return _mm512_shuffle_epi8(_mm512_broadcast_i32x4(_mm_xor_si128(values, _mm_set1_epi8(-128))), codes);
     }
     template <int C>
-    static __m256i scale(const Prep& p) { return p.s.groups32<C>(); }
+    static __m256i scale(const Prep& p) { return p.groups32<C>(); }
     template <int P, class I = __m512i>
-    static I scale_pair(const Prep& p) { return p.s.pair32<P>(); }
-    static __m256i scales16(const Prep& p) { return p.scales16(); }
-    static __m256i corr(const Prep& p) { return _mm256_slli_epi16(p.scales16(), 7); }
+    static I scale_pair(const Prep& p) { return p.pair32<P>(); }
+    static __m256i scales16(const Prep& p) { return _mm256_shuffle_epi8(p.lo, word_pattern_pairs()); }
+    static __m256i corr(const Prep& p) { return _mm256_slli_epi16(scales16(p), 7); }
     static float d(const Block& x) { return half(x.d); }
     static float dc(const Block& x) { return half(x.d); }
 };
