@@ -13,6 +13,7 @@
 // Must not touch: other weight families.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 
@@ -419,15 +420,37 @@ struct W256 {
     static I sub_i32(I a, I b) { return _mm256_sub_epi32(a, b); }
 };
 
-// Adds one super-block's integer sums to a float accumulator:
+// Adds one super-block's integer sums to a float accumulator, given d * da and dc * da in
+// every lane:
 //   acc += d * da * sum - dc * da * corr   (offset types subtract in integers first).
 template <class Type, class W>
-void fold(typename W::F& acc, typename W::I sum, typename W::I corr, float d, float dc, float da) {
+void fold(typename W::F& acc, typename W::I sum, typename W::I corr, typename W::F d_da, typename W::F dc_da) {
     if constexpr (Type::kOffset) {
-        acc = W::fma(W::cvt(W::sub_i32(sum, corr)), W::set1(d * da), acc);
+        acc = W::fma(W::cvt(W::sub_i32(sum, corr)), d_da, acc);
     } else {
-        acc = W::fma(W::cvt(sum), W::set1(d * da), acc);
-        acc = W::fnma(W::cvt(corr), W::set1(dc * da), acc);
+        acc = W::fma(W::cvt(sum), d_da, acc);
+        acc = W::fnma(W::cvt(corr), dc_da, acc);
+    }
+}
+
+// fold's factors at 256 bits for super-block x and a token's scale da. Where the block
+// stores d and dmin side by side (Q2_K, Q4_K, Q5_K), both are converted and multiplied in
+// one go: 4 instructions fewer per super-block and token than two scalar conversions and
+// products, the same values.
+struct Factors256 {
+    __m256 d_da, dc_da;
+};
+template <class Type>
+Factors256 factors256(const typename Type::Block& x, float da) {
+    using Block = typename Type::Block;
+    if constexpr (requires { x.dmin; }) {
+        static_assert(offsetof(Block, dmin) == offsetof(Block, d) + sizeof x.d);
+        uint32_t bits;
+        std::memcpy(&bits, reinterpret_cast<const uint8_t*>(&x) + offsetof(Block, d), sizeof bits);
+        const __m128 f = _mm_mul_ps(_mm_cvtph_ps(_mm_cvtsi32_si128(static_cast<int>(bits))), _mm_set1_ps(da));
+        return {_mm256_broadcastss_ps(f), _mm256_permutevar8x32_ps(_mm256_castps128_ps256(f), _mm256_set1_epi32(1))};
+    } else {
+        return {_mm256_set1_ps(Type::d(x) * da), _mm256_set1_ps(Type::dc(x) * da)};
     }
 }
 
@@ -538,7 +561,7 @@ struct KQuant {
         for (int t = 0; t < NT; ++t)
             for (int r = 0; r < NR; ++r)
                 fold<Type, V>(acc[r * stride + t], sum[r][t], Type::kWide ? V::izero() : V::madd16(a[t]->bsums, w[r].corr),
-                              w[r].d, w[r].dc, a[t]->d);
+                              V::set1(w[r].d * a[t]->d), V::set1(w[r].dc * a[t]->d));
     }
 
     // Few tokens: each super-block's chunks are unpacked in registers and used at once
@@ -628,10 +651,12 @@ struct KQuant {
                 for (int t = 0; t < NT; ++t)
                     sum[C % 2][t] = V::dot_i16_256(sum[C % 2][t], narrow_pairs(u, load256(a[t]->qs + 32 * C)), sc);
             });
-            for (int t = 0; t < NT; ++t)
+            for (int t = 0; t < NT; ++t) {
+                const Factors256 f = factors256<Type>(b, a[t]->d);
                 fold<Type, W256>(acc[t], _mm256_add_epi32(sum[0][t], sum[1][t]),
                                  Type::kWide ? _mm256_setzero_si256() : _mm256_madd_epi16(load256(a[t]->bsums), Type::corr(p)),
-                                 Type::d(b), Type::dc(b), a[t]->d);
+                                 f.d_da, f.dc_da);
+            }
         }
         for (int t = 0; t < NT; ++t) Y[t * ldy] = hsum256(acc[t]);
     }
