@@ -236,25 +236,31 @@ std::optional<KvCache> KvCache::load(const std::string& path, uint64_t model_id,
         return std::nullopt;  // cut short, or trailing bytes: not our file
     KvCache c(shape, capacity, std::move(ledger), type);
     const int32_t kept = c.window_start(h.size);
-    std::vector<uint16_t> k16(dim), v16(dim);
+    std::vector<uint16_t> k16(size_t(dim) * kBlockTokens), v16(size_t(dim) * kBlockTokens);
     std::vector<float> k(dim), v(dim);
-    // Block by block, so that the window layers never hold more than their window.
+    // Block by block, so that the window layers never hold more than their window; each
+    // layer's keys, then values, of the block's positions are one run in the file.
     for (int32_t p0 = 0; p0 < h.size; p0 += kBlockTokens) {
-        const int32_t n = std::min(kBlockTokens, h.size - p0);
-        c.reserve_append(n);
-        for (int32_t l = 0; l < shape.n_layer; ++l)
-            for (int32_t p = c.sliding(l) ? std::max(p0, kept) : p0; p < p0 + n; ++p) {
-                const long at = long(sizeof h) + layer * l + row * p;
-                if (std::fseek(f.get(), at, SEEK_SET) != 0 || std::fread(k16.data(), sizeof(uint16_t), dim, f.get()) != size_t(dim) ||
-                    std::fseek(f.get(), at + row * h.size, SEEK_SET) != 0 || std::fread(v16.data(), sizeof(uint16_t), dim, f.get()) != size_t(dim))
-                    return std::nullopt;
+        const int32_t end = std::min(p0 + kBlockTokens, h.size);
+        c.reserve_append(end - p0);
+        for (int32_t l = 0; l < shape.n_layer; ++l) {
+            const int32_t first = c.sliding(l) ? std::max(p0, kept) : p0;
+            if (first >= end) continue;
+            const size_t values = size_t(end - first) * dim;
+            const long at = long(sizeof h) + layer * l + row * first;
+            if (std::fseek(f.get(), at, SEEK_SET) != 0 || std::fread(k16.data(), sizeof(uint16_t), values, f.get()) != values ||
+                std::fseek(f.get(), at + row * h.size, SEEK_SET) != 0 || std::fread(v16.data(), sizeof(uint16_t), values, f.get()) != values)
+                return std::nullopt;
+            for (int32_t p = first; p < end; ++p) {
+                const size_t r = size_t(p - first) * dim;
                 for (int32_t d = 0; d < dim; ++d) {
-                    k[size_t(d)] = fp16_to_fp32(k16[size_t(d)]);
-                    v[size_t(d)] = fp16_to_fp32(v16[size_t(d)]);
+                    k[size_t(d)] = fp16_to_fp32(k16[r + size_t(d)]);
+                    v[size_t(d)] = fp16_to_fp32(v16[r + size_t(d)]);
                 }
                 c.store(l, p, k.data(), v.data());
             }
-        c.commit(n);
+        }
+        c.commit(end - p0);
     }
     return c;
 }

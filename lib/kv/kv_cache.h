@@ -188,8 +188,10 @@ public:
     static std::optional<KvCache> load(const std::string& path, uint64_t model_id, const Shape& shape, int32_t capacity,
                                        std::shared_ptr<Ledger> ledger = nullptr, KvType type = KvType::F16);
 
-private:
+    // Whether layer l keeps only the window.
     bool sliding(int32_t l) const { return !shape_.sliding.empty() && shape_.sliding[size_t(l)]; }
+
+private:
     const BlockRef& part(int32_t l, int32_t b) const { return sliding(l) ? blocks_[size_t(b)].window : blocks_[size_t(b)].full; }
     void reserve(int32_t n, bool window_layers);
     // Lets go of the window parts of blocks before window_start(size()).

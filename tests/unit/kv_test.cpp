@@ -36,14 +36,12 @@ void fill(KvCache& c, int32_t from, int32_t n, uint16_t tag) {
     c.commit(n);
 }
 
-bool sliding(const KvCache& c, int32_t l) { return !c.shape().sliding.empty() && c.shape().sliding[size_t(l)]; }
-
 // Checks fill()'s values at positions [from, from + n) of every layer (of a sliding-window
 // layer, those its next position's window reaches).
 bool holds(const KvCache& c, int32_t from, int32_t n, uint16_t tag) {
     float k[kDim], v[kDim];
     for (int32_t l = 0; l < kLayers; ++l)
-        for (int32_t p = sliding(c, l) ? std::max(from, c.window_start(c.size())) : from; p < from + n; ++p) {
+        for (int32_t p = c.sliding(l) ? std::max(from, c.window_start(c.size())) : from; p < from + n; ++p) {
             c.load(l, p, k, v);
             for (int32_t d = 0; d < kDim; ++d)
                 if (k[d] != float(tag + p + d) || v[d] != float(tag + p + d + 1000)) return false;
