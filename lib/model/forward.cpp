@@ -57,11 +57,10 @@ void Workspace::ensure(int32_t n_tokens, const HParams& hp, int n_threads) {
         }
         tokens = n_tokens;
     }
-    const size_t group = size_t(hp.n_head / hp.n_head_kv) * hp.head_dim;
     q16.resize(n_threads);
     attn_q.resize(n_threads);
-    for (auto& b : q16) b.resize(group);
-    for (auto& b : attn_q) b.resize(group);
+    for (auto& b : q16) b.resize(size_t(hp.q_dim()));
+    for (auto& b : attn_q) b.resize(size_t(hp.q_dim()));
 }
 
 // The pass -------------------------------------------------------------------------------

@@ -60,7 +60,7 @@ struct Workspace {
     std::array<std::vector<float>, 2> rope_cos, rope_sin;  // [global, sliding-window][token][n_rot/2]
     std::vector<uint8_t> embd_rows;                   // [token] raw embedding rows
     std::vector<int32_t> ids;                         // the pass's token ids
-    std::vector<std::vector<uint16_t>> q16;            // per thread: one query group in F16
+    std::vector<std::vector<uint16_t>> q16;            // per thread: one token's queries in F16
     std::vector<std::vector<float>> attn_q;            // per thread: the same back in F32
     std::vector<float> attn_states;                    // online-softmax states of the attention tasks
     std::vector<int32_t> attn_end;                     // per token: the positions it attends end here

@@ -6,10 +6,17 @@
 // rows as make a run last long enough (it is compute-bound, so fewer rows do not change
 // the rate). Rows are split among threads in chunks through kernels::ThreadPool.
 //
+// --attention D,... times kernels::attend_f16 instead: one decoding token's attention over
+// D cached positions of a 1B/8B-shaped model (16 layers, 8 KV heads of 64, 4 queries
+// each), on one thread, walking the cache's blocks as the model does (every KV head of a
+// block's layer in turn; a block holds its layers one after another, each 16 transposed
+// keys and 16 value rows of all heads), in ms per token and GB/s of the F16 cache.
+//
 //   kernel_bench [--type Q4_K,F16,...] [--isa scalar,avx2,avx512] [--threads 1,2]
 //                [--nt 1,32,128,512] [--shape 4096x4096,14336x4096,4096x14336]
-//                [--min-time SECONDS] [--cache-mb MB]
+//                [--min-time SECONDS] [--cache-mb MB] [--attention 256,2048]
 #include <algorithm>
+#include <cmath>
 #include <chrono>
 #include <cstddef>
 #include <cstdio>
@@ -45,6 +52,7 @@ struct Options {
     double min_time = 0.3;
     int64_t cache_mb = 96;  // matrix-vector working set, > the last-level cache
     std::string stream;     // stream_bw program, "" when absent or off
+    std::vector<int> depths;  // --attention: cached positions, instead of the products
 };
 
 // $STRATA_PEER_DIR/bin/stream_bw, else ~/.cache/strata-peer/bin/stream_bw, if present.
@@ -122,6 +130,8 @@ Options parse(int argc, char** argv) {
             o.min_time = std::stod(v);
         } else if (a == "--cache-mb") {
             o.cache_mb = std::stoll(v);
+        } else if (a == "--attention") {
+            for (const auto& d : split(v)) o.depths.push_back(std::stoi(d));
         } else if (a == "--stream") {
             o.stream = v == "off" ? "" : v;
             stream_set = true;
@@ -270,11 +280,70 @@ Result time_gemm(k::ThreadPool& pool, const Weights& w, int64_t nt, const Option
     return {elapsed / runs, used, (cpu_seconds() - cpu0) / (elapsed * pool.size())};
 }
 
+// Milliseconds per token of attention over `depth` positions, the median of runs lasting
+// at least o.min_time (see the file comment for the shape).
+double time_attention(int depth, const Options& o, std::mt19937& rng) {
+    constexpr int kLayers = 16, kHeads = 8, kHd = 64, kGroup = 4, B = 16;
+    const int blocks = (depth + B - 1) / B;
+    const size_t keys = size_t(kHeads) * kHd * B, layer = 2 * keys;  // F16 values: keys, then 16 rows
+    std::vector<uint16_t> cache(size_t(blocks) * kLayers * layer);
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    for (auto& x : cache) x = strata::fp32_to_fp16(u(rng));
+    std::vector<float> q(size_t(kHeads) * kGroup * kHd), state(size_t(kHeads) * kGroup * (kHd + 2));
+    for (auto& x : q) x = strata::fp16_to_fp32(strata::fp32_to_fp16(u(rng)));
+    auto token = [&] {
+        for (int l = 0; l < kLayers; ++l) {
+            for (int h = 0; h < kHeads; ++h) {
+                float* m = state.data() + size_t(h) * kGroup * (kHd + 2);
+                std::fill(m, m + kGroup, -INFINITY);
+                std::fill(m + kGroup, m + kGroup * (kHd + 2), 0.0f);
+            }
+            for (int b = 0; b < blocks; ++b) {
+                const uint16_t* run = cache.data() + (size_t(b) * kLayers + l) * layer;
+                for (int h = 0; h < kHeads; ++h) {
+                    float* m = state.data() + size_t(h) * kGroup * (kHd + 2);
+                    k::attend_f16(q.data() + size_t(h) * kGroup * kHd, kGroup, kHd, run + size_t(h) * kHd * B, run + keys + size_t(h) * kHd,
+                                  size_t(kHeads) * kHd, 0, std::min(B, depth - b * B), 0.125f, 0.0f, m, m + kGroup, m + 2 * kGroup);
+                }
+            }
+        }
+    };
+    std::vector<double> ms;
+    const auto t0 = std::chrono::steady_clock::now();
+    while (ms.size() < 5 || std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < o.min_time) {
+        const auto a = std::chrono::steady_clock::now();
+        token();
+        ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - a).count());
+    }
+    std::nth_element(ms.begin(), ms.begin() + ms.size() / 2, ms.end());
+    return ms[ms.size() / 2];
+}
+
+void print_attention(const Options& o, std::mt19937& rng) {
+    std::printf("{\"bench\":\"attention\",\"results\":[");
+    bool first = true;
+    for (int depth : o.depths)
+        for (k::Isa isa : o.isas) {
+            k::set_isa(isa);
+            const double ms = time_attention(depth, o, rng);
+            const double bytes = 16.0 * 2 * depth * 8 * 64 * 2;
+            std::printf("%s\n{\"kernel\":\"attend_f16\",\"isa\":\"%s\",\"depth\":%d,\"ms\":%.3f,\"gbps\":%.2f}", first ? "" : ",",
+                        std::string(k::isa_name(isa)).c_str(), depth, ms, bytes / ms / 1e6);
+            first = false;
+            std::fflush(stdout);
+        }
+    std::printf("\n]}\n");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) try {
     const Options o = parse(argc, argv);
     std::mt19937 rng(42);
+    if (!o.depths.empty()) {
+        print_attention(o, rng);
+        return 0;
+    }
     const std::map<int, double> stream = stream_read_gbps(o.stream);
     std::printf("{\"bench\":\"kernels\",\"detected_isa\":\"%s\",\"stream_read_gbps\":{",
                 std::string(k::isa_name(k::detected_isa())).c_str());

@@ -36,6 +36,7 @@ struct V {
     }
 
     static float hsum(F v) { return _mm512_reduce_add_ps(v); }
+    static float hmax(F v) { return _mm512_reduce_max_ps(v); }
 
     static F load_i8(const int8_t* p) {
         return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
