@@ -200,5 +200,9 @@ void attend_q8_0(const float* q, int G, int hd, const int8_t* kq, const uint16_t
     if (lo < 0 || hi > detail::kAttendBlock || lo >= hi || hd % 32 != 0) throw std::invalid_argument("attend_q8_0: bad range or head size");
     table().attend_q8_0(q, G, hd, kq, ks, v, ldv, lo, hi, scale, cap, m, l, acc);
 }
+void prefetch(const void* p, size_t bytes) {
+    const char* c = static_cast<const char*>(p);
+    for (size_t off = 0; off < bytes; off += 64) __builtin_prefetch(c + off);
+}
 
 }  // namespace strata::kernels

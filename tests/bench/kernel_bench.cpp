@@ -6,11 +6,12 @@
 // rows as make a run last long enough (it is compute-bound, so fewer rows do not change
 // the rate). Rows are split among threads in chunks through kernels::ThreadPool.
 //
-// --attention D,... times kernels::attend_f16 instead: one decoding token's attention over
-// D cached positions of a 1B/8B-shaped model (16 layers, 8 KV heads of 64, 4 queries
-// each), on one thread, walking the cache's blocks as the model does (every KV head of a
-// block's layer in turn; a block holds its layers one after another, each 16 transposed
-// keys and 16 value rows of all heads), in ms per token and GB/s of the F16 cache.
+// --attention D,... times kernels::attend_f16 and attend_q8_0 instead: one decoding token's
+// attention over D cached positions of a 1B/8B-shaped model (16 layers, 8 KV heads of 64,
+// 4 queries each), on one thread, walking the cache's blocks as the model does (every KV
+// head of a block's layer in turn; a block holds its layers one after another, each 16
+// transposed keys and 16 value rows of all heads; the next block's layer prefetched), in
+// ms per token and GB/s of the cache.
 //
 //   kernel_bench [--type Q4_K,F16,...] [--isa scalar,avx2,avx512] [--threads 1,2]
 //                [--nt 1,32,128,512] [--shape 4096x4096,14336x4096,4096x14336]
@@ -280,31 +281,70 @@ Result time_gemm(k::ThreadPool& pool, const Weights& w, int64_t nt, const Option
     return {elapsed / runs, used, (cpu_seconds() - cpu0) / (elapsed * pool.size())};
 }
 
+// One block's layer of the KV cache in `type` (kv::BlockFormat's layout: 16 transposed keys
+// of every head, F16 or int8 with F16 scales per 32, then 16 value rows of every head).
+struct AttentionLayout {
+    static constexpr int kLayers = 16, kHeads = 8, kHd = 64, kGroup = 4, B = 16;
+    bool q8;
+    size_t key_bytes() const { return size_t(kHeads) * kHd * B * (q8 ? 1 : 2); }
+    size_t key_scale_bytes() const { return q8 ? size_t(kHeads) * (kHd / 32) * B * 2 : 0; }
+    size_t row_bytes() const { return q8 ? size_t(kHeads) * (kHd / 32) * 34 : size_t(kHeads) * kHd * 2; }
+    size_t layer_bytes() const { return key_bytes() + key_scale_bytes() + B * row_bytes(); }
+};
+
+// A cache of `blocks` blocks of every layer: random values, F16 scales of 1/64 in Q8_0.
+std::vector<uint8_t> random_cache(const AttentionLayout& f, int blocks, std::mt19937& rng) {
+    std::vector<uint8_t> cache(size_t(blocks) * f.kLayers * f.layer_bytes());
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    const uint16_t scale = strata::fp32_to_fp16(1.0f / 64);
+    for (size_t at = 0; at < cache.size(); at += f.layer_bytes()) {
+        uint8_t* layer = cache.data() + at;
+        if (!f.q8) {
+            auto* h = reinterpret_cast<uint16_t*>(layer);
+            for (size_t i = 0; i < f.layer_bytes() / 2; ++i) h[i] = strata::fp32_to_fp16(u(rng));
+            continue;
+        }
+        for (size_t i = 0; i < f.layer_bytes(); ++i) layer[i] = static_cast<uint8_t>(rng());
+        for (size_t i = 0; i < f.key_scale_bytes(); i += 2) std::memcpy(layer + f.key_bytes() + i, &scale, 2);
+        for (int j = 0; j < f.B; ++j)
+            for (size_t c = 0; c < f.row_bytes(); c += 34) std::memcpy(layer + f.key_bytes() + f.key_scale_bytes() + j * f.row_bytes() + c, &scale, 2);
+    }
+    return cache;
+}
+
 // Milliseconds per token of attention over `depth` positions, the median of runs lasting
 // at least o.min_time (see the file comment for the shape).
-double time_attention(int depth, const Options& o, std::mt19937& rng) {
-    constexpr int kLayers = 16, kHeads = 8, kHd = 64, kGroup = 4, B = 16;
+double time_attention(int depth, bool q8, const Options& o, std::mt19937& rng) {
+    const AttentionLayout f{q8};
+    constexpr int H = AttentionLayout::kHeads, hd = AttentionLayout::kHd, G = AttentionLayout::kGroup, B = AttentionLayout::B;
     const int blocks = (depth + B - 1) / B;
-    const size_t keys = size_t(kHeads) * kHd * B, layer = 2 * keys;  // F16 values: keys, then 16 rows
-    std::vector<uint16_t> cache(size_t(blocks) * kLayers * layer);
+    const std::vector<uint8_t> cache = random_cache(f, blocks, rng);
     std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-    for (auto& x : cache) x = strata::fp32_to_fp16(u(rng));
-    std::vector<float> q(size_t(kHeads) * kGroup * kHd), state(size_t(kHeads) * kGroup * (kHd + 2));
+    std::vector<float> q(size_t(H) * G * hd), state(size_t(H) * G * (hd + 2));
     for (auto& x : q) x = strata::fp16_to_fp32(strata::fp32_to_fp16(u(rng)));
+    auto block = [&](const uint8_t* layer, int h, int hi) {
+        float* m = state.data() + size_t(h) * G * (hd + 2);
+        const float* qh = q.data() + size_t(h) * G * hd;
+        const uint8_t* values = layer + f.key_bytes() + f.key_scale_bytes();
+        if (q8)
+            k::attend_q8_0(qh, G, hd, reinterpret_cast<const int8_t*>(layer) + size_t(h) * hd * B,
+                           reinterpret_cast<const uint16_t*>(layer + f.key_bytes()) + size_t(h) * (hd / 32) * B, values + size_t(h) * (hd / 32) * 34,
+                           f.row_bytes(), 0, hi, 0.125f, 0.0f, m, m + G, m + 2 * G);
+        else
+            k::attend_f16(qh, G, hd, reinterpret_cast<const uint16_t*>(layer) + size_t(h) * hd * B,
+                          reinterpret_cast<const uint16_t*>(values) + size_t(h) * hd, size_t(H) * hd, 0, hi, 0.125f, 0.0f, m, m + G, m + 2 * G);
+    };
     auto token = [&] {
-        for (int l = 0; l < kLayers; ++l) {
-            for (int h = 0; h < kHeads; ++h) {
-                float* m = state.data() + size_t(h) * kGroup * (kHd + 2);
-                std::fill(m, m + kGroup, -INFINITY);
-                std::fill(m + kGroup, m + kGroup * (kHd + 2), 0.0f);
+        for (int l = 0; l < f.kLayers; ++l) {
+            for (int h = 0; h < H; ++h) {
+                float* m = state.data() + size_t(h) * G * (hd + 2);
+                std::fill(m, m + G, -INFINITY);
+                std::fill(m + G, m + G * (hd + 2), 0.0f);
             }
             for (int b = 0; b < blocks; ++b) {
-                const uint16_t* run = cache.data() + (size_t(b) * kLayers + l) * layer;
-                for (int h = 0; h < kHeads; ++h) {
-                    float* m = state.data() + size_t(h) * kGroup * (kHd + 2);
-                    k::attend_f16(q.data() + size_t(h) * kGroup * kHd, kGroup, kHd, run + size_t(h) * kHd * B, run + keys + size_t(h) * kHd,
-                                  size_t(kHeads) * kHd, 0, std::min(B, depth - b * B), 0.125f, 0.0f, m, m + kGroup, m + 2 * kGroup);
-                }
+                const uint8_t* layer = cache.data() + (size_t(b) * f.kLayers + l) * f.layer_bytes();
+                if (b + 1 < blocks) k::prefetch(layer + f.kLayers * f.layer_bytes(), f.layer_bytes());
+                for (int h = 0; h < H; ++h) block(layer, h, std::min(B, depth - b * B));
             }
         }
     };
@@ -323,15 +363,17 @@ void print_attention(const Options& o, std::mt19937& rng) {
     std::printf("{\"bench\":\"attention\",\"results\":[");
     bool first = true;
     for (int depth : o.depths)
-        for (k::Isa isa : o.isas) {
-            k::set_isa(isa);
-            const double ms = time_attention(depth, o, rng);
-            const double bytes = 16.0 * 2 * depth * 8 * 64 * 2;
-            std::printf("%s\n{\"kernel\":\"attend_f16\",\"isa\":\"%s\",\"depth\":%d,\"ms\":%.3f,\"gbps\":%.2f}", first ? "" : ",",
-                        std::string(k::isa_name(isa)).c_str(), depth, ms, bytes / ms / 1e6);
-            first = false;
-            std::fflush(stdout);
-        }
+        for (bool q8 : {false, true})
+            for (k::Isa isa : o.isas) {
+                k::set_isa(isa);
+                const double ms = time_attention(depth, q8, o, rng);
+                const AttentionLayout f{q8};
+                const double bytes = double(f.kLayers) * depth * (f.layer_bytes() / f.B);
+                std::printf("%s\n{\"kernel\":\"%s\",\"isa\":\"%s\",\"depth\":%d,\"ms\":%.3f,\"gbps\":%.2f}", first ? "" : ",",
+                            q8 ? "attend_q8_0" : "attend_f16", std::string(k::isa_name(isa)).c_str(), depth, ms, bytes / ms / 1e6);
+                first = false;
+                std::fflush(stdout);
+            }
     std::printf("\n]}\n");
 }
 

@@ -205,6 +205,43 @@ void attend_f16(const float* q, int G, int hd, const uint16_t* kt, const uint16_
     in_fours(G, [&](int g, auto ng) { group_values<V, decltype(ng)::value>(p + g, hd, v, ldv, lo, hi, acc + size_t(g) * hd); });
 }
 
+// acc[g] += p[g][j] * d_j * q_j over j in [lo, hi) for NG queries, on C vectors of each
+// row's 32-value block c from vector i of it: as values_pass, each row's int8 values are
+// converted once for the NG queries, and every sum adds the positions in order.
+template <class V, int NG, int C>
+void values_pass_q8(const float (*p)[strata::kernels::detail::kAttendBlock], int hd, const uint8_t* v, size_t ldv, int lo, int hi,
+                    float* acc, int c, int i) {
+    using F = typename V::F;
+    F a[NG][C];
+    for (int g = 0; g < NG; ++g)
+        for (int k = 0; k < C; ++k) a[g][k] = V::load(acc + size_t(g) * hd + c * 32 + (i + k) * V::N);
+    for (int j = lo; j < hi; ++j) {
+        const uint8_t* block = v + size_t(j) * ldv + size_t(c) * 34;
+        uint16_t d;
+        __builtin_memcpy(&d, block, 2);
+        const float dj = _cvtsh_ss(d);
+        const int8_t* qs = reinterpret_cast<const int8_t*>(block + 2);
+        F x[C];
+        for (int k = 0; k < C; ++k) x[k] = V::load_i8(qs + (i + k) * V::N);
+        for (int g = 0; g < NG; ++g) {
+            const F w = V::set1(p[g][j] * dj);
+            for (int k = 0; k < C; ++k) a[g][k] = V::fma(x[k], w, a[g][k]);
+        }
+    }
+    for (int g = 0; g < NG; ++g)
+        for (int k = 0; k < C; ++k) V::store(acc + size_t(g) * hd + c * 32 + (i + k) * V::N, a[g][k]);
+}
+
+// values_pass_q8 over the whole head: a block's 2 vectors at a time on AVX-512, 2 of its 4
+// on AVX2 (8 sums of 4 queries in registers either way).
+template <class V, int NG>
+void group_values_q8(const float (*p)[strata::kernels::detail::kAttendBlock], int hd, const uint8_t* v, size_t ldv, int lo, int hi,
+                     float* acc) {
+    constexpr int R = 32 / V::N, C = 2;
+    for (int c = 0; c < hd / 32; ++c)
+        for (int i = 0; i < R; i += C) values_pass_q8<V, NG, C>(p, hd, v, ldv, lo, hi, acc, c, i);
+}
+
 // The same over a Q8_0 block: keys int8 kq [hd][16] with F16 scales ks [hd / 32][16],
 // value rows of hd / 32 GGML Q8_0 blocks (F16 scale, 32 int8) ldv bytes apart.
 template <class V>
@@ -212,7 +249,6 @@ void attend_q8_0(const float* q, int G, int hd, const int8_t* kq, const uint16_t
                  float scale, float cap, float* m, float* l, float* acc) {
     using strata::kernels::detail::kAttendBlock;
     using strata::kernels::detail::kAttendMaxGroup;
-    using F = typename V::F;
     if (hd % 32 != 0 || G > kAttendMaxGroup || kAttendBlock % V::N != 0) {
         strata::kernels::detail::attend_q8_0_scalar(q, G, hd, kq, ks, v, ldv, lo, hi, scale, cap, m, l, acc);
         return;
@@ -220,23 +256,7 @@ void attend_q8_0(const float* q, int G, int hd, const int8_t* kq, const uint16_t
     float p[kAttendMaxGroup][kAttendBlock];
     in_fours(G, [&](int g, auto ng) { block_scores_q8<V, decltype(ng)::value>(q + size_t(g) * hd, hd, kq, ks, p + g); });
     softmax_step<V>(G, hd, p, lo, hi, scale, cap, m, l, acc);
-    // acc[g] += p[g][j] * d_j * q_j, one 32-value block (32 / N vectors) at a time in registers.
-    constexpr int R = 32 / V::N;
-    for (int g = 0; g < G; ++g)
-        for (int c = 0; c < hd / 32; ++c) {
-            float* ag = acc + size_t(g) * hd + c * 32;
-            F a[R];
-            for (int i = 0; i < R; ++i) a[i] = V::load(ag + i * V::N);
-            for (int j = lo; j < hi; ++j) {
-                const uint8_t* block = v + size_t(j) * ldv + size_t(c) * 34;
-                uint16_t d;
-                __builtin_memcpy(&d, block, 2);
-                const F w = V::set1(p[g][j] * _cvtsh_ss(d));
-                const int8_t* qs = reinterpret_cast<const int8_t*>(block + 2);
-                for (int i = 0; i < R; ++i) a[i] = V::fma(V::load_i8(qs + i * V::N), w, a[i]);
-            }
-            for (int i = 0; i < R; ++i) V::store(ag + i * V::N, a[i]);
-        }
+    in_fours(G, [&](int g, auto ng) { group_values_q8<V, decltype(ng)::value>(p + g, hd, v, ldv, lo, hi, acc + size_t(g) * hd); });
 }
 
 }  // namespace simd
