@@ -156,10 +156,9 @@ void Model::Impl::attend_block(const kv::KvCache& cache, int l, int h, const flo
 // Even so the prefetchers fell behind: the whole next block's layer is prefetched before
 // a block is computed (kernel_bench --attention 2048, one thread: F16 11.4-11.9 -> 7.6-8.0
 // ms per token, Q8_0 8.7-9.1 -> 8.0; prefetching it a head's share at a time did 10.2-10.6
-// and 5.8-6.2, two blocks ahead the same as one).
-// When the pass has fewer tokens than twice the threads (one
-// sequence decoding), each token's positions are split into chunks computed in parallel
-// and merged.
+// and 5.8-6.2, two blocks ahead the same as one). When the pass has fewer tokens than
+// twice the threads (one sequence decoding), each token's positions are split into chunks
+// computed in parallel and merged.
 void Model::Impl::attend(int l, std::span<const TokenSlot> tokens) {
     static_assert(kv::kBlockTokens == 16, "kernels::attend_f16 takes KV blocks of 16 positions");
     constexpr int32_t kMinChunk = 2 * kv::kBlockTokens;  // positions (of every KV head) worth a task of their own
