@@ -152,42 +152,49 @@ void softmax_step(int G, int hd, float (*p)[strata::kernels::detail::kAttendBloc
     }
 }
 
-// acc[g] += p[g][j] * v_j over j in [lo, hi) for NG queries, on C vectors of the head from
-// vector i: NG x C sums stay in registers over j, and each value vector is converted from
-// F16 once for the NG queries (it was once per query). Every sum still adds the positions
-// in order, so the results are those of one query at a time. With softmax_whole_block,
-// `kernel_bench --attention 256` (the cache in L3) went from 0.78 to 0.51 ms per token on
-// one Zen 4 thread, AVX2 0.81 to 0.66.
-template <class V, int NG, int C>
-void values_pass(const float (*p)[strata::kernels::detail::kAttendBlock], int hd, const uint16_t* v, size_t ldv, int lo, int hi,
-                 float* acc, int i) {
+// acc[g] += p[g][j] * d_j * x_j over j in [lo, hi) for NG queries, on C vectors of the head
+// from `at` (query g's at at + g * hd): row(j, x) converts row j's C vectors into x once for
+// the NG queries (it was once per query) and returns its scale d_j (1 for F16, exact). NG x
+// C sums stay in registers over j, and every sum adds the positions in order, so the
+// results are those of one query at a time. With softmax_whole_block, `kernel_bench
+// --attention 256` (the cache in L3) went from 0.78 to 0.51 ms per token on one Zen 4
+// thread, AVX2 0.81 to 0.66.
+template <class V, int NG, int C, class Row>
+void values_pass(const float (*p)[strata::kernels::detail::kAttendBlock], int hd, int lo, int hi, float* at, Row row) {
     using F = typename V::F;
     F a[NG][C];
     for (int g = 0; g < NG; ++g)
-        for (int c = 0; c < C; ++c) a[g][c] = V::load(acc + size_t(g) * hd + (i + c) * V::N);
+        for (int c = 0; c < C; ++c) a[g][c] = V::load(at + size_t(g) * hd + c * V::N);
     for (int j = lo; j < hi; ++j) {
-        const uint16_t* vj = v + size_t(j) * ldv + i * V::N;
         F x[C];
-        for (int c = 0; c < C; ++c) x[c] = V::load_f16(vj + c * V::N);
+        const float d = row(j, x);
         for (int g = 0; g < NG; ++g) {
-            const F w = V::set1(p[g][j]);
+            const F w = V::set1(p[g][j] * d);
             for (int c = 0; c < C; ++c) a[g][c] = V::fma(x[c], w, a[g][c]);
         }
     }
     for (int g = 0; g < NG; ++g)
-        for (int c = 0; c < C; ++c) V::store(acc + size_t(g) * hd + (i + c) * V::N, a[g][c]);
+        for (int c = 0; c < C; ++c) V::store(at + size_t(g) * hd + c * V::N, a[g][c]);
 }
 
-// values_pass over the whole head: 4 vectors at a time on AVX-512 (16 sums of 4 queries in
-// registers), 2 on AVX2 (8 of its 16 registers), then one at a time.
+// F16 value rows: values_pass over the whole head, 4 vectors at a time on AVX-512 (16 sums
+// of 4 queries in registers), 2 on AVX2 (8 of its 16 registers), then one at a time.
+template <class V, int NG, int C>
+void values_f16(const float (*p)[strata::kernels::detail::kAttendBlock], int hd, const uint16_t* v, size_t ldv, int lo, int hi,
+                float* acc, int i) {
+    values_pass<V, NG, C>(p, hd, lo, hi, acc + i * V::N, [&](int j, typename V::F* x) {
+        for (int c = 0; c < C; ++c) x[c] = V::load_f16(v + size_t(j) * ldv + (i + c) * V::N);
+        return 1.0f;
+    });
+}
 template <class V, int NG>
 void group_values(const float (*p)[strata::kernels::detail::kAttendBlock], int hd, const uint16_t* v, size_t ldv, int lo, int hi,
                   float* acc) {
     constexpr int C = V::N == 16 ? 4 : 2;
     const int nv = hd / V::N;
     int i = 0;
-    for (; i + C <= nv; i += C) values_pass<V, NG, C>(p, hd, v, ldv, lo, hi, acc, i);
-    for (; i < nv; ++i) values_pass<V, NG, 1>(p, hd, v, ldv, lo, hi, acc, i);
+    for (; i + C <= nv; i += C) values_f16<V, NG, C>(p, hd, v, ldv, lo, hi, acc, i);
+    for (; i < nv; ++i) values_f16<V, NG, 1>(p, hd, v, ldv, lo, hi, acc, i);
 }
 
 template <class V>
@@ -205,41 +212,23 @@ void attend_f16(const float* q, int G, int hd, const uint16_t* kt, const uint16_
     in_fours(G, [&](int g, auto ng) { group_values<V, decltype(ng)::value>(p + g, hd, v, ldv, lo, hi, acc + size_t(g) * hd); });
 }
 
-// acc[g] += p[g][j] * d_j * q_j over j in [lo, hi) for NG queries, on C vectors of each
-// row's 32-value block c from vector i of it: as values_pass, each row's int8 values are
-// converted once for the NG queries, and every sum adds the positions in order.
-template <class V, int NG, int C>
-void values_pass_q8(const float (*p)[strata::kernels::detail::kAttendBlock], int hd, const uint8_t* v, size_t ldv, int lo, int hi,
-                    float* acc, int c, int i) {
-    using F = typename V::F;
-    F a[NG][C];
-    for (int g = 0; g < NG; ++g)
-        for (int k = 0; k < C; ++k) a[g][k] = V::load(acc + size_t(g) * hd + c * 32 + (i + k) * V::N);
-    for (int j = lo; j < hi; ++j) {
-        const uint8_t* block = v + size_t(j) * ldv + size_t(c) * 34;
-        uint16_t d;
-        __builtin_memcpy(&d, block, 2);
-        const float dj = _cvtsh_ss(d);
-        const int8_t* qs = reinterpret_cast<const int8_t*>(block + 2);
-        F x[C];
-        for (int k = 0; k < C; ++k) x[k] = V::load_i8(qs + (i + k) * V::N);
-        for (int g = 0; g < NG; ++g) {
-            const F w = V::set1(p[g][j] * dj);
-            for (int k = 0; k < C; ++k) a[g][k] = V::fma(x[k], w, a[g][k]);
-        }
-    }
-    for (int g = 0; g < NG; ++g)
-        for (int k = 0; k < C; ++k) V::store(acc + size_t(g) * hd + c * 32 + (i + k) * V::N, a[g][k]);
-}
-
-// values_pass_q8 over the whole head: a block's 2 vectors at a time on AVX-512, 2 of its 4
-// on AVX2 (8 sums of 4 queries in registers either way).
+// Q8_0 value rows (hd / 32 blocks of an F16 scale d and 32 int8): values_pass over each
+// 32-value block, its 2 vectors at once on AVX-512, 2 of its 4 at a time on AVX2 (8 sums
+// of 4 queries in registers either way).
 template <class V, int NG>
 void group_values_q8(const float (*p)[strata::kernels::detail::kAttendBlock], int hd, const uint8_t* v, size_t ldv, int lo, int hi,
                      float* acc) {
     constexpr int R = 32 / V::N, C = 2;
     for (int c = 0; c < hd / 32; ++c)
-        for (int i = 0; i < R; i += C) values_pass_q8<V, NG, C>(p, hd, v, ldv, lo, hi, acc, c, i);
+        for (int i = 0; i < R; i += C)
+            values_pass<V, NG, C>(p, hd, lo, hi, acc + c * 32 + i * V::N, [&](int j, typename V::F* x) {
+                const uint8_t* block = v + size_t(j) * ldv + size_t(c) * 34;
+                uint16_t d;
+                __builtin_memcpy(&d, block, 2);
+                const int8_t* qs = reinterpret_cast<const int8_t*>(block + 2);
+                for (int k = 0; k < C; ++k) x[k] = V::load_i8(qs + (i + k) * V::N);
+                return _cvtsh_ss(d);
+            });
 }
 
 // The same over a Q8_0 block: keys int8 kq [hd][16] with F16 scales ks [hd / 32][16],
