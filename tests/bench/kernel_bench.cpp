@@ -35,6 +35,7 @@
 
 #include "kernels/kernels.h"
 #include "kernels/threadpool.h"
+#include "kv/kv_cache.h"
 #include "tensor/blocks.h"
 #include "tensor/fp16.h"
 #include "tensor/quantize.h"
@@ -281,33 +282,29 @@ Result time_gemm(k::ThreadPool& pool, const Weights& w, int64_t nt, const Option
     return {elapsed / runs, used, (cpu_seconds() - cpu0) / (elapsed * pool.size())};
 }
 
-// One block's layer of the KV cache in `type` (kv::BlockFormat's layout: 16 transposed keys
-// of every head, F16 or int8 with F16 scales per 32, then 16 value rows of every head).
-struct AttentionLayout {
-    static constexpr int kLayers = 16, kHeads = 8, kHd = 64, kGroup = 4, B = 16;
-    bool q8;
-    size_t key_bytes() const { return size_t(kHeads) * kHd * B * (q8 ? 1 : 2); }
-    size_t key_scale_bytes() const { return q8 ? size_t(kHeads) * (kHd / 32) * B * 2 : 0; }
-    size_t row_bytes() const { return q8 ? size_t(kHeads) * (kHd / 32) * 34 : size_t(kHeads) * kHd * 2; }
-    size_t layer_bytes() const { return key_bytes() + key_scale_bytes() + B * row_bytes(); }
+// The benchmark's model shape; a block's layer is laid out as kv::BlockFormat says.
+struct AttentionShape {
+    static constexpr int kLayers = 16, kHeads = 8, kHd = 64, kGroup = 4, B = strata::kv::kBlockTokens;
+    static strata::kv::BlockFormat format(bool q8) { return {q8 ? strata::kv::KvType::Q8_0 : strata::kv::KvType::F16, kHeads * kHd}; }
 };
 
 // A cache of `blocks` blocks of every layer: random values, F16 scales of 1/64 in Q8_0.
-std::vector<uint8_t> random_cache(const AttentionLayout& f, int blocks, std::mt19937& rng) {
-    std::vector<uint8_t> cache(size_t(blocks) * f.kLayers * f.layer_bytes());
+std::vector<uint8_t> random_cache(const strata::kv::BlockFormat& f, int blocks, std::mt19937& rng) {
+    std::vector<uint8_t> cache(size_t(blocks) * AttentionShape::kLayers * f.layer_bytes());
     std::uniform_real_distribution<float> u(-1.0f, 1.0f);
     const uint16_t scale = strata::fp32_to_fp16(1.0f / 64);
     for (size_t at = 0; at < cache.size(); at += f.layer_bytes()) {
         uint8_t* layer = cache.data() + at;
-        if (!f.q8) {
+        if (f.type == strata::kv::KvType::F16) {
             auto* h = reinterpret_cast<uint16_t*>(layer);
             for (size_t i = 0; i < f.layer_bytes() / 2; ++i) h[i] = strata::fp32_to_fp16(u(rng));
             continue;
         }
         for (size_t i = 0; i < f.layer_bytes(); ++i) layer[i] = static_cast<uint8_t>(rng());
         for (size_t i = 0; i < f.key_scale_bytes(); i += 2) std::memcpy(layer + f.key_bytes() + i, &scale, 2);
-        for (int j = 0; j < f.B; ++j)
-            for (size_t c = 0; c < f.row_bytes(); c += 34) std::memcpy(layer + f.key_bytes() + f.key_scale_bytes() + j * f.row_bytes() + c, &scale, 2);
+        for (int j = 0; j < AttentionShape::B; ++j)
+            for (size_t c = 0; c < f.value_row_bytes(); c += 34)
+                std::memcpy(layer + f.key_bytes() + f.key_scale_bytes() + j * f.value_row_bytes() + c, &scale, 2);
     }
     return cache;
 }
@@ -315,8 +312,9 @@ std::vector<uint8_t> random_cache(const AttentionLayout& f, int blocks, std::mt1
 // Milliseconds per token of attention over `depth` positions, the median of runs lasting
 // at least o.min_time (see the file comment for the shape).
 double time_attention(int depth, bool q8, const Options& o, std::mt19937& rng) {
-    const AttentionLayout f{q8};
-    constexpr int H = AttentionLayout::kHeads, hd = AttentionLayout::kHd, G = AttentionLayout::kGroup, B = AttentionLayout::B;
+    const strata::kv::BlockFormat f = AttentionShape::format(q8);
+    constexpr int L = AttentionShape::kLayers, H = AttentionShape::kHeads, hd = AttentionShape::kHd, G = AttentionShape::kGroup,
+                  B = AttentionShape::B;
     const int blocks = (depth + B - 1) / B;
     const std::vector<uint8_t> cache = random_cache(f, blocks, rng);
     std::uniform_real_distribution<float> u(-1.0f, 1.0f);
@@ -329,21 +327,21 @@ double time_attention(int depth, bool q8, const Options& o, std::mt19937& rng) {
         if (q8)
             k::attend_q8_0(qh, G, hd, reinterpret_cast<const int8_t*>(layer) + size_t(h) * hd * B,
                            reinterpret_cast<const uint16_t*>(layer + f.key_bytes()) + size_t(h) * (hd / 32) * B, values + size_t(h) * (hd / 32) * 34,
-                           f.row_bytes(), 0, hi, 0.125f, 0.0f, m, m + G, m + 2 * G);
+                           f.value_row_bytes(), 0, hi, 0.125f, 0.0f, m, m + G, m + 2 * G);
         else
             k::attend_f16(qh, G, hd, reinterpret_cast<const uint16_t*>(layer) + size_t(h) * hd * B,
                           reinterpret_cast<const uint16_t*>(values) + size_t(h) * hd, size_t(H) * hd, 0, hi, 0.125f, 0.0f, m, m + G, m + 2 * G);
     };
     auto token = [&] {
-        for (int l = 0; l < f.kLayers; ++l) {
+        for (int l = 0; l < L; ++l) {
             for (int h = 0; h < H; ++h) {
                 float* m = state.data() + size_t(h) * G * (hd + 2);
                 std::fill(m, m + G, -INFINITY);
                 std::fill(m + G, m + G * (hd + 2), 0.0f);
             }
             for (int b = 0; b < blocks; ++b) {
-                const uint8_t* layer = cache.data() + (size_t(b) * f.kLayers + l) * f.layer_bytes();
-                if (b + 1 < blocks) k::prefetch(layer + f.kLayers * f.layer_bytes(), f.layer_bytes());
+                const uint8_t* layer = cache.data() + (size_t(b) * L + l) * f.layer_bytes();
+                if (b + 1 < blocks) k::prefetch(layer + L * f.layer_bytes(), f.layer_bytes());
                 for (int h = 0; h < H; ++h) block(layer, h, std::min(B, depth - b * B));
             }
         }
@@ -367,8 +365,7 @@ void print_attention(const Options& o, std::mt19937& rng) {
             for (k::Isa isa : o.isas) {
                 k::set_isa(isa);
                 const double ms = time_attention(depth, q8, o, rng);
-                const AttentionLayout f{q8};
-                const double bytes = double(f.kLayers) * depth * (f.layer_bytes() / f.B);
+                const double bytes = double(AttentionShape::kLayers) * depth * (AttentionShape::format(q8).layer_bytes() / AttentionShape::B);
                 std::printf("%s\n{\"kernel\":\"%s\",\"isa\":\"%s\",\"depth\":%d,\"ms\":%.3f,\"gbps\":%.2f}", first ? "" : ",",
                             q8 ? "attend_q8_0" : "attend_f16", std::string(k::isa_name(isa)).c_str(), depth, ms, bytes / ms / 1e6);
                 first = false;
