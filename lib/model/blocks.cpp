@@ -158,12 +158,11 @@ void Model::Impl::attend_block(const kv::KvCache& cache, int l, int h, const flo
 // ms per token, Q8_0 8.7-9.1 -> 8.0; prefetching it a head's share at a time did 10.2-10.6
 // and 5.8-6.2, two blocks ahead the same as one). When the pass has fewer tokens than
 // twice the threads (one sequence decoding), each token's positions are split into chunks
-// computed in parallel and merged.
+// computed in parallel (attend_span) and merged (merge_chunks).
 void Model::Impl::attend(int l, std::span<const TokenSlot> tokens) {
     static_assert(kv::kBlockTokens == 16, "kernels::attend_f16 takes KV blocks of 16 positions");
     constexpr int32_t kMinChunk = 2 * kv::kBlockTokens;  // positions (of every KV head) worth a task of their own
     const int hd = hp.head_dim, n_kv = hp.n_head_kv, G = hp.n_head / hp.n_head_kv, Q = hp.q_dim();
-    const float scale = hp.scale_q ? 1.0f : hp.kq_scale;
     const int32_t window = hp.is_swa(l) ? hp.n_swa : 0;
     const int64_t T = static_cast<int64_t>(tokens.size()), pairs = T * n_kv, threads = pool.size();
     // Each token attends up to its own position (causal) or to its sequence's last in the
@@ -178,36 +177,52 @@ void Model::Impl::attend(int l, std::span<const TokenSlot> tokens) {
     const size_t state = size_t(G) * (hd + 2);  // per (token, KV head) and chunk: m[G], l[G], acc[G][hd]
     if (ws.attn_states.size() < size_t(pairs * chunks) * state) ws.attn_states.resize(size_t(pairs * chunks) * state);
     pool.parallel_for(T * chunks, 1, [&](int64_t b, int64_t e, int thread) {
-        uint16_t* q16 = ws.q16[thread].data();
-        float* q = ws.attn_q[thread].data();
         for (int64_t task = b; task < e; ++task) {
             const int64_t t = task / chunks, c = task % chunks;
-            const TokenSlot& tok = tokens[size_t(t)];
             const int32_t n = ends[size_t(t)], j0 = window ? std::max(0, n - window) : 0;
             const auto from = static_cast<int32_t>(j0 + (n - j0) * c / chunks), to = static_cast<int32_t>(j0 + (n - j0) * (c + 1) / chunks);
-            auto state_of = [&](int h) { return ws.attn_states.data() + size_t((t * n_kv + h) * chunks + c) * state; };
-            for (int h = 0; h < n_kv; ++h) {
-                float* m = state_of(h);
-                std::fill(m, m + G, -INFINITY);
-                std::fill(m + G, m + G + size_t(G) * (hd + 1), 0.0f);
-            }
-            // The token's queries rounded to F16, as llama.cpp's F16 K*Q product rounds them.
-            kernels::f32_to_f16(ws.q.data() + t * Q, q16, Q);
-            kernels::f16_to_f32(q16, q, Q);
-            for (int32_t p = from; p < to;) {
-                const int32_t first = p - p % kv::kBlockTokens, hi = std::min(to - first, kv::kBlockTokens);
-                if (first + kv::kBlockTokens < to)  // the next block's layer, while this one is computed
-                    kernels::prefetch(tok.cache->k_block(l, first + kv::kBlockTokens), tok.cache->format().layer_bytes());
-                for (int h = 0; h < n_kv; ++h) {
-                    float* m = state_of(h);
-                    attend_block(*tok.cache, l, h, q + size_t(h) * G * hd, p, first, hi, scale, m, m + G, m + 2 * G);
-                }
-                p = first + hi;
-            }
+            attend_span(l, tokens[size_t(t)], ws.q.data() + t * Q, from, to, thread, ws.attn_states.data() + size_t(t * n_kv * chunks + c) * state,
+                        size_t(chunks) * state);
         }
     });
-    // Merge each pair's chunks (rescaled to the largest max) and normalize.
-    for_rows(pool, static_cast<int32_t>(pairs), int64_t(G) * hd * chunks, [&](int32_t pair) {
+    merge_chunks(static_cast<int32_t>(pairs), chunks);
+    acts.invalidate();
+}
+
+// Positions [from, to) of one token (queries q) for every KV head, block by block, into
+// the online-softmax states of the heads: m[G], l[G], acc[G][hd] at states + h * stride.
+void Model::Impl::attend_span(int l, const TokenSlot& tok, const float* queries, int32_t from, int32_t to, int thread, float* states,
+                              size_t stride) {
+    const int hd = hp.head_dim, n_kv = hp.n_head_kv, G = hp.n_head / hp.n_head_kv, Q = hp.q_dim();
+    const float scale = hp.scale_q ? 1.0f : hp.kq_scale;
+    for (int h = 0; h < n_kv; ++h) {
+        float* m = states + size_t(h) * stride;
+        std::fill(m, m + G, -INFINITY);
+        std::fill(m + G, m + G + size_t(G) * (hd + 1), 0.0f);
+    }
+    // The token's queries rounded to F16, as llama.cpp's F16 K*Q product rounds them.
+    uint16_t* q16 = ws.q16[size_t(thread)].data();
+    float* q = ws.attn_q[size_t(thread)].data();
+    kernels::f32_to_f16(queries, q16, Q);
+    kernels::f16_to_f32(q16, q, Q);
+    for (int32_t p = from; p < to;) {
+        const int32_t first = p - p % kv::kBlockTokens, hi = std::min(to - first, kv::kBlockTokens);
+        if (first + kv::kBlockTokens < to)  // the next block's layer, while this one is computed
+            kernels::prefetch(tok.cache->k_block(l, first + kv::kBlockTokens), tok.cache->format().layer_bytes());
+        for (int h = 0; h < n_kv; ++h) {
+            float* m = states + size_t(h) * stride;
+            attend_block(*tok.cache, l, h, q + size_t(h) * G * hd, p, first, hi, scale, m, m + G, m + 2 * G);
+        }
+        p = first + hi;
+    }
+}
+
+// Merges the `chunks` states of each (token, KV head) pair, rescaled to their largest
+// max, into ws.att, normalized.
+void Model::Impl::merge_chunks(int32_t pairs, int64_t chunks) {
+    const int hd = hp.head_dim, n_kv = hp.n_head_kv, G = hp.n_head / hp.n_head_kv, Q = hp.q_dim();
+    const size_t state = size_t(G) * (hd + 2);
+    for_rows(pool, pairs, int64_t(G) * hd * chunks, [&](int32_t pair) {
         const float* first = ws.attn_states.data() + size_t(pair) * chunks * state;
         float* out = ws.att.data() + size_t(pair / n_kv) * Q + size_t(pair % n_kv) * G * hd;
         for (int g = 0; g < G; ++g) {

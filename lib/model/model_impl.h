@@ -117,6 +117,8 @@ struct Model::Impl {
     void attention_block(const LayerWeights& w, int l, const float* in, float* out, std::span<const TokenSlot> tokens);
     void project_qkv(const LayerWeights& w, const float* in, int32_t T);
     void attend(int l, std::span<const TokenSlot> tokens);
+    void attend_span(int l, const TokenSlot& tok, const float* queries, int32_t from, int32_t to, int thread, float* states, size_t stride);
+    void merge_chunks(int32_t pairs, int64_t chunks);
     void attend_block(const kv::KvCache& cache, int l, int h, const float* q, int32_t p, int32_t first, int32_t hi, float scale, float* m,
                       float* sum, float* acc) const;
     void ffn_block(const LayerWeights& w, const float* in, float* out, int32_t T);
