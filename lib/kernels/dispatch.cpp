@@ -202,7 +202,7 @@ void attend_q8_0(const float* q, int G, int hd, const int8_t* kq, const uint16_t
 }
 void prefetch(const void* p, size_t bytes) {
     const char* c = static_cast<const char*>(p);
-    for (size_t off = 0; off < bytes; off += 64) __builtin_prefetch(c + off);
+    for (size_t off = 0; off < bytes; off += 64) __builtin_prefetch(c + off, 0, 2);  // prefetcht1
 }
 
 }  // namespace strata::kernels

@@ -84,9 +84,10 @@ void attend_f16(const float* q, int G, int hd, const uint16_t* kt, const uint16_
 void attend_q8_0(const float* q, int G, int hd, const int8_t* kq, const uint16_t* ks, const uint8_t* v, size_t ldv, int lo, int hi,
                  float scale, float cap, float* m, float* l, float* acc);
 
-// Asks the CPU to bring [p, p + bytes) into its caches ahead of use, one prefetch per
+// Asks the CPU to bring [p, p + bytes) into its L2 cache ahead of use, one prefetch per
 // 64-byte line: for memory that will be read soon in an order the hardware prefetchers do
-// not follow (attention's next KV block).
+// not follow (attention's next KV block). Not into L1: a block of F16 keys and values is
+// as large as Zen 4's L1, so prefetching the next one there evicted the one in use.
 void prefetch(const void* p, size_t bytes);
 
 }  // namespace strata::kernels

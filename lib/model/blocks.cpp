@@ -153,10 +153,12 @@ void Model::Impl::attend_block(const kv::KvCache& cache, int l, int h, const flo
 // hardware prefetchers follow; one head at a time over all blocks read 2 KB pieces and
 // value rows 1 KB apart (1B Q4_K_M decoding after 2048 tokens: 33.3-35.7 -> 35.6-37.3
 // tok/s, medians of 3 alternating strata-bench runs, with attention.h's kernel changes).
-// Even so the prefetchers fell behind: the whole next block's layer is prefetched before
-// a block is computed (kernel_bench --attention 2048, one thread: F16 11.4-11.9 -> 7.6-8.0
-// ms per token, Q8_0 8.7-9.1 -> 8.0; prefetching it a head's share at a time did 10.2-10.6
-// and 5.8-6.2, two blocks ahead the same as one). When the pass has fewer tokens than
+// Even so the prefetchers fell behind: the next block's layer is prefetched into L2 while
+// a block is computed, an n_kv-th of it with each head (kernel_bench --attention 2048, one
+// thread, caches evicted between layers: no prefetch F16 14.2-15.4 ms per token, Q8_0
+// 12.1-13.3; the whole layer into L1 at once 9.9-10.8 and 9.9-11.1; this 9.6-10.6 and
+// 5.9-7.6; into L1 a share at a time 13.5-16.3 and 8.7-8.9, as an F16 block is as large
+// as L1; two or four blocks ahead no better). When the pass has fewer tokens than
 // twice the threads (one sequence decoding), each token's positions are split into chunks
 // computed in parallel (attend_span) and merged (merge_chunks).
 void Model::Impl::attend(int l, std::span<const TokenSlot> tokens) {
@@ -207,9 +209,11 @@ void Model::Impl::attend_span(int l, const TokenSlot& tok, const float* queries,
     kernels::f16_to_f32(q16, q, Q);
     for (int32_t p = from; p < to;) {
         const int32_t first = p - p % kv::kBlockTokens, hi = std::min(to - first, kv::kBlockTokens);
-        if (first + kv::kBlockTokens < to)  // the next block's layer, while this one is computed
-            kernels::prefetch(tok.cache->k_block(l, first + kv::kBlockTokens), tok.cache->format().layer_bytes());
+        // The next block's layer, an n_kv-th of it while each head of this one is computed.
+        const uint8_t* next = first + kv::kBlockTokens < to ? tok.cache->k_block(l, first + kv::kBlockTokens) : nullptr;
+        const size_t bytes = tok.cache->format().layer_bytes();
         for (int h = 0; h < n_kv; ++h) {
+            if (next) kernels::prefetch(next + bytes * h / n_kv, bytes * (h + 1) / n_kv - bytes * h / n_kv);
             float* m = states + size_t(h) * stride;
             attend_block(*tok.cache, l, h, q + size_t(h) * G * hd, p, first, hi, scale, m, m + G, m + 2 * G);
         }
