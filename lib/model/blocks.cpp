@@ -191,7 +191,7 @@ void Model::Impl::attend(int l, std::span<const TokenSlot> tokens) {
     acts.invalidate();
 }
 
-// Positions [from, to) of one token (queries q) for every KV head, block by block, into
+// Positions [from, to) of one token (its `queries`) for every KV head, block by block, into
 // the online-softmax states of the heads: m[G], l[G], acc[G][hd] at states + h * stride.
 void Model::Impl::attend_span(int l, const TokenSlot& tok, const float* queries, int32_t from, int32_t to, int thread, float* states,
                               size_t stride) {
@@ -207,11 +207,11 @@ void Model::Impl::attend_span(int l, const TokenSlot& tok, const float* queries,
     float* q = ws.attn_q[size_t(thread)].data();
     kernels::f32_to_f16(queries, q16, Q);
     kernels::f16_to_f32(q16, q, Q);
+    const size_t bytes = tok.cache->format().layer_bytes();
     for (int32_t p = from; p < to;) {
         const int32_t first = p - p % kv::kBlockTokens, hi = std::min(to - first, kv::kBlockTokens);
         // The next block's layer, an n_kv-th of it while each head of this one is computed.
         const uint8_t* next = first + kv::kBlockTokens < to ? tok.cache->k_block(l, first + kv::kBlockTokens) : nullptr;
-        const size_t bytes = tok.cache->format().layer_bytes();
         for (int h = 0; h < n_kv; ++h) {
             if (next) kernels::prefetch(next + bytes * h / n_kv, bytes * (h + 1) / n_kv - bytes * h / n_kv);
             float* m = states + size_t(h) * stride;
