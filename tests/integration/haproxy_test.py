@@ -111,14 +111,21 @@ class HAProxy:
         self.log.close()
 
 
-def request(port, body, path="/v1/chat/completions", session=None):
-    """One request through HAProxy on a fresh connection: (status, reply object, host)."""
+def request(port, body, path="/v1/chat/completions", session=None, pause=0.0):
+    """One request through HAProxy on a fresh connection: (status, reply object, host).
+    With a pause, the body follows the headers that many seconds later (a slow client)."""
     headers = {"Authorization": f"Bearer {KEY}", "Content-Type": "application/json"}
     if session:
         headers["X-Strata-Session"] = session
+    data = json.dumps(body).encode()
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=TIMEOUT)
     try:
-        connection.request("POST", path, json.dumps(body), headers)
+        connection.putrequest("POST", path)
+        for name, value in {**headers, "Content-Length": str(len(data))}.items():
+            connection.putheader(name, value)
+        connection.endheaders()
+        time.sleep(pause)
+        connection.send(data)
         response = connection.getresponse()
         data = response.read()
         return response.status, data, response.getheader("X-Strata-Host")
@@ -132,7 +139,9 @@ def chat(text, max_tokens=6):
 
 class Load:
     """Threads that send requests through HAProxy without pause, half of them naming a
-    session; every outcome is counted, every failure kept."""
+    session and a quarter sending their body 20 ms after their headers (HAProxy retries a
+    request a draining host refused only if it held the whole request: `option
+    http-buffer-request`); every outcome is counted, every failure kept."""
 
     def __init__(self, port, threads=4):
         self.port = port
@@ -147,13 +156,14 @@ class Load:
         rng = random.Random(index)
         while not self.stopping.is_set():
             session = f"{rng.choice(SESSIONS)}-of-{index}" if index % 2 else None  # one request at a time each
+            pause = 0.02 if rng.random() < 0.25 else 0.0
             try:
                 if session or rng.random() < 0.5:
-                    status, data, host = request(self.port, chat("Once upon a time"), session=session)
+                    status, data, host = request(self.port, chat("Once upon a time"), session=session, pause=pause)
                 else:
                     # Some long enough to be running when their host is told to stop (they finish there).
                     body = {"prompt": "Once", "max_tokens": rng.choice((6, 300)), "ignore_eos": True}
-                    status, data, host = request(self.port, body, path="/v1/completions")
+                    status, data, host = request(self.port, body, path="/v1/completions", pause=pause)
                 ok = status == 200 and "choices" in json.loads(data)
                 failure = None if ok else f"{status}: {data[:200]!r}"
             except Exception as error:  # noqa: BLE001 — every failure counts
