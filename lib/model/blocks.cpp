@@ -156,7 +156,7 @@ void Model::Impl::attend_block(const kv::KvCache& cache, int l, int h, const flo
 // Even so the prefetchers fell behind: the next block's layer is prefetched into L2 while
 // a block is computed, an n_kv-th of it with each head (kernel_bench --attention 2048, one
 // thread, caches evicted between layers: no prefetch F16 14.2-15.4 ms per token, Q8_0
-// 12.1-13.3; the whole layer into L1 at once 9.9-10.8 and 9.9-11.1; this 9.6-10.6 and
+// 12.1-13.3; the whole layer into L1 at once 10.1-10.8 and 9.9-11.1; this 9.6-10.7 and
 // 5.9-7.6; into L1 a share at a time 13.5-16.3 and 8.7-8.9, as an F16 block is as large
 // as L1; two or four blocks ahead no better). When the pass has fewer tokens than
 // twice the threads (one sequence decoding), each token's positions are split into chunks
