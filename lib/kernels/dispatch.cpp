@@ -204,5 +204,9 @@ void prefetch(const void* p, size_t bytes) {
     const char* c = static_cast<const char*>(p);
     for (size_t off = 0; off < bytes; off += 64) __builtin_prefetch(c + off, 0, 2);  // prefetcht1
 }
+void prefetch_part(const void* p, size_t bytes, int part, int parts) {
+    const size_t from = bytes * size_t(part) / size_t(parts), to = bytes * size_t(part + 1) / size_t(parts);
+    prefetch(static_cast<const char*>(p) + from, to - from);
+}
 
 }  // namespace strata::kernels

@@ -89,5 +89,8 @@ void attend_q8_0(const float* q, int G, int hd, const int8_t* kq, const uint16_t
 // not follow (attention's next KV block). Not into L1: a block of F16 keys and values is
 // as large as Zen 4's L1, so prefetching the next one there evicted the one in use.
 void prefetch(const void* p, size_t bytes);
+// The same for part `part` of `parts` equal parts of [p, p + bytes) (the parts together
+// cover it all), to spread one prefetch over several steps of work.
+void prefetch_part(const void* p, size_t bytes, int part, int parts);
 
 }  // namespace strata::kernels

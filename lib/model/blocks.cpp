@@ -213,7 +213,7 @@ void Model::Impl::attend_span(int l, const TokenSlot& tok, const float* queries,
         // The next block's layer, an n_kv-th of it while each head of this one is computed.
         const uint8_t* next = first + kv::kBlockTokens < to ? tok.cache->k_block(l, first + kv::kBlockTokens) : nullptr;
         for (int h = 0; h < n_kv; ++h) {
-            if (next) kernels::prefetch(next + bytes * h / n_kv, bytes * (h + 1) / n_kv - bytes * h / n_kv);
+            if (next) kernels::prefetch_part(next, bytes, h, n_kv);
             float* m = states + size_t(h) * stride;
             attend_block(*tok.cache, l, h, q + size_t(h) * G * hd, p, first, hi, scale, m, m + G, m + 2 * G);
         }

@@ -355,9 +355,8 @@ double time_attention(int depth, bool q8, const Options& o, std::mt19937& rng) {
             }
             for (int b = 0; b < blocks; ++b) {
                 const uint8_t* layer = cache.data() + (size_t(b) * L + l) * f.layer_bytes();
-                const size_t bytes = f.layer_bytes();
                 for (int h = 0; h < H; ++h) {
-                    if (b + 1 < blocks) k::prefetch(layer + L * bytes + bytes * h / H, bytes * (h + 1) / H - bytes * h / H);
+                    if (b + 1 < blocks) k::prefetch_part(layer + L * f.layer_bytes(), f.layer_bytes(), h, H);
                     block(layer, h, std::min(B, depth - b * B));
                 }
             }
