@@ -117,15 +117,15 @@ def request(port, body, path="/v1/chat/completions", session=None, pause=0.0):
     headers = {"Authorization": f"Bearer {KEY}", "Content-Type": "application/json"}
     if session:
         headers["X-Strata-Session"] = session
-    data = json.dumps(body).encode()
+    payload = json.dumps(body).encode()
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=TIMEOUT)
     try:
         connection.putrequest("POST", path)
-        for name, value in {**headers, "Content-Length": str(len(data))}.items():
+        for name, value in {**headers, "Content-Length": str(len(payload))}.items():
             connection.putheader(name, value)
         connection.endheaders()
         time.sleep(pause)
-        connection.send(data)
+        connection.send(payload)
         response = connection.getresponse()
         data = response.read()
         return response.status, data, response.getheader("X-Strata-Host")
