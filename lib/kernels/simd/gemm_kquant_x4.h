@@ -3,7 +3,8 @@
 // group sum; per group (16 or 32 elements) one vpmulld by each lane's row scale; per
 // super-block the group corrections against the activation bsums and the float scales —
 // all once per 16 (row, token) pairs.
-// Few tokens (the fused path) and the AVX2 variant use gemm_kquant.h's layout.
+// Few tokens (the fused path) use gemm_kquant_quads.h's layout (Q4_K) or gemm_kquant.h's,
+// as does the AVX2 variant.
 // Must not touch: other weight families.
 #pragma once
 
@@ -11,6 +12,7 @@
 #include <cstring>
 
 #include "kernels/simd/gemm_kquant.h"
+#include "kernels/simd/gemm_kquant_quads.h"
 #include "kernels/simd/gemm_x4.h"
 
 namespace {
@@ -40,7 +42,7 @@ inline __m512i x4_word_index(int g) {
 
 template <class V, class Type>
 struct KQuantX4 {
-    using Small = KQuant<V, Type>;
+    using Small = KQuantQuads<V, Type>;
     using Weights = X4KWeights;
     using Acts = X4KActs;
     static constexpr int kGroups = 256 / Type::kGroup;   // scale groups per super-block
