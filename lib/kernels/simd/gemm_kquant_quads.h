@@ -57,6 +57,12 @@ struct KQuantQuads : KQuant<V, Type> {
                 o = a;
                 for (int m = 0; m < 16; ++m)
                     for (int i = 0; i < 4; ++i) std::memcpy(o.qs + 16 * m + 4 * i, a.qs + 4 * act_dword(m, i), 4);
+                // bsums[0..7]: the sums of groups i and i + 4 (of 32) side by side, as the
+                // mins of Tile::corr pair them.
+                for (int i = 0; i < 4; ++i) {
+                    o.bsums[2 * i] = static_cast<int16_t>(a.bsums[2 * i] + a.bsums[2 * i + 1]);
+                    o.bsums[2 * i + 1] = static_cast<int16_t>(a.bsums[2 * i + 8] + a.bsums[2 * i + 9]);
+                }
             }
         return Acts{reinterpret_cast<const uint8_t*>(copy), static_cast<size_t>(nt) * sizeof(Act)};
     }
@@ -77,13 +83,12 @@ struct KQuantQuads : KQuant<V, Type> {
     }
 
     // One super-block of 4 rows in the quad lanes: the weight vectors, each quad's lane
-    // scales, the mins as int16 pairs against the activations' bsums (corr[h] lane 4r + i:
-    // row r's min of group 4h + i twice, for 16-element groups 8h + 2i and 8h + 2i + 1),
-    // and d, dmin by row.
+    // scales, the mins as int16 pairs against the activations' group sums (corr lane
+    // 4r + i: row r's mins of groups i and i + 4), and d, dmin by row.
     struct Tile {
         __m512i u[16];
         __m512i scale[2];
-        __m512i corr[2];
+        __m512i corr;
         __m512 d, dc;
     };
 
@@ -123,10 +128,8 @@ struct KQuantQuads : KQuant<V, Type> {
             const char b = static_cast<char>(4 * q);
             o.scale[q] = _mm512_shuffle_epi8(sm, _mm512_broadcast_i32x4(_mm_setr_epi8(b, Z, Z, Z, b + 1, Z, Z, Z, b + 2, Z, Z, Z,
                                                                                        b + 3, Z, Z, Z)));
-            const char m = static_cast<char>(8 + 4 * q);
-            o.corr[q] = _mm512_shuffle_epi8(sm, _mm512_broadcast_i32x4(_mm_setr_epi8(m, Z, m, Z, m + 1, Z, m + 1, Z, m + 2, Z,
-                                                                                      m + 2, Z, m + 3, Z, m + 3, Z)));
         }
+        o.corr = _mm512_shuffle_epi8(sm, _mm512_broadcast_i32x4(_mm_setr_epi8(8, Z, 12, Z, 9, Z, 13, Z, 10, Z, 14, Z, 11, Z, 15, Z)));
         // d and dmin side by side at the start of each block: [d0, dmin0, d1, dmin1, ...].
         int32_t halves[4];
         for (int r = 0; r < 4; ++r) std::memcpy(&halves[r], row[r], sizeof halves[r]);
@@ -168,8 +171,7 @@ struct KQuantQuads : KQuant<V, Type> {
                 }
             }
             for (int t = 0; t < NT; ++t) {
-                __m512i corr = _mm512_dpwssd_epi32(_mm512_setzero_si512(), u.corr[0], broadcast16(a[t].bsums));
-                corr = _mm512_dpwssd_epi32(corr, u.corr[1], broadcast16(a[t].bsums + 8));
+                const __m512i corr = _mm512_dpwssd_epi32(_mm512_setzero_si512(), u.corr, broadcast16(a[t].bsums));
                 const __m512 da = _mm512_set1_ps(a[t].d);
                 fold<Type, V>(acc[t], total[t], corr, _mm512_mul_ps(u.d, da), _mm512_mul_ps(u.dc, da));
             }
