@@ -1,22 +1,24 @@
-// kernels/simd/gemm_kquant_quads.h — AVX-512 only: Q4_K products of 2..8 tokens (batched
-// decode of several sessions) that apply the group scales once per four groups.
+// kernels/simd/gemm_kquant_quads.h — AVX-512 only: Q4_K and Q6_K products of a few tokens
+// (batched decode of several sessions) that apply the group scales once per four groups.
 // Lanes: 4 rows x 4 groups. The 16 int32 lanes of a sum hold row r = lane / 4 and group
-// 4q + i (i = lane % 4) of quad q (groups 0..3 or 4..7 of a super-block). A weight vector
-// holds, for one position j of the quad's groups (elements 4j .. 4j + 3 of each), the 4
-// values of every (row, group); a token's activations at those positions are 16 bytes,
-// broadcast to the 4 rows. One vpdpbusd per position and token does 64 multiply-adds;
-// after the quad's 8 positions one vpmulld applies the 16 lanes' scales, and per
-// super-block the mins, d and dmin are one step per 4 rows. KQuant::wide_row instead
-// takes a vpmaddubsw and a vpdpwssd per 64 multiply-adds and a float step per row.
-// Weights take this form per super-block and 4 rows: each pair of rows' packed bytes
-// permuted into (position, group) blocks, the pairs joined, then the nibbles; activations
-// once per product (each super-block's quants in the same order).
-// Measured (Zen 4, kernel_bench Q4_K, 3-4 alternating runs): 4096x2048 in cache, 1
+// 4q + i (i = lane % 4) of quad q (4 consecutive scale groups: Q4_K has 2 quads of groups
+// of 32, Q6_K 4 of groups of 16). A weight vector holds, for one position j of the quad's
+// groups (elements 4j .. 4j + 3 of each), the 4 values of every (row, group); a token's
+// activations at those positions are 16 bytes, broadcast to the 4 rows. One vpdpbusd per
+// position and token does 64 multiply-adds; after the quad's positions one vpmulld
+// applies the 16 lanes' scales, and per super-block the mins or offsets, d and dmin are
+// one step per 4 rows. KQuant::wide_row instead takes a vpmaddubsw and a vpdpwssd per 64
+// multiply-adds and a float step per row.
+// Weights take this form per super-block and 4 rows (QuadForm): each pair of rows' packed
+// bytes permuted into (position, group) blocks, the pairs joined, then the bits of each
+// value; activations once per product (each super-block's quants in the same order).
+// Measured (Zen 4, kernel_bench, 3-4 alternating runs): Q4_K 4096x2048 in cache, 1
 // thread, 8 tokens 143-150 -> 167-174 GFLOP/s; 14336x4096 from DRAM, 2 threads, 2 tokens
-// 136-156 -> 154-192, 4 tokens 177-199 -> 218-239, 8 tokens 186-217 -> 274-291.
-// Q4_K only: other K-quants in this layout (tried generically, from their unpacked chunks)
-// spent what they saved on the transposition. One token keeps KQuant's narrow_row (one
-// sequential weight stream, at the bus).
+// 136-156 -> 154-192, 4 tokens 177-199 -> 218-239, 8 tokens 186-217 -> 274-291. Q6_K, 8
+// tokens: in cache 143-147 -> 151-168, from DRAM 203-227 -> 218-262.
+// Other K-quants in this layout (tried generically, from their unpacked chunks) spent what
+// they saved on the transposition. One token keeps KQuant's narrow_row (one sequential
+// weight stream, at the bus).
 // Must not touch: other weight types, the many-token path (gemm_kquant_x4.h).
 #pragma once
 
@@ -30,41 +32,190 @@
 namespace {
 namespace simd {
 
+// One super-block of 4 rows in the quad lanes: the 16 weight vectors (vector m = quad *
+// positions + j), each quad's lane scales, the corrections as int16 pairs against 16
+// bytes of the activations' bsums (corr[h] against bsums + 8h), and d, dc by row.
+struct QuadTile {
+    __m512i u[16];
+    __m512i scale[4];
+    __m512i corr[2];
+    __m512 d, dc;
+};
+
+// The F16 values at at[r] by row (lane 4r + i: row r's).
+inline __m512 by_row_f16(const uint16_t* const (&at)[4]) {
+    const __m128i h = _mm_setr_epi16(static_cast<short>(*at[0]), static_cast<short>(*at[1]), static_cast<short>(*at[2]),
+                                     static_cast<short>(*at[3]), 0, 0, 0, 0);
+    return _mm512_permutexvar_ps(_mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3),
+                                 _mm512_castps128_ps512(_mm_cvtph_ps(h)));
+}
+
+// 16 bytes at each at[r], one row per 128-bit lane.
+inline __m512i quad_lanes(const int8_t* const (&at)[4]) {
+    __m512i v = _mm512_castsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i*>(at[0])));
+    for (int r = 1; r < 4; ++r) v = _mm512_inserti32x4(v, _mm_loadu_si128(reinterpret_cast<const __m128i*>(at[r])), r);
+    return v;
+}
+
+// Index for vpermt2d over two rows' 16 dwords: the 128-bit blocks [row a, position j |
+// row b, j | row a, j + S | row b, j + S], dword i of a block the row's dword A_i + j.
+template <int A0, int A1, int A2, int A3, int S>
+__m512i pair_index(int j) {
+    const __m512i at = _mm512_setr_epi32(A0, A1, A2, A3, 16 + A0, 16 + A1, 16 + A2, 16 + A3, A0 + S, A1 + S, A2 + S, A3 + S,
+                                         16 + A0 + S, 16 + A1 + S, 16 + A2 + S, 16 + A3 + S);
+    return _mm512_add_epi32(at, _mm512_set1_epi32(j));
+}
+
+// Rows' vectors z[0..3] permuted by a pair_index and joined: out[0] holds position j of
+// all 4 rows, out[1] position j + S.
+inline void quad_positions(const __m512i (&z)[4], __m512i index, __m512i (&out)[2]) {
+    const __m512i ab = _mm512_permutex2var_epi32(z[0], index, z[1]);
+    const __m512i cd = _mm512_permutex2var_epi32(z[2], index, z[3]);
+    out[0] = _mm512_shuffle_i64x2(ab, cd, _MM_SHUFFLE(1, 0, 1, 0));
+    out[1] = _mm512_shuffle_i64x2(ab, cd, _MM_SHUFFLE(3, 2, 3, 2));
+}
+
+// How a type takes the quad form: kGroup elements per scale, corrections against kCorr
+// halves of the bsums, group_sums(a, out) the activation bsums it pairs with (8 or 16
+// int16), unpack(rows, tile), and from kMinTokens tokens on (below, KQuant's paths were
+// faster: Q6_K with 2 tokens, from DRAM, 124-134 GFLOP/s against 90-115 here).
+template <class Type>
+struct QuadForm;
+
+// Q4_K: 2 quads of 8 positions. Group 4q + i, position j is nibble i % 2 of qs dword
+// 16q + 8(i / 2) + j. The mins pair groups i and i + 4 (of 32): one correction.
+template <>
+struct QuadForm<Q4K> {
+    using Block = strata::BlockQ4_K;
+    static constexpr int kGroup = 32, kCorr = 1, kMinTokens = 2;
+    static void group_sums(const strata::BlockQ8_K& a, int16_t* out) {
+        for (int i = 0; i < 4; ++i) {
+            out[2 * i] = static_cast<int16_t>(a.bsums[2 * i] + a.bsums[2 * i + 1]);
+            out[2 * i + 1] = static_cast<int16_t>(a.bsums[2 * i + 8] + a.bsums[2 * i + 9]);
+        }
+    }
+    static void unpack(const Block* const (&row)[4], QuadTile& o) {
+        // Odd groups are the high nibbles: lanes with i odd shift their dword by 4.
+        const __m512i shift = _mm512_setr_epi32(0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4);
+        for (int q = 0; q < 2; ++q) {
+            __m512i z[4];
+            for (int r = 0; r < 4; ++r) z[r] = _mm512_loadu_si512(row[r]->qs + 64 * q);
+            for (int j = 0; j < 4; ++j) {
+                __m512i packed[2];
+                quad_positions(z, pair_index<0, 0, 8, 8, 4>(j), packed);
+                o.u[8 * q + j] = _mm512_and_si512(_mm512_srlv_epi32(packed[0], shift), _mm512_set1_epi8(0x0F));
+                o.u[8 * q + j + 4] = _mm512_and_si512(_mm512_srlv_epi32(packed[1], shift), _mm512_set1_epi8(0x0F));
+            }
+        }
+        // Each row's scales (bytes 0..7) and mins (8..15) in its 128-bit lane.
+        __m512i sm = _mm512_castsi128_si512(_mm256_castsi256_si128(Q4K::prep(*row[0]).b));
+        for (int r = 1; r < 4; ++r) sm = _mm512_inserti32x4(sm, _mm256_castsi256_si128(Q4K::prep(*row[r]).b), r);
+        constexpr char Z = -128;  // pshufb: zero
+        for (int q = 0; q < 2; ++q) {
+            const char b = static_cast<char>(4 * q);
+            o.scale[q] = _mm512_shuffle_epi8(sm, _mm512_broadcast_i32x4(_mm_setr_epi8(b, Z, Z, Z, b + 1, Z, Z, Z, b + 2, Z, Z, Z,
+                                                                                       b + 3, Z, Z, Z)));
+        }
+        o.corr[0] = _mm512_shuffle_epi8(sm, _mm512_broadcast_i32x4(_mm_setr_epi8(8, Z, 12, Z, 9, Z, 13, Z, 10, Z, 14, Z, 11, Z, 15, Z)));
+        o.d = by_row_f16({&row[0]->d, &row[1]->d, &row[2]->d, &row[3]->d});
+        o.dc = by_row_f16({&row[0]->dmin, &row[1]->dmin, &row[2]->dmin, &row[3]->dmin});
+    }
+};
+
+// Q6_K: 4 quads of 4 positions. Group 4q + i (q = 2h + s), position j: nibble s of ql
+// dword 16h + 4i + j, and bits 4s + 2(i / 2) .. + 1 of qh dword 8h + 4(i % 2) + j as bits
+// 4, 5. The offset of 32 is 32 * scale per group of 16 against the bsums: two corrections.
+template <>
+struct QuadForm<Q6K> {
+    using Block = strata::BlockQ6_K;
+    static constexpr int kGroup = 16, kCorr = 2, kMinTokens = 4;
+    static void group_sums(const strata::BlockQ8_K& a, int16_t* out) { std::memcpy(out, a.bsums, sizeof a.bsums); }
+    static void unpack(const Block* const (&row)[4], QuadTile& o) {
+        for (int h = 0; h < 2; ++h) {
+            __m512i ql[4], qh[4];
+            for (int r = 0; r < 4; ++r) {
+                ql[r] = _mm512_loadu_si512(row[r]->ql + 64 * h);
+                qh[r] = _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row[r]->qh + 32 * h)));
+            }
+            for (int j = 0; j < 2; ++j) {
+                __m512i low[2], high[2];
+                quad_positions(ql, pair_index<0, 4, 8, 12, 2>(j), low);
+                quad_positions(qh, pair_index<0, 4, 0, 4, 2>(j), high);
+                for (int p = 0; p < 2; ++p)
+                    for (int s = 0; s < 2; ++s) {
+                        // Bits 4s + 2(i / 2) to bits 4, 5: left by 4 or 2 (s = 0), right by 0 or 2.
+                        const __m512i by = _mm512_setr_epi32(4, 4, 2, 2, 4, 4, 2, 2, 4, 4, 2, 2, 4, 4, 2, 2);
+                        const __m512i moved = s == 0 ? _mm512_sllv_epi32(high[p], by)
+                                                     : _mm512_srlv_epi32(high[p], _mm512_sub_epi32(_mm512_set1_epi32(4), by));
+                        const __m512i nib = s == 0 ? low[p] : _mm512_srli_epi32(low[p], 4);
+                        o.u[4 * (2 * h + s) + j + 2 * p] = _mm512_or_si512(_mm512_and_si512(nib, _mm512_set1_epi8(0x0F)),
+                                                                           _mm512_and_si512(moved, _mm512_set1_epi8(0x30)));
+                    }
+            }
+        }
+        // Each row's 16 int8 scales in its 128-bit lane: scale bytes to the top of their
+        // dword (words for the corrections), then shifted down with their sign.
+        const __m512i sc = quad_lanes({row[0]->scales, row[1]->scales, row[2]->scales, row[3]->scales});
+        constexpr char Z = -128;
+        for (int q = 0; q < 4; ++q) {
+            const char b = static_cast<char>(4 * q);
+            const __m512i top = _mm512_shuffle_epi8(sc, _mm512_broadcast_i32x4(_mm_setr_epi8(Z, Z, Z, b, Z, Z, Z, b + 1, Z, Z, Z,
+                                                                                               b + 2, Z, Z, Z, b + 3)));
+            o.scale[q] = _mm512_srai_epi32(top, 24);
+        }
+        for (int h = 0; h < 2; ++h) {
+            const char b = static_cast<char>(8 * h);
+            const __m512i top = _mm512_shuffle_epi8(sc, _mm512_broadcast_i32x4(_mm_setr_epi8(Z, b, Z, b + 1, Z, b + 2, Z, b + 3, Z,
+                                                                                               b + 4, Z, b + 5, Z, b + 6, Z, b + 7)));
+            o.corr[h] = _mm512_srai_epi16(top, 3);  // 32 * scale
+        }
+        o.d = o.dc = by_row_f16({&row[0]->d, &row[1]->d, &row[2]->d, &row[3]->d});
+    }
+};
+
 template <class V, class Type>
 struct KQuantQuads : KQuant<V, Type> {
     using Base = KQuant<V, Type>;
     using Block = typename Type::Block;
     using Act = strata::BlockQ8_K;
     using Acts = typename Base::Acts;
-    static constexpr bool quads(int64_t nt) { return std::is_same_v<Type, Q4K> && nt >= 2; }
+    using Form = QuadForm<Type>;  // complete for Q4_K and Q6_K only
+    static constexpr bool kForm = std::is_same_v<Type, Q4K> || std::is_same_v<Type, Q6K>;
+    static constexpr bool quads(int64_t nt) {
+        if constexpr (kForm) return nt >= Form::kMinTokens;
+        return false;
+    }
 
-    // Weight vector m = 8q + j (16 per super-block): lane 4r + i holds row r's elements
-    // 32(4q + i) + 4j .. + 3, whose first byte is activation dword act_dword(m, i).
-    static constexpr int act_dword(int m, int i) { return 8 * (4 * (m / 8) + i) + m % 8; }
+    // Weight vector m = q * P + j (P = kGroup / 4 positions per group): lane 4r + i holds
+    // row r's elements kGroup (4q + i) + 4j .. + 3, whose first byte is activation dword
+    // act_dword(m, i).
+    template <int G>
+    static constexpr int act_dword(int m, int i) {
+        return ((4 * (m / (G / 4)) + i) * G + 4 * (m % (G / 4))) / 4;
+    }
 
     // A copy of the activations whose super-blocks hold their quants in weight-vector
-    // order (16 bytes per vector m: the 4 groups' dwords), token by token within a
-    // super-block, so that a tile reads every token at a fixed offset from one pointer:
-    // token t's super-block s at x + s * ldx + t * sizeof(Act).
+    // order (16 bytes per vector m: the 4 groups' dwords) and the bsums as Form pairs
+    // them, token by token within a super-block, so that a tile reads every token at a
+    // fixed offset from one pointer: token t's super-block s at x + s * ldx + t * sizeof(Act).
     static Acts prepare_fused(const uint8_t* x, size_t ldx, int64_t nt, int64_t k) {
-        if (!quads(nt)) return Base::prepare_fused(x, ldx, nt, k);
-        const int64_t steps = k / 256;
-        auto* copy = static_cast<Act*>(scratch(static_cast<size_t>(nt * steps) * sizeof(Act)));
-        for (int64_t t = 0; t < nt; ++t)
-            for (int64_t s = 0; s < steps; ++s) {
-                const Act& a = reinterpret_cast<const Act*>(x + t * ldx)[s];
-                Act& o = copy[s * nt + t];
-                o = a;
-                for (int m = 0; m < 16; ++m)
-                    for (int i = 0; i < 4; ++i) std::memcpy(o.qs + 16 * m + 4 * i, a.qs + 4 * act_dword(m, i), 4);
-                // bsums[0..7]: the sums of groups i and i + 4 (of 32) side by side, as the
-                // mins of Tile::corr pair them.
-                for (int i = 0; i < 4; ++i) {
-                    o.bsums[2 * i] = static_cast<int16_t>(a.bsums[2 * i] + a.bsums[2 * i + 1]);
-                    o.bsums[2 * i + 1] = static_cast<int16_t>(a.bsums[2 * i + 8] + a.bsums[2 * i + 9]);
+        if constexpr (!kForm) {
+            return Base::prepare_fused(x, ldx, nt, k);
+        } else {
+            if (!quads(nt)) return Base::prepare_fused(x, ldx, nt, k);
+            const int64_t steps = k / 256;
+            auto* copy = static_cast<Act*>(scratch(static_cast<size_t>(nt * steps) * sizeof(Act)));
+            for (int64_t t = 0; t < nt; ++t)
+                for (int64_t s = 0; s < steps; ++s) {
+                    const Act& a = reinterpret_cast<const Act*>(x + t * ldx)[s];
+                    Act& o = copy[s * nt + t];
+                    o.d = a.d;
+                    for (int m = 0; m < 16; ++m)
+                        for (int i = 0; i < 4; ++i) std::memcpy(o.qs + 16 * m + 4 * i, a.qs + 4 * act_dword<Form::kGroup>(m, i), 4);
+                    Form::group_sums(a, o.bsums);
                 }
-            }
-        return Acts{reinterpret_cast<const uint8_t*>(copy), static_cast<size_t>(nt) * sizeof(Act)};
+            return Acts{reinterpret_cast<const uint8_t*>(copy), static_cast<size_t>(nt) * sizeof(Act)};
+        }
     }
 
     template <int NR, int NT>
@@ -82,63 +233,6 @@ struct KQuantQuads : KQuant<V, Type> {
         }
     }
 
-    // One super-block of 4 rows in the quad lanes: the weight vectors, each quad's lane
-    // scales, the mins as int16 pairs against the activations' group sums (corr lane
-    // 4r + i: row r's mins of groups i and i + 4), and d, dmin by row.
-    struct Tile {
-        __m512i u[16];
-        __m512i scale[2];
-        __m512i corr;
-        __m512 d, dc;
-    };
-
-    // Index for vpermt2d over two rows' 64 packed bytes of a quad (pairs 2q, 2q + 1 of qs):
-    // the 128-bit blocks [row a, position j | row b, j | row a, j + 4 | row b, j + 4], dword
-    // i of a block the one holding group 4q + i's values (pair i / 2, dword j).
-    static __m512i pair_index(int j) {
-        const __m512i at = _mm512_setr_epi32(0, 0, 8, 8, 16, 16, 24, 24, 4, 4, 12, 12, 20, 20, 28, 28);
-        return _mm512_add_epi32(at, _mm512_set1_epi32(j));
-    }
-
-    static void unpack_quad(const Block* const (&row)[4], int q, __m512i* u) {
-        __m512i z[4];
-        for (int r = 0; r < 4; ++r) z[r] = _mm512_loadu_si512(row[r]->qs + 64 * q);
-        // Odd groups are the high nibbles: lanes with i odd shift their dword by 4.
-        const __m512i shift = _mm512_setr_epi32(0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4);
-        for (int j = 0; j < 4; ++j) {
-            const __m512i ab = _mm512_permutex2var_epi32(z[0], pair_index(j), z[1]);
-            const __m512i cd = _mm512_permutex2var_epi32(z[2], pair_index(j), z[3]);
-            const __m512i lo = _mm512_shuffle_i64x2(ab, cd, _MM_SHUFFLE(1, 0, 1, 0));  // position j
-            const __m512i hi = _mm512_shuffle_i64x2(ab, cd, _MM_SHUFFLE(3, 2, 3, 2));  // position j + 4
-            u[j] = _mm512_and_si512(_mm512_srlv_epi32(lo, shift), _mm512_set1_epi8(0x0F));
-            u[j + 4] = _mm512_and_si512(_mm512_srlv_epi32(hi, shift), _mm512_set1_epi8(0x0F));
-        }
-    }
-
-    static void unpack_tile(const Block* const (&row)[4], Tile& o) {
-        unpack_quad(row, 0, o.u);
-        unpack_quad(row, 1, o.u + 8);
-        // Each row's decoded scales (bytes 0..7) and mins (8..15) in its 128-bit lane.
-        __m512i sm = _mm512_castsi128_si512(_mm256_castsi256_si128(Type::prep(*row[0]).b));
-        sm = _mm512_inserti32x4(sm, _mm256_castsi256_si128(Type::prep(*row[1]).b), 1);
-        sm = _mm512_inserti32x4(sm, _mm256_castsi256_si128(Type::prep(*row[2]).b), 2);
-        sm = _mm512_inserti32x4(sm, _mm256_castsi256_si128(Type::prep(*row[3]).b), 3);
-        constexpr char Z = -128;  // pshufb: zero
-        for (int q = 0; q < 2; ++q) {
-            const char b = static_cast<char>(4 * q);
-            o.scale[q] = _mm512_shuffle_epi8(sm, _mm512_broadcast_i32x4(_mm_setr_epi8(b, Z, Z, Z, b + 1, Z, Z, Z, b + 2, Z, Z, Z,
-                                                                                       b + 3, Z, Z, Z)));
-        }
-        o.corr = _mm512_shuffle_epi8(sm, _mm512_broadcast_i32x4(_mm_setr_epi8(8, Z, 12, Z, 9, Z, 13, Z, 10, Z, 14, Z, 11, Z, 15, Z)));
-        // d and dmin side by side at the start of each block: [d0, dmin0, d1, dmin1, ...].
-        int32_t halves[4];
-        for (int r = 0; r < 4; ++r) std::memcpy(&halves[r], row[r], sizeof halves[r]);
-        const __m512 f = _mm512_castps256_ps512(_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(halves))));
-        const __m512i even = _mm512_setr_epi32(0, 0, 0, 0, 2, 2, 2, 2, 4, 4, 4, 4, 6, 6, 6, 6);
-        o.d = _mm512_permutexvar_ps(even, f);
-        o.dc = _mm512_permutexvar_ps(_mm512_add_epi32(even, _mm512_set1_epi32(1)), f);
-    }
-
     static __m512i broadcast16(const void* p) { return _mm512_broadcast_i32x4(_mm_loadu_si128(static_cast<const __m128i*>(p))); }
 
     // nr (1..4) rows from w against NT tokens, super-blocks [s0, s1), added to Y unless
@@ -154,15 +248,16 @@ struct KQuantQuads : KQuant<V, Type> {
             const Block* row[4] = {base[0] + s, base[1] + s, base[2] + s, base[3] + s};
             // The same super-block of the next 4 rows, which the next tile reads.
             for (int r = 0; r < 4; ++r) Base::prefetch(reinterpret_cast<const char*>(row[r]) + 4 * ldw);
-            Tile u;
-            unpack_tile(row, u);
+            QuadTile u;
+            Form::unpack(row, u);
             const Act* a = reinterpret_cast<const Act*>(acts.x + s * acts.ldx) + t0;
+            constexpr int kPositions = Form::kGroup / 4, kQuads = 16 / kPositions;
             __m512i total[NT];
-            for (int q = 0; q < 2; ++q) {
+            for (int q = 0; q < kQuads; ++q) {
                 __m512i group[NT];
                 for (int t = 0; t < NT; ++t) group[t] = _mm512_setzero_si512();
-                for (int j = 0; j < 8; ++j) {
-                    const int m = 8 * q + j;
+                for (int j = 0; j < kPositions; ++j) {
+                    const int m = kPositions * q + j;
                     for (int t = 0; t < NT; ++t) group[t] = _mm512_dpbusd_epi32(group[t], u.u[m], broadcast16(a[t].qs + 16 * m));
                 }
                 for (int t = 0; t < NT; ++t) {
@@ -171,7 +266,8 @@ struct KQuantQuads : KQuant<V, Type> {
                 }
             }
             for (int t = 0; t < NT; ++t) {
-                const __m512i corr = _mm512_dpwssd_epi32(_mm512_setzero_si512(), u.corr, broadcast16(a[t].bsums));
+                __m512i corr = _mm512_setzero_si512();
+                for (int h = 0; h < Form::kCorr; ++h) corr = _mm512_dpwssd_epi32(corr, u.corr[h], broadcast16(a[t].bsums + 8 * h));
                 const __m512 da = _mm512_set1_ps(a[t].d);
                 fold<Type, V>(acc[t], total[t], corr, _mm512_mul_ps(u.d, da), _mm512_mul_ps(u.dc, da));
             }
