@@ -609,7 +609,8 @@ struct KQuant {
     // Batched decode (one token per session) stays here up to 8 tokens on AVX-512 (32
     // vector registers hold the 2 x 8 sums), 4 on AVX2 (16 registers): the many-token
     // path's lane-replicated unpacking of every super-block costs more than it saves when
-    // only a few tokens use it (8 sessions decoded slower together than one alone).
+    // only a few tokens use it (8 sessions decoded slower together than one alone). On
+    // AVX-512, Q4_K and Q6_K take gemm_kquant_quads.h's lanes for these counts instead.
     // fused<NR, NT> runs NR rows one after another (the driver hands it up to kFusedRows).
     static constexpr int kFusedTokens = V::kBytes == 64 ? 8 : 4;
     static constexpr int kFusedRows = V::kBytes == 64 ? 16 : 1;
