@@ -50,11 +50,11 @@ inline __m512 by_row_f16(const uint16_t* const (&at)[4]) {
                                  _mm512_castps128_ps512(_mm_cvtph_ps(h)));
 }
 
-// 16 bytes at each at[r], one row per 128-bit lane.
-inline __m512i quad_lanes(const int8_t* const (&at)[4]) {
-    __m512i v = _mm512_castsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i*>(at[0])));
-    for (int r = 1; r < 4; ++r) v = _mm512_inserti32x4(v, _mm_loadu_si128(reinterpret_cast<const __m128i*>(at[r])), r);
-    return v;
+// Four 128-bit rows as the lanes of one vector (lane r: row r).
+inline __m512i quad_lanes(__m128i r0, __m128i r1, __m128i r2, __m128i r3) {
+    const __m256i lo = _mm256_inserti128_si256(_mm256_castsi128_si256(r0), r1, 1);
+    const __m256i hi = _mm256_inserti128_si256(_mm256_castsi128_si256(r2), r3, 1);
+    return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
 }
 
 // Index for vpermt2d over two rows' 16 dwords: the 128-bit blocks [row a, position j |
@@ -108,8 +108,8 @@ struct QuadForm<Q4K> {
             }
         }
         // Each row's scales (bytes 0..7) and mins (8..15) in its 128-bit lane.
-        __m512i sm = _mm512_castsi128_si512(_mm256_castsi256_si128(Q4K::prep(*row[0]).b));
-        for (int r = 1; r < 4; ++r) sm = _mm512_inserti32x4(sm, _mm256_castsi256_si128(Q4K::prep(*row[r]).b), r);
+        auto decoded = [&](int r) { return _mm256_castsi256_si128(Q4K::prep(*row[r]).b); };
+        const __m512i sm = quad_lanes(decoded(0), decoded(1), decoded(2), decoded(3));
         constexpr char Z = -128;  // pshufb: zero
         for (int q = 0; q < 2; ++q) {
             const char b = static_cast<char>(4 * q);
@@ -155,7 +155,8 @@ struct QuadForm<Q6K> {
         }
         // Each row's 16 int8 scales in its 128-bit lane: scale bytes to the top of their
         // dword (words for the corrections), then shifted down with their sign.
-        const __m512i sc = quad_lanes({row[0]->scales, row[1]->scales, row[2]->scales, row[3]->scales});
+        auto scales = [&](int r) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(row[r]->scales)); };
+        const __m512i sc = quad_lanes(scales(0), scales(1), scales(2), scales(3));
         constexpr char Z = -128;
         for (int q = 0; q < 4; ++q) {
             const char b = static_cast<char>(4 * q);
