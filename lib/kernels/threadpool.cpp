@@ -76,7 +76,10 @@ void ThreadPool::worker(int index) {
         seen = generation_.load(std::memory_order_acquire);
         if (stop_.load()) return;
         active_.fetch_add(1);
-        if (closed_.load() != seen) fn_(ctx_, index);
+        // Join only the job seen, still open: a worker that stalled before counting itself
+        // may find later jobs dispatched and closed since, and fn_, ctx_ then name a
+        // returned caller's frame (or the next job's, being written).
+        if (generation_.load() == seen && closed_.load() != seen) fn_(ctx_, index);
         if (active_.fetch_sub(1) == 1) active_.notify_one();
     }
 }
