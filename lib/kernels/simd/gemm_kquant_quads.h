@@ -42,12 +42,10 @@ struct QuadTile {
     __m512 d, dc;
 };
 
-// The F16 values at at[r] by row (lane 4r + i: row r's).
+// The F16 values at at[r] by row (gemm_x4.h's by_row: lane 4r + i holds row r's).
 inline __m512 by_row_f16(const uint16_t* const (&at)[4]) {
-    const __m128i h = _mm_setr_epi16(static_cast<short>(*at[0]), static_cast<short>(*at[1]), static_cast<short>(*at[2]),
-                                     static_cast<short>(*at[3]), 0, 0, 0, 0);
-    return _mm512_permutexvar_ps(_mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3),
-                                 _mm512_castps128_ps512(_mm_cvtph_ps(h)));
+    const float v[4] = {half(*at[0]), half(*at[1]), half(*at[2]), half(*at[3])};
+    return by_row(v);
 }
 
 // Four 128-bit rows as the lanes of one vector (lane r: row r).
