@@ -18,7 +18,8 @@
 // tokens: in cache 143-147 -> 151-168, from DRAM 203-227 -> 218-262.
 // Other K-quants in this layout (tried generically, from their unpacked chunks) spent what
 // they saved on the transposition. One token keeps KQuant's narrow_row (one sequential
-// weight stream, at the bus).
+// weight stream, at the bus). Q4_K's whole groups of 16 rows go to gemm_kquant_rows16.h
+// (a row per lane; faster in and out of cache); here, its last rows of a range.
 // Must not touch: other weight types, the many-token path (gemm_kquant_x4.h).
 #pragma once
 
@@ -27,6 +28,7 @@
 #include <type_traits>
 
 #include "kernels/simd/gemm_kquant.h"
+#include "kernels/simd/gemm_kquant_rows16.h"
 #include "kernels/simd/gemm_x4.h"
 
 namespace {
@@ -222,9 +224,10 @@ struct KQuantQuads : KQuant<V, Type> {
         if constexpr (!quads(NT)) {
             Base::template fused<NR, NT>(w, ldw, k, acts, t0, Y, ldy);
         } else {
+            const int64_t all = k / 256;
+            if constexpr (kRows16 && NR == 16) return Q4KRows16::tile<NT>(w, ldw, all, acts.x, acts.ldx, t0, Y, ldy);
             // As wide_row: the rows go through k in parts whose activations stay in L1.
             constexpr int64_t kPart = 24 * 1024 / (NT * sizeof(Act));
-            const int64_t all = k / 256;
             for (int64_t s0 = 0; s0 < all; s0 += kPart)
                 for (int r = 0; r < NR; r += 4)
                     tile<NT>(w + r * ldw, ldw, NR - r < 4 ? NR - r : 4, s0, s0 + kPart < all ? s0 + kPart : all, acts, t0,
@@ -232,6 +235,9 @@ struct KQuantQuads : KQuant<V, Type> {
         }
     }
 
+    // Q4_K: whole groups of 16 rows in gemm_kquant_rows16.h's lanes (the quad lanes keep
+    // the last rows of a range).
+    static constexpr bool kRows16 = std::is_same_v<Type, Q4K>;
     static __m512i broadcast16(const void* p) { return _mm512_broadcast_i32x4(_mm_loadu_si128(static_cast<const __m128i*>(p))); }
 
     // nr (1..4) rows from w against NT tokens, super-blocks [s0, s1), added to Y unless
