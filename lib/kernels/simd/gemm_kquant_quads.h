@@ -225,7 +225,10 @@ struct KQuantQuads : KQuant<V, Type> {
             Base::template fused<NR, NT>(w, ldw, k, acts, t0, Y, ldy);
         } else {
             const int64_t all = k / 256;
-            if constexpr (kRows16 && NR == 16) return Q4KRows16::tile<NT>(w, ldw, all, acts.x, acts.ldx, t0, Y, ldy);
+            if constexpr (NR == 16) {
+                if constexpr (std::is_same_v<Type, Q4K>) return Rows16<V, Rows16Q4K>::template tile<NT>(w, ldw, all, acts.x, acts.ldx, t0, Y, ldy);
+                if constexpr (std::is_same_v<Type, Q6K>) return Rows16<V, Rows16Q6K>::template tile<NT>(w, ldw, all, acts.x, acts.ldx, t0, Y, ldy);
+            }
             // As wide_row: the rows go through k in parts whose activations stay in L1.
             constexpr int64_t kPart = 24 * 1024 / (NT * sizeof(Act));
             for (int64_t s0 = 0; s0 < all; s0 += kPart)
@@ -235,9 +238,6 @@ struct KQuantQuads : KQuant<V, Type> {
         }
     }
 
-    // Q4_K: whole groups of 16 rows in gemm_kquant_rows16.h's lanes (the quad lanes keep
-    // the last rows of a range).
-    static constexpr bool kRows16 = std::is_same_v<Type, Q4K>;
     static __m512i broadcast16(const void* p) { return _mm512_broadcast_i32x4(_mm_loadu_si128(static_cast<const __m128i*>(p))); }
 
     // nr (1..4) rows from w against NT tokens, super-blocks [s0, s1), added to Y unless

@@ -1,24 +1,29 @@
-// kernels/simd/gemm_kquant_rows16.h — AVX-512 only: Q4_K products of 16 rows and a few
-// tokens (batched decode) with a row in each int32 lane.
-// Each of a super-block's 32 qs dwords (4 positions of two groups: low and high nibbles)
-// is transposed to one vector per dword, lane = row. A token's 4 activations at a position
-// are then the same for all 16 lanes: vpdpbusd takes them as a {1to16} memory broadcast,
-// where the quad lanes (gemm_kquant_quads.h: 4 rows x 4 groups) need a 128-bit broadcast
-// per product, which Zen 4 runs on a vector pipe beside the products (an asm loop of
-// independent vpdpbusd ran at 65-70 % of their rate with one per product). Per group one
-// vpmulld by the 16 rows' scales, per super-block the mins as four vpdpwssd and one float
-// step for 16 rows; the results are stored by lane, with no reduction.
-// The transposition (24 shuffles per 8 vectors) and the scale decoding (6-bit scales and
-// mins of 16 rows at once, from their 12 bytes as three dwords) are shared by the tokens.
-// Activations come in QuadForm<Q4K>'s copy (gemm_kquant_quads.h): group g, position j at
-// byte 16 (8 (g / 4) + j) + 4 (g % 4) of qs; bsums dword i is the pair of group sums (i, i + 4).
+// kernels/simd/gemm_kquant_rows16.h — AVX-512 only: Q4_K and Q6_K products of 16 rows and a
+// few tokens (batched decode) with a row in each int32 lane.
+// A super-block's quant dwords (4 positions of two or four groups: nibbles, and Q6_K's high
+// bits) are transposed to one vector per dword, lane = row. A token's 4 activations at a
+// position are then the same for all 16 lanes: vpdpbusd takes them as a {1to16} memory
+// broadcast, where the quad lanes (gemm_kquant_quads.h: 4 rows x 4 groups) need a 128-bit
+// broadcast per product, which Zen 4 runs on a vector pipe beside the products (an asm loop
+// of independent vpdpbusd ran at 65-70 % of their rate with one per product). Per group one
+// vpmulld by the 16 rows' scales, per super-block the mins or offsets as vpdpwssd and one
+// float step for 16 rows; the results are stored by lane, with no reduction.
+// The transposition (24 shuffles per 8 vectors) and the scale decoding (16 rows at once,
+// from their scale bytes as dwords) are shared by the tokens.
+// Activations come in QuadForm's copy (gemm_kquant_quads.h): group g, position j at byte
+// 16 (P (g / 4) + j) + 4 (g % 4) of qs (P = 8 positions per group for Q4_K, 4 for Q6_K);
+// bsums dword i pairs QuadForm's group sums 2i and 2i + 1.
 // Measured (Zen 4, kernel_bench --type Q4_K --isa avx512, three alternating runs against the
 // quad lanes): 4096x2048 in cache, 1 thread, 8 tokens 157-167 -> 206-250 GFLOP/s; 14336x4096
 // from DRAM, 2 threads, 2 tokens 93-209 -> 208-240, 3 tokens 145-259 -> 276-335, 4 tokens
-// 189-262 -> 299-357, 8 tokens 213-304 -> 225-464.
+// 189-262 -> 299-357, 8 tokens 213-304 -> 225-464. Q6_K (from 4 tokens, as its quad lanes)
+// does more per vector (three transpositions per 128 elements, its high bits) and is no
+// faster in cache (8 tokens 158-162 against 165-167), but reads DRAM in one run: 8 sessions
+// of 1B Q4_K_M went from 145-150 to 146-164 tok/s (4 alternating rounds).
 // Must not touch: other weight types, fewer than 16 rows (the quad lanes take those).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 
@@ -27,88 +32,180 @@
 namespace {
 namespace simd {
 
-struct Q4KRows16 {
-    using Block = strata::BlockQ4_K;
-    using Act = strata::BlockQ8_K;
+// Lane L holds row lane_rows()[L]: the order the transposition leaves (rows 0-3, 8-11, 4-7,
+// 12-15; its own inverse).
+inline __m512i lane_rows() { return _mm512_setr_epi32(0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 12, 13, 14, 15); }
 
-    // Lane L holds row kRow[L]: the order the transposition leaves (rows 0-3, 8-11, 4-7, 12-15).
-    static __m512i lane_rows() { return _mm512_setr_epi32(0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 12, 13, 14, 15); }
-
-    // Dwords 8c .. 8c + 7 of the 16 rows' qs as 8 vectors, lane L of out[w] dword 8c + w
-    // of row lane_rows()[L].
-    static void transpose_chunk(const Block* const (&row)[16], int c, __m512i (&out)[8]) {
-        __m512i z[8], a[8];
-        for (int i = 0; i < 8; ++i)
-            z[i] = _mm512_inserti64x4(_mm512_castsi256_si512(load256(row[i]->qs + 32 * c)), load256(row[i + 8]->qs + 32 * c), 1);
-        // 128-bit lanes of z[i]: row i dwords 0-3, 4-7, row i + 8 dwords 0-3, 4-7.
-        for (int p = 0; p < 4; ++p) {
-            a[2 * p] = _mm512_unpacklo_epi32(z[2 * p], z[2 * p + 1]);
-            a[2 * p + 1] = _mm512_unpackhi_epi32(z[2 * p], z[2 * p + 1]);
-        }
-        // b[4q + d]: rows 4q .. 4q + 3 (and + 8), dwords d and d + 4, one per 128-bit lane.
-        __m512i b[8];
-        for (int q = 0; q < 2; ++q)
-            for (int h = 0; h < 2; ++h) {
-                b[4 * q + 2 * h] = _mm512_unpacklo_epi64(a[4 * q + h], a[4 * q + h + 2]);
-                b[4 * q + 2 * h + 1] = _mm512_unpackhi_epi64(a[4 * q + h], a[4 * q + h + 2]);
-            }
-        for (int d = 0; d < 4; ++d) {
-            out[d] = _mm512_shuffle_i32x4(b[d], b[4 + d], _MM_SHUFFLE(2, 0, 2, 0));
-            out[d + 4] = _mm512_shuffle_i32x4(b[d], b[4 + d], _MM_SHUFFLE(3, 1, 3, 1));
-        }
+// The 8 dwords at w + r * ldw (r = 0..15) as 8 vectors: lane L of out[i] is dword i of row
+// lane_rows()[L].
+inline void transpose8(const uint8_t* w, size_t ldw, __m512i (&out)[8]) {
+    __m512i z[8], a[8], b[8];
+    for (int i = 0; i < 8; ++i) z[i] = _mm512_inserti64x4(_mm512_castsi256_si512(load256(w + i * ldw)), load256(w + (i + 8) * ldw), 1);
+    // 128-bit lanes of z[i]: row i dwords 0-3, 4-7, row i + 8 dwords 0-3, 4-7.
+    for (int p = 0; p < 4; ++p) {
+        a[2 * p] = _mm512_unpacklo_epi32(z[2 * p], z[2 * p + 1]);
+        a[2 * p + 1] = _mm512_unpackhi_epi32(z[2 * p], z[2 * p + 1]);
     }
-
-    // The 16 rows' super-block headers by lane: d and dmin (F16 pair), scale bytes 0-3,
-    // 4-7, 8-11 (dwords 0..3 of the block).
-    struct Header {
-        __m512i dm, s0, s1, s2;
-    };
-    static Header headers(const Block* const (&row)[16]) {
-        auto head = [&](int r) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(row[r])); };
-        auto quad = [&](int r) { return quad_of(head(r), head(r + 1), head(r + 2), head(r + 3)); };
-        // h[k]: the rows of lanes 4k .. 4k + 3, one header per 128-bit lane.
-        const __m512i h[4] = {quad(0), quad(8), quad(4), quad(12)};
-        // Dword c of the 4 headers of h[x] and h[y] in lanes 0-7, dword c + 2 in lanes 8-15.
-        auto pick = [](int c) {
-            return _mm512_setr_epi32(c, 4 + c, 8 + c, 12 + c, 16 + c, 20 + c, 24 + c, 28 + c, c + 2, 6 + c, 10 + c, 14 + c, 18 + c,
-                                     22 + c, 26 + c, 30 + c);
-        };
-        const __m512i lo02 = _mm512_permutex2var_epi32(h[0], pick(0), h[1]), hi02 = _mm512_permutex2var_epi32(h[2], pick(0), h[3]);
-        const __m512i lo13 = _mm512_permutex2var_epi32(h[0], pick(1), h[1]), hi13 = _mm512_permutex2var_epi32(h[2], pick(1), h[3]);
-        const __m512i low = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23);
-        const __m512i high = _mm512_add_epi32(low, _mm512_set1_epi32(8));
-        return {_mm512_permutex2var_epi32(lo02, low, hi02), _mm512_permutex2var_epi32(lo13, low, hi13),
-                _mm512_permutex2var_epi32(lo02, high, hi02), _mm512_permutex2var_epi32(lo13, high, hi13)};
+    // b[4q + d]: rows 4q .. 4q + 3 (and + 8), dwords d and d + 4, one per 128-bit lane.
+    for (int q = 0; q < 2; ++q)
+        for (int h = 0; h < 2; ++h) {
+            b[4 * q + 2 * h] = _mm512_unpacklo_epi64(a[4 * q + h], a[4 * q + h + 2]);
+            b[4 * q + 2 * h + 1] = _mm512_unpackhi_epi64(a[4 * q + h], a[4 * q + h + 2]);
+        }
+    for (int d = 0; d < 4; ++d) {
+        out[d] = _mm512_shuffle_i32x4(b[d], b[4 + d], _MM_SHUFFLE(2, 0, 2, 0));
+        out[d + 4] = _mm512_shuffle_i32x4(b[d], b[4 + d], _MM_SHUFFLE(3, 1, 3, 1));
     }
-    static __m512i quad_of(__m128i r0, __m128i r1, __m128i r2, __m128i r3) {
-        const __m256i lo = _mm256_inserti128_si256(_mm256_castsi128_si256(r0), r1, 1);
-        const __m256i hi = _mm256_inserti128_si256(_mm256_castsi128_si256(r2), r3, 1);
+}
+
+// The 4 dwords at w + r * ldw (r = 0..15) as 4 vectors, lane L of out[c] dword c of row
+// lane_rows()[L] (for the scale bytes and d).
+inline void transpose4(const uint8_t* w, size_t ldw, __m512i (&out)[4]) {
+    auto head = [&](int r) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(w + r * ldw)); };
+    auto quad = [&](int r) {
+        const __m256i lo = _mm256_inserti128_si256(_mm256_castsi128_si256(head(r)), head(r + 1), 1);
+        const __m256i hi = _mm256_inserti128_si256(_mm256_castsi128_si256(head(r + 2)), head(r + 3), 1);
         return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+    };
+    // h[k]: the rows of lanes 4k .. 4k + 3, one per 128-bit lane.
+    const __m512i h[4] = {quad(0), quad(8), quad(4), quad(12)};
+    // Dword c of the 8 rows of h[x], h[y] in lanes 0-7, dword c + 2 in lanes 8-15.
+    auto pick = [](int c) {
+        return _mm512_setr_epi32(c, 4 + c, 8 + c, 12 + c, 16 + c, 20 + c, 24 + c, 28 + c, c + 2, 6 + c, 10 + c, 14 + c, 18 + c, 22 + c,
+                                 26 + c, 30 + c);
+    };
+    const __m512i lo02 = _mm512_permutex2var_epi32(h[0], pick(0), h[1]), hi02 = _mm512_permutex2var_epi32(h[2], pick(0), h[3]);
+    const __m512i lo13 = _mm512_permutex2var_epi32(h[0], pick(1), h[1]), hi13 = _mm512_permutex2var_epi32(h[2], pick(1), h[3]);
+    const __m512i low = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23);
+    const __m512i high = _mm512_add_epi32(low, _mm512_set1_epi32(8));
+    out[0] = _mm512_permutex2var_epi32(lo02, low, hi02);
+    out[1] = _mm512_permutex2var_epi32(lo13, low, hi13);
+    out[2] = _mm512_permutex2var_epi32(lo02, high, hi02);
+    out[3] = _mm512_permutex2var_epi32(lo13, high, hi13);
+}
+
+// Byte b of every dword moved to byte To of the dword, the others zero (a constant index
+// once the callers' loops are unrolled).
+template <int To>
+inline __m512i byte_to(__m512i v, int b) {
+    constexpr int S = 8 * To;
+    constexpr uint32_t kZero = 0x80808080u & ~(0xFFu << S);
+    const __m512i slots = _mm512_setr_epi32(0, 4 << S, 8 << S, 12 << S, 0, 4 << S, 8 << S, 12 << S, 0, 4 << S, 8 << S, 12 << S, 0,
+                                            4 << S, 8 << S, 12 << S);
+    const __m512i idx = _mm512_add_epi32(slots, _mm512_set1_epi32(static_cast<int>(kZero | (static_cast<uint32_t>(b) << S))));
+    return _mm512_shuffle_epi8(v, idx);
+}
+
+// The F16 values at w + r * ldw (r = 0..15) by lane.
+inline __m512 halves16(const uint8_t* w, size_t ldw) {
+    const __m512i at = _mm512_mullo_epi32(lane_rows(), _mm512_set1_epi32(static_cast<int>(ldw)));
+    // The dword ending with each value: its high word (the block's bytes before it).
+    const __m512i dwords = _mm512_i32gather_epi32(at, w - 2, 1);
+    return _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(dwords, 16)));
+}
+
+// Q4_K's 16-row super-block: groups of 32 (8 positions), the 6-bit scales and mins decoded
+// for 16 rows at once (llama.cpp's get_scale_min_k4), d and dmin.
+struct Rows16Q4K {
+    using Block = strata::BlockQ4_K;
+    using Type = Q4K;
+    static constexpr int kPositions = 8, kPairs = 4;
+    // By lane: each group's scale (int32), each correction pair (int16: min of group i, of
+    // group i + 4, against the copy's bsums dword i), d and dmin.
+    __m512i scale[8], pair[4];
+    __m512 d, dc;
+
+    Rows16Q4K(const uint8_t* w, size_t ldw) {
+        __m512i h[4];  // d and dmin, scale bytes 0-3, 4-7, 8-11
+        transpose4(w, ldw, h);
+        const __m512i m6 = _mm512_set1_epi8(0x3F), m4 = _mm512_set1_epi8(0x0F), top = _mm512_set1_epi8(0x30);
+        const __m512i sc[2] = {_mm512_and_si512(h[1], m6),
+                               _mm512_or_si512(_mm512_and_si512(h[3], m4), _mm512_and_si512(_mm512_srli_epi32(h[1], 2), top))};
+        const __m512i mn[2] = {_mm512_and_si512(h[2], m6),
+                               _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi32(h[3], 4), m4), _mm512_and_si512(_mm512_srli_epi32(h[2], 2), top))};
+#pragma GCC unroll 8
+        for (int g = 0; g < 8; ++g) scale[g] = byte_to<0>(sc[g / 4], g % 4);
+#pragma GCC unroll 4
+        for (int i = 0; i < 4; ++i) pair[i] = _mm512_or_si512(byte_to<0>(mn[0], i), byte_to<2>(mn[1], i));
+        d = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(h[0]));
+        dc = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(h[0], 16)));
     }
 
-    // The 6-bit scales and mins of 16 rows, bytes by lane: sc[0] groups 0-3, sc[1] 4-7,
-    // mn[0] and mn[1] the same for the mins (llama.cpp's get_scale_min_k4, 16 rows at once).
-    struct Scales {
-        __m512i sc[2], mn[2];
-    };
-    static Scales scales(const Header& h) {
-        const __m512i m6 = _mm512_set1_epi8(0x3F), m4 = _mm512_set1_epi8(0x0F), top = _mm512_set1_epi8(0x30);
-        Scales o;
-        o.sc[0] = _mm512_and_si512(h.s0, m6);
-        o.mn[0] = _mm512_and_si512(h.s1, m6);
-        o.sc[1] = _mm512_or_si512(_mm512_and_si512(h.s2, m4), _mm512_and_si512(_mm512_srli_epi32(h.s0, 2), top));
-        o.mn[1] = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi32(h.s2, 4), m4), _mm512_and_si512(_mm512_srli_epi32(h.s1, 2), top));
-        return o;
+    // f(g, u): group g's 8 position vectors, for g = 0..7. Chunk c (32 qs bytes) holds
+    // groups 2c (low nibbles) and 2c + 1 (high).
+    template <class F>
+    static void groups(const uint8_t* w, size_t ldw, F&& f) {
+        const auto* qs = w + offsetof(Block, qs);
+        for (int c = 0; c < 4; ++c) {
+            __m512i v[8];
+            transpose8(qs + 32 * c, ldw, v);
+            for (int half = 0; half < 2; ++half) {
+                __m512i u[8];
+                for (int j = 0; j < 8; ++j) u[j] = _mm512_and_si512(half ? _mm512_srli_epi32(v[j], 4) : v[j], _mm512_set1_epi8(0x0F));
+                f(2 * c + half, u);
+            }
+        }
     }
-    // Byte b of every dword, zero-extended (as int32), or moved to word W of the dword.
-    template <int W = 0>
-    static __m512i byte_of(__m512i v, int b) {
-        constexpr char Z = -128;
-        const char i = static_cast<char>(b);
-        const __m128i idx = W == 0 ? _mm_setr_epi8(i, Z, Z, Z, i + 4, Z, Z, Z, i + 8, Z, Z, Z, i + 12, Z, Z, Z)
-                                   : _mm_setr_epi8(Z, Z, i, Z, Z, Z, i + 4, Z, Z, Z, i + 8, Z, Z, Z, i + 12, Z);
-        return _mm512_shuffle_epi8(v, _mm512_broadcast_i32x4(idx));
+};
+
+// Q6_K's 16-row super-block: groups of 16 (4 positions), the int8 scales, d. The offset of 32
+// is subtracted as 32 * scale against the bsums (pairs of groups 2i, 2i + 1).
+struct Rows16Q6K {
+    using Block = strata::BlockQ6_K;
+    using Type = Q6K;
+    static constexpr int kPositions = 4, kPairs = 8;
+    // By lane: each group's scale (int32), each correction pair (int16: 32 times the scales
+    // of groups 2i, 2i + 1, against the copy's bsums dword i), d.
+    __m512i scale[16], pair[8];
+    __m512 d, dc;
+
+    Rows16Q6K(const uint8_t* w, size_t ldw) {
+        __m512i sc[4];  // scale bytes 4c .. 4c + 3
+        transpose4(w + offsetof(Block, scales), ldw, sc);
+#pragma GCC unroll 16
+        for (int g = 0; g < 16; ++g) scale[g] = _mm512_srai_epi32(byte_to<3>(sc[g / 4], g % 4), 24);
+#pragma GCC unroll 8
+        for (int i = 0; i < 8; ++i)
+            pair[i] = _mm512_srai_epi16(_mm512_or_si512(byte_to<1>(sc[i / 2], 2 * (i % 2)), byte_to<3>(sc[i / 2], 2 * (i % 2) + 1)), 3);
+        d = dc = halves16(w + offsetof(Block, d), ldw);
     }
+
+    // f(g, u) for g = 0..15. Half n (128 elements) takes ql bytes 64n .. 64n + 63 (A: the
+    // first 32, B: the next) and qh bytes 32n .. 32n + 31 (H); dword j of each holds position
+    // j of four 32-element runs: A's low nibbles with H's bits 0-1, B's with bits 2-3, A's high
+    // nibbles with bits 4-5, B's with bits 6-7.
+    template <class F>
+    static void groups(const uint8_t* w, size_t ldw, F&& f) {
+        for (int n = 0; n < 2; ++n) {
+            __m512i a[8], b[8], h[8];
+            transpose8(w + offsetof(Block, ql) + 64 * n, ldw, a);
+            transpose8(w + offsetof(Block, ql) + 64 * n + 32, ldw, b);
+            transpose8(w + offsetof(Block, qh) + 32 * n, ldw, h);
+            for (int run = 0; run < 4; ++run) {
+                const __m512i* low = run % 2 ? b : a;
+                // The nibble (low or high), and H's bits 2 run, 2 run + 1 rotated to bits 4, 5
+                // (what comes round or across bytes is masked off).
+                const __m512i nib_shift = _mm512_set1_epi32(4 * (run / 2)), high_rotate = _mm512_set1_epi32((4 - 2 * run) & 31);
+                for (int half = 0; half < 2; ++half) {
+                    __m512i u[4];
+                    for (int j = 0; j < 4; ++j) {
+                        const __m512i nib = _mm512_srlv_epi32(low[4 * half + j], nib_shift);
+                        const __m512i high = _mm512_rolv_epi32(h[4 * half + j], high_rotate);
+                        u[j] = _mm512_ternarylogic_epi32(nib, high, _mm512_set1_epi8(0x0F), 0xE4);  // (nib & m) | (high & ~m)
+                        u[j] = _mm512_and_si512(u[j], _mm512_set1_epi8(0x3F));
+                    }
+                    f(8 * n + 2 * run + half, u);
+                }
+            }
+        }
+    }
+};
+
+template <class V, class Form>
+struct Rows16 {
+    using Block = typename Form::Block;
+    using Act = strata::BlockQ8_K;
+    static constexpr int P = Form::kPositions;
 
     // Share i of n of 16 rows' first `bytes` (ldw apart) into L2.
     static void prefetch_share(const uint8_t* w, size_t ldw, size_t bytes, int64_t i, int64_t n) {
@@ -118,15 +215,14 @@ struct Q4KRows16 {
             for (size_t off = from; off < to; off += 64) _mm_prefetch(reinterpret_cast<const char*>(w + r * ldw + off), _MM_HINT_T1);
     }
 
-    static int act_offset(int g, int j) { return 16 * (8 * (g / 4) + j) + 4 * (g % 4); }
-    static __m512i act4(const Act& a, int g, int j) {
-        int32_t v;
-        std::memcpy(&v, a.qs + act_offset(g, j), 4);
-        return _mm512_set1_epi32(v);
-    }
+    // A dword of the copy in every lane, loaded as such (vpdpbusd's {1to16} operand): a
+    // broadcast from a general register would take a vector pipe.
+    static __m512i dword(const void* p) { return _mm512_broadcastd_epi32(_mm_loadu_si32(p)); }
+    static __m512i act4(const Act& a, int g, int j) { return dword(a.qs + 16 * (P * (g / 4) + j) + 4 * (g % 4)); }
+    static __m512i bsum_pair(const Act& a, int i) { return dword(a.bsums + 2 * i); }
 
     // Rows w .. w + 15 (ldw apart, `steps` super-blocks each) against NT tokens (acts:
-    // QuadForm<Q4K>'s copy, token t0 + t of super-block s at x + s * ldx + (t0 + t) *
+    // QuadForm's copy, token t0 + t of super-block s at x + s * ldx + (t0 + t) *
     // sizeof(Act)), stored to Y. The rows are taken whole (the copy stays in L2): 16 rows
     // are then one contiguous run, and the next 16 rows' run is brought into L2 in equal
     // shares as the super-blocks go (from DRAM, two threads, 8 tokens: 297 -> 346 GFLOP/s
@@ -137,52 +233,30 @@ struct Q4KRows16 {
         __m512 acc[NT];
         for (int t = 0; t < NT; ++t) acc[t] = _mm512_setzero_ps();
         for (int64_t s = 0; s < steps; ++s) {
-            const Block* row[16];
-            for (int r = 0; r < 16; ++r) row[r] = reinterpret_cast<const Block*>(w + r * ldw) + s;
+            const uint8_t* sb = w + s * sizeof(Block);
             prefetch_share(w + 16 * ldw, ldw, steps * sizeof(Block), s, steps);
             const Act* a = reinterpret_cast<const Act*>(x + s * ldx) + t0;
-            const Header h = headers(row);
-            const Scales sc = scales(h);
+            const Form form(sb, ldw);
             __m512i total[NT];
-            for (int c = 0; c < 4; ++c) {
-                __m512i v[8];
-                transpose_chunk(row, c, v);
-                for (int half = 0; half < 2; ++half) {
-                    const int g = 2 * c + half;
-                    __m512i group[NT];
-                    for (int t = 0; t < NT; ++t) group[t] = _mm512_setzero_si512();
-                    for (int j = 0; j < 8; ++j) {
-                        const __m512i u = _mm512_and_si512(half ? _mm512_srli_epi32(v[j], 4) : v[j], _mm512_set1_epi8(0x0F));
-                        for (int t = 0; t < NT; ++t) group[t] = _mm512_dpbusd_epi32(group[t], u, act4(a[t], g, j));
-                    }
-                    const __m512i scale = byte_of(sc.sc[g / 4], g % 4);
-                    for (int t = 0; t < NT; ++t) {
-                        const __m512i scaled = _mm512_mullo_epi32(group[t], scale);
-                        total[t] = g == 0 ? scaled : _mm512_add_epi32(total[t], scaled);
-                    }
+            Form::groups(sb, ldw, [&](int g, const __m512i (&u)[P]) {
+                __m512i group[NT];
+                for (int t = 0; t < NT; ++t) group[t] = _mm512_setzero_si512();
+                for (int j = 0; j < P; ++j)
+                    for (int t = 0; t < NT; ++t) group[t] = _mm512_dpbusd_epi32(group[t], u[j], act4(a[t], g, j));
+                const __m512i scale = form.scale[g];
+                for (int t = 0; t < NT; ++t) {
+                    const __m512i scaled = _mm512_mullo_epi32(group[t], scale);
+                    total[t] = g == 0 ? scaled : _mm512_add_epi32(total[t], scaled);
                 }
-            }
-            // Mins: pair i is (group i, group i + 4), against the copy's bsums dword i.
-            __m512i mins[4];
-            for (int i = 0; i < 4; ++i) mins[i] = _mm512_or_si512(byte_of(sc.mn[0], i), byte_of<1>(sc.mn[1], i));
-            const __m512 d = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(h.dm));
-            const __m512 dmin = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(h.dm, 16)));
+            });
             for (int t = 0; t < NT; ++t) {
                 __m512i corr = _mm512_setzero_si512();
-                for (int i = 0; i < 4; ++i) {
-                    int32_t pair;
-                    std::memcpy(&pair, a[t].bsums + 2 * i, 4);
-                    corr = _mm512_dpwssd_epi32(corr, mins[i], _mm512_set1_epi32(pair));
-                }
+                for (int i = 0; i < Form::kPairs; ++i) corr = _mm512_dpwssd_epi32(corr, form.pair[i], bsum_pair(a[t], i));
                 const __m512 da = _mm512_set1_ps(a[t].d);
-                acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(total[t]), _mm512_mul_ps(d, da), acc[t]);
-                acc[t] = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(corr), _mm512_mul_ps(dmin, da), acc[t]);
+                fold<typename Form::Type, V>(acc[t], total[t], corr, _mm512_mul_ps(form.d, da), _mm512_mul_ps(form.dc, da));
             }
         }
-        for (int t = 0; t < NT; ++t) {
-            // Lanes back in row order (lane_rows is its own inverse).
-            _mm512_storeu_ps(Y + t * ldy, _mm512_permutexvar_ps(lane_rows(), acc[t]));
-        }
+        for (int t = 0; t < NT; ++t) _mm512_storeu_ps(Y + t * ldy, _mm512_permutexvar_ps(lane_rows(), acc[t]));
     }
 };
 
