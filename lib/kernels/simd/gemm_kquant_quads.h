@@ -50,13 +50,6 @@ inline __m512 by_row_f16(const uint16_t* const (&at)[4]) {
     return by_row(v);
 }
 
-// Four 128-bit rows as the lanes of one vector (lane r: row r).
-inline __m512i quad_lanes(__m128i r0, __m128i r1, __m128i r2, __m128i r3) {
-    const __m256i lo = _mm256_inserti128_si256(_mm256_castsi128_si256(r0), r1, 1);
-    const __m256i hi = _mm256_inserti128_si256(_mm256_castsi128_si256(r2), r3, 1);
-    return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
-}
-
 // Index for vpermt2d over two rows' 16 dwords: the 128-bit blocks [row a, position j |
 // row b, j | row a, j + S | row b, j + S], dword i of a block the row's dword A_i + j.
 template <int A0, int A1, int A2, int A3, int S>

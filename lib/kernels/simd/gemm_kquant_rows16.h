@@ -58,15 +58,18 @@ inline void transpose8(const uint8_t* w, size_t ldw, __m512i (&out)[8]) {
     }
 }
 
+// Four 128-bit rows as the lanes of one vector (lane r: row r).
+inline __m512i quad_lanes(__m128i r0, __m128i r1, __m128i r2, __m128i r3) {
+    const __m256i lo = _mm256_inserti128_si256(_mm256_castsi128_si256(r0), r1, 1);
+    const __m256i hi = _mm256_inserti128_si256(_mm256_castsi128_si256(r2), r3, 1);
+    return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+}
+
 // The 4 dwords at w + r * ldw (r = 0..15) as 4 vectors, lane L of out[c] dword c of row
 // lane_rows()[L] (for the scale bytes and d).
 inline void transpose4(const uint8_t* w, size_t ldw, __m512i (&out)[4]) {
     auto head = [&](int r) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(w + r * ldw)); };
-    auto quad = [&](int r) {
-        const __m256i lo = _mm256_inserti128_si256(_mm256_castsi128_si256(head(r)), head(r + 1), 1);
-        const __m256i hi = _mm256_inserti128_si256(_mm256_castsi128_si256(head(r + 2)), head(r + 3), 1);
-        return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
-    };
+    auto quad = [&](int r) { return quad_lanes(head(r), head(r + 1), head(r + 2), head(r + 3)); };
     // h[k]: the rows of lanes 4k .. 4k + 3, one per 128-bit lane.
     const __m512i h[4] = {quad(0), quad(8), quad(4), quad(12)};
     // Dword c of the 8 rows of h[x], h[y] in lanes 0-7, dword c + 2 in lanes 8-15.
