@@ -218,10 +218,8 @@ struct KQuantQuads : KQuant<V, Type> {
             Base::template fused<NR, NT>(w, ldw, k, acts, t0, Y, ldy);
         } else {
             const int64_t all = k / 256;
-            if constexpr (NR == 16) {
-                if constexpr (std::is_same_v<Type, Q4K>) return Rows16<V, Rows16Q4K>::template tile<NT>(w, ldw, all, acts.x, acts.ldx, t0, Y, ldy);
-                if constexpr (std::is_same_v<Type, Q6K>) return Rows16<V, Rows16Q6K>::template tile<NT>(w, ldw, all, acts.x, acts.ldx, t0, Y, ldy);
-            }
+            using Rows = std::conditional_t<std::is_same_v<Type, Q4K>, Rows16Q4K, Rows16Q6K>;
+            if constexpr (NR == 16 && NT >= Rows::kMinTokens) return Rows16<V, Rows>::template tile<NT>(w, ldw, all, acts.x, acts.ldx, t0, Y, ldy);
             // As wide_row: the rows go through k in parts whose activations stay in L1.
             constexpr int64_t kPart = 24 * 1024 / (NT * sizeof(Act));
             for (int64_t s0 = 0; s0 < all; s0 += kPart)

@@ -16,10 +16,11 @@
 // Measured (Zen 4, kernel_bench --type Q4_K --isa avx512, three alternating runs against the
 // quad lanes): 4096x2048 in cache, 1 thread, 8 tokens 157-167 -> 206-250 GFLOP/s; 14336x4096
 // from DRAM, 2 threads, 2 tokens 93-209 -> 208-240, 3 tokens 145-259 -> 276-335, 4 tokens
-// 189-262 -> 299-357, 8 tokens 213-304 -> 225-464. Q6_K (from 4 tokens, as its quad lanes)
-// does more per vector (three transpositions per 128 elements, its high bits) and is no
-// faster in cache (8 tokens 158-162 against 165-167), but reads DRAM in one run: 8 sessions
-// of 1B Q4_K_M went from 145-150 to 146-164 tok/s (4 alternating rounds).
+// 189-262 -> 299-357, 8 tokens 213-304 -> 225-464. Q6_K does more per vector (three
+// transpositions per 128 elements, its high bits) and is no faster in cache (8 tokens
+// 158-162 against 165-167), but reads DRAM in one run: from DRAM, 2 threads, 8 tokens
+// 227-268 -> 237-316 GFLOP/s, and 8 sessions of 1B Q4_K_M went from 145-150 to 146-164
+// tok/s (4 alternating rounds); with 4-6 tokens it was no faster, so it starts at 7.
 // Must not touch: other weight types, fewer than 16 rows (the quad lanes take those).
 #pragma once
 
@@ -112,7 +113,7 @@ inline __m512 halves16(const uint8_t* w, size_t ldw) {
 struct Rows16Q4K {
     using Block = strata::BlockQ4_K;
     using Type = Q4K;
-    static constexpr int kPositions = 8, kPairs = 4;
+    static constexpr int kPositions = 8, kPairs = 4, kMinTokens = 2;
     // By lane: each group's scale (int32), each correction pair (int16: min of group i, of
     // group i + 4, against the copy's bsums dword i), d and dmin.
     __m512i scale[8], pair[4];
@@ -156,7 +157,8 @@ struct Rows16Q4K {
 struct Rows16Q6K {
     using Block = strata::BlockQ6_K;
     using Type = Q6K;
-    static constexpr int kPositions = 4, kPairs = 8;
+    // From 7 tokens: with 4-6 the quad lanes were as fast or faster (kernel_bench, DRAM).
+    static constexpr int kPositions = 4, kPairs = 8, kMinTokens = 7;
     // By lane: each group's scale (int32), each correction pair (int16: 32 times the scales
     // of groups 2i, 2i + 1, against the copy's bsums dword i), d.
     __m512i scale[16], pair[8];
