@@ -18,8 +18,9 @@
 // tokens: in cache 143-147 -> 151-168, from DRAM 203-227 -> 218-262.
 // Other K-quants in this layout (tried generically, from their unpacked chunks) spent what
 // they saved on the transposition. One token keeps KQuant's narrow_row (one sequential
-// weight stream, at the bus). Q4_K's whole groups of 16 rows go to gemm_kquant_rows16.h
-// (a row per lane; faster in and out of cache); here, its last rows of a range.
+// weight stream, at the bus). Whole groups of 16 rows go to gemm_kquant_rows16.h (a row per
+// lane; from DRAM faster for Q4_K from 2 tokens, Q6_K from 7), and so does every row of Q5_K,
+// which takes this file's activation copy only; here, Q4_K's and Q6_K's last rows of a range.
 // Must not touch: other weight types, the many-token path (gemm_kquant_x4.h).
 #pragma once
 
@@ -115,6 +116,14 @@ struct QuadForm<Q4K> {
     }
 };
 
+// Q5_K: Q4_K's activation copy (its groups and mins are Q4_K's), for the 16-row lanes only
+// (gemm_kquant_rows16.h), which also take its last rows of a range.
+template <>
+struct QuadForm<Q5K> {
+    static constexpr int kGroup = 32, kMinTokens = 2;
+    static void group_sums(const strata::BlockQ8_K& a, int16_t* out) { QuadForm<Q4K>::group_sums(a, out); }
+};
+
 // Q6_K: 4 quads of 4 positions. Group 4q + i (q = 2h + s), position j: nibble s of ql
 // dword 16h + 4i + j, and bits 4s + 2(i / 2) .. + 1 of qh dword 8h + 4(i % 2) + j as bits
 // 4, 5. The offset of 32 is 32 * scale per group of 16 against the bsums: two corrections.
@@ -173,8 +182,9 @@ struct KQuantQuads : KQuant<V, Type> {
     using Block = typename Type::Block;
     using Act = strata::BlockQ8_K;
     using Acts = typename Base::Acts;
-    using Form = QuadForm<Type>;  // complete for Q4_K and Q6_K only
-    static constexpr bool kForm = std::is_same_v<Type, Q4K> || std::is_same_v<Type, Q6K>;
+    using Form = QuadForm<Type>;  // complete for Q4_K and Q6_K; Q5_K's copy only
+    static constexpr bool kQ5 = std::is_same_v<Type, Q5K>;
+    static constexpr bool kForm = std::is_same_v<Type, Q4K> || std::is_same_v<Type, Q6K> || kQ5;
     static constexpr bool quads(int64_t nt) {
         if constexpr (kForm) return nt >= Form::kMinTokens;
         return false;
@@ -218,14 +228,18 @@ struct KQuantQuads : KQuant<V, Type> {
             Base::template fused<NR, NT>(w, ldw, k, acts, t0, Y, ldy);
         } else {
             const int64_t all = k / 256;
-            using Rows = std::conditional_t<std::is_same_v<Type, Q4K>, Rows16Q4K, Rows16Q6K>;
-            if constexpr (NR == 16 && NT >= Rows::kMinTokens) return Rows16<V, Rows>::template tile<NT>(w, ldw, all, acts.x, acts.ldx, t0, Y, ldy);
-            // As wide_row: the rows go through k in parts whose activations stay in L1.
-            constexpr int64_t kPart = 24 * 1024 / (NT * sizeof(Act));
-            for (int64_t s0 = 0; s0 < all; s0 += kPart)
-                for (int r = 0; r < NR; r += 4)
-                    tile<NT>(w + r * ldw, ldw, NR - r < 4 ? NR - r : 4, s0, s0 + kPart < all ? s0 + kPart : all, acts, t0,
-                             Y + r, ldy);
+            using Rows = std::conditional_t<std::is_same_v<Type, Q4K>, Rows16Q4K, std::conditional_t<kQ5, Rows16Q5K, Rows16Q6K>>;
+            // Q5_K has no quad lanes: its last rows of a range take the 16-row lanes too.
+            if constexpr ((NR == 16 || kQ5) && NT >= Rows::kMinTokens) {
+                Rows16<V, Rows>::template tile<NT>(w, ldw, NR, all, acts.x, acts.ldx, t0, Y, ldy);
+            } else {
+                // As wide_row: the rows go through k in parts whose activations stay in L1.
+                constexpr int64_t kPart = 24 * 1024 / (NT * sizeof(Act));
+                for (int64_t s0 = 0; s0 < all; s0 += kPart)
+                    for (int r = 0; r < NR; r += 4)
+                        tile<NT>(w + r * ldw, ldw, NR - r < 4 ? NR - r : 4, s0, s0 + kPart < all ? s0 + kPart : all, acts, t0,
+                                 Y + r, ldy);
+            }
         }
     }
 

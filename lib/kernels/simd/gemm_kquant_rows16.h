@@ -1,5 +1,5 @@
-// kernels/simd/gemm_kquant_rows16.h — AVX-512 only: Q4_K and Q6_K products of 16 rows and a
-// few tokens (batched decode) with a row in each int32 lane.
+// kernels/simd/gemm_kquant_rows16.h — AVX-512 only: Q4_K, Q5_K and Q6_K products of 16 rows
+// and a few tokens (batched decode) with a row in each int32 lane.
 // A super-block's quant dwords (4 positions of two or four groups: nibbles, and Q6_K's high
 // bits) are transposed to one vector per dword, lane = row. A token's 4 activations at a
 // position are then the same for all 16 lanes: vpdpbusd takes them as a {1to16} memory
@@ -20,8 +20,11 @@
 // transpositions per 128 elements, its high bits) and is no faster in cache (8 tokens
 // 158-162 against 165-167), but reads DRAM in one run: from DRAM, 2 threads, 8 tokens
 // 227-268 -> 237-316 GFLOP/s, and 8 sessions of 1B Q4_K_M went from 145-150 to 146-164
-// tok/s (4 alternating rounds); with 4-6 tokens it was no faster, so it starts at 7.
-// Must not touch: other weight types, fewer than 16 rows (the quad lanes take those).
+// tok/s (4 alternating rounds); with 4-6 tokens it was no faster, so it starts at 7. Q5_K
+// (no quad lanes: its last rows of a range come here too, as fewer rows read row 0 again
+// and store only theirs) from DRAM, against KQuant::wide_row: 2 tokens 159-175 -> 184-215,
+// 4 tokens 215-238 -> 287-319, 8 tokens 233-249 -> 401-434.
+// Must not touch: other weight types, Q4_K's and Q6_K's last rows of a range (the quad lanes).
 #pragma once
 
 #include <cstddef>
@@ -37,11 +40,23 @@ namespace simd {
 // 12-15; its own inverse).
 inline __m512i lane_rows() { return _mm512_setr_epi32(0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 12, 13, 14, 15); }
 
-// The 8 dwords at w + r * ldw (r = 0..15) as 8 vectors: lane L of out[i] is dword i of row
-// lane_rows()[L].
-inline void transpose8(const uint8_t* w, size_t ldw, __m512i (&out)[8]) {
+// Where a tile's 16 rows start, ldw apart: the first nr (1..16) rows, and past them row 0
+// again (read, never stored), so that a range's last rows take the same path.
+struct RowSpan {
+    size_t at[16];
+    __m512i lanes;  // at[] by lane (int32)
+    RowSpan(size_t ldw, int nr) {
+        for (int r = 0; r < 16; ++r) at[r] = r < nr ? r * ldw : 0;
+        const __m512i row = _mm512_maskz_mov_epi32(_mm512_cmplt_epi32_mask(lane_rows(), _mm512_set1_epi32(nr)), lane_rows());
+        lanes = _mm512_mullo_epi32(row, _mm512_set1_epi32(static_cast<int>(ldw)));
+    }
+};
+
+// The 8 dwords at w + rows.at[r] (r = 0..15) as 8 vectors: lane L of out[i] is dword i of
+// row lane_rows()[L].
+inline void transpose8(const uint8_t* w, const RowSpan& rows, __m512i (&out)[8]) {
     __m512i z[8], a[8], b[8];
-    for (int i = 0; i < 8; ++i) z[i] = _mm512_inserti64x4(_mm512_castsi256_si512(load256(w + i * ldw)), load256(w + (i + 8) * ldw), 1);
+    for (int i = 0; i < 8; ++i) z[i] = _mm512_inserti64x4(_mm512_castsi256_si512(load256(w + rows.at[i])), load256(w + rows.at[i + 8]), 1);
     // 128-bit lanes of z[i]: row i dwords 0-3, 4-7, row i + 8 dwords 0-3, 4-7.
     for (int p = 0; p < 4; ++p) {
         a[2 * p] = _mm512_unpacklo_epi32(z[2 * p], z[2 * p + 1]);
@@ -66,10 +81,10 @@ inline __m512i quad_lanes(__m128i r0, __m128i r1, __m128i r2, __m128i r3) {
     return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
 }
 
-// The 4 dwords at w + r * ldw (r = 0..15) as 4 vectors, lane L of out[c] dword c of row
+// The 4 dwords at w + rows.at[r] (r = 0..15) as 4 vectors, lane L of out[c] dword c of row
 // lane_rows()[L] (for the scale bytes and d).
-inline void transpose4(const uint8_t* w, size_t ldw, __m512i (&out)[4]) {
-    auto head = [&](int r) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(w + r * ldw)); };
+inline void transpose4(const uint8_t* w, const RowSpan& rows, __m512i (&out)[4]) {
+    auto head = [&](int r) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(w + rows.at[r])); };
     auto quad = [&](int r) { return quad_lanes(head(r), head(r + 1), head(r + 2), head(r + 3)); };
     // h[k]: the rows of lanes 4k .. 4k + 3, one per 128-bit lane.
     const __m512i h[4] = {quad(0), quad(8), quad(4), quad(12)};
@@ -100,11 +115,10 @@ inline __m512i byte_to(__m512i v, int b) {
     return _mm512_shuffle_epi8(v, idx);
 }
 
-// The F16 values at w + r * ldw (r = 0..15) by lane.
-inline __m512 halves16(const uint8_t* w, size_t ldw) {
-    const __m512i at = _mm512_mullo_epi32(lane_rows(), _mm512_set1_epi32(static_cast<int>(ldw)));
+// The F16 values at w + rows.at[r] (r = 0..15) by lane.
+inline __m512 halves16(const uint8_t* w, const RowSpan& rows) {
     // The dword ending with each value: its high word (the block's bytes before it).
-    const __m512i dwords = _mm512_i32gather_epi32(at, w - 2, 1);
+    const __m512i dwords = _mm512_i32gather_epi32(rows.lanes, w - 2, 1);
     return _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(dwords, 16)));
 }
 
@@ -119,9 +133,9 @@ struct Rows16Q4K {
     __m512i scale[8], pair[4];
     __m512 d, dc;
 
-    Rows16Q4K(const uint8_t* w, size_t ldw) {
+    Rows16Q4K(const uint8_t* w, const RowSpan& rows) {
         __m512i h[4];  // d and dmin, scale bytes 0-3, 4-7, 8-11
-        transpose4(w, ldw, h);
+        transpose4(w, rows, h);
         const __m512i m6 = _mm512_set1_epi8(0x3F), m4 = _mm512_set1_epi8(0x0F), top = _mm512_set1_epi8(0x30);
         const __m512i sc[2] = {_mm512_and_si512(h[1], m6),
                                _mm512_or_si512(_mm512_and_si512(h[3], m4), _mm512_and_si512(_mm512_srli_epi32(h[1], 2), top))};
@@ -138,15 +152,46 @@ struct Rows16Q4K {
     // f(g, u): group g's 8 position vectors, for g = 0..7. Chunk c (32 qs bytes) holds
     // groups 2c (low nibbles) and 2c + 1 (high).
     template <class F>
-    static void groups(const uint8_t* w, size_t ldw, F&& f) {
+    static void groups(const uint8_t* w, const RowSpan& rows, F&& f) {
         const auto* qs = w + offsetof(Block, qs);
         for (int c = 0; c < 4; ++c) {
             __m512i v[8];
-            transpose8(qs + 32 * c, ldw, v);
+            transpose8(qs + 32 * c, rows, v);
             for (int half = 0; half < 2; ++half) {
                 __m512i u[8];
                 for (int j = 0; j < 8; ++j) u[j] = _mm512_and_si512(half ? _mm512_srli_epi32(v[j], 4) : v[j], _mm512_set1_epi8(0x0F));
                 f(2 * c + half, u);
+            }
+        }
+    }
+};
+
+// Q5_K's: Q4_K's scales, mins and nibbles, and bit g of qh byte l the fifth bit of group g's
+// element l (llama.cpp's layout), rotated to bit 4 of the byte.
+struct Rows16Q5K : Rows16Q4K {
+    using Block = strata::BlockQ5_K;
+    using Type = Q5K;
+    using Rows16Q4K::Rows16Q4K;  // the same header: d, dmin, 12 scale bytes
+
+    template <class F>
+    static void groups(const uint8_t* w, const RowSpan& rows, F&& f) {
+        __m512i high[8];
+        transpose8(w + offsetof(Block, qh), rows, high);
+        const auto* qs = w + offsetof(Block, qs);
+        for (int c = 0; c < 4; ++c) {
+            __m512i v[8];
+            transpose8(qs + 32 * c, rows, v);
+            for (int half = 0; half < 2; ++half) {
+                const int g = 2 * c + half;
+                const __m512i rotate = _mm512_set1_epi32((4 - g) & 31);
+                __m512i u[8];
+                for (int j = 0; j < 8; ++j) {
+                    const __m512i nib = half ? _mm512_srli_epi32(v[j], 4) : v[j];
+                    // (nib & 0x0F) | (bit 4 of the rotated qh), per byte.
+                    u[j] = _mm512_ternarylogic_epi32(nib, _mm512_rolv_epi32(high[j], rotate), _mm512_set1_epi8(0x0F), 0xE4);
+                    u[j] = _mm512_and_si512(u[j], _mm512_set1_epi8(0x1F));
+                }
+                f(g, u);
             }
         }
     }
@@ -164,15 +209,15 @@ struct Rows16Q6K {
     __m512i scale[16], pair[8];
     __m512 d, dc;
 
-    Rows16Q6K(const uint8_t* w, size_t ldw) {
+    Rows16Q6K(const uint8_t* w, const RowSpan& rows) {
         __m512i sc[4];  // scale bytes 4c .. 4c + 3
-        transpose4(w + offsetof(Block, scales), ldw, sc);
+        transpose4(w + offsetof(Block, scales), rows, sc);
 #pragma GCC unroll 16
         for (int g = 0; g < 16; ++g) scale[g] = _mm512_srai_epi32(byte_to<3>(sc[g / 4], g % 4), 24);
 #pragma GCC unroll 8
         for (int i = 0; i < 8; ++i)
             pair[i] = _mm512_srai_epi16(_mm512_or_si512(byte_to<1>(sc[i / 2], 2 * (i % 2)), byte_to<3>(sc[i / 2], 2 * (i % 2) + 1)), 3);
-        d = dc = halves16(w + offsetof(Block, d), ldw);
+        d = dc = halves16(w + offsetof(Block, d), rows);
     }
 
     // f(g, u) for g = 0..15. Half n (128 elements) takes ql bytes 64n .. 64n + 63 (A: the
@@ -180,12 +225,12 @@ struct Rows16Q6K {
     // j of four 32-element runs: A's low nibbles with H's bits 0-1, B's with bits 2-3, A's high
     // nibbles with bits 4-5, B's with bits 6-7.
     template <class F>
-    static void groups(const uint8_t* w, size_t ldw, F&& f) {
+    static void groups(const uint8_t* w, const RowSpan& rows, F&& f) {
         for (int n = 0; n < 2; ++n) {
             __m512i a[8], b[8], h[8];
-            transpose8(w + offsetof(Block, ql) + 64 * n, ldw, a);
-            transpose8(w + offsetof(Block, ql) + 64 * n + 32, ldw, b);
-            transpose8(w + offsetof(Block, qh) + 32 * n, ldw, h);
+            transpose8(w + offsetof(Block, ql) + 64 * n, rows, a);
+            transpose8(w + offsetof(Block, ql) + 64 * n + 32, rows, b);
+            transpose8(w + offsetof(Block, qh) + 32 * n, rows, h);
             for (int run = 0; run < 4; ++run) {
                 const __m512i* low = run % 2 ? b : a;
                 // The nibble (low or high), and H's bits 2 run, 2 run + 1 rotated to bits 4, 5
@@ -226,24 +271,26 @@ struct Rows16 {
     static __m512i act4(const Act& a, int g, int j) { return dword(a.qs + 16 * (P * (g / 4) + j) + 4 * (g % 4)); }
     static __m512i bsum_pair(const Act& a, int i) { return dword(a.bsums + 2 * i); }
 
-    // Rows w .. w + 15 (ldw apart, `steps` super-blocks each) against NT tokens (acts:
-    // QuadForm's copy, token t0 + t of super-block s at x + s * ldx + (t0 + t) *
-    // sizeof(Act)), stored to Y. The rows are taken whole (the copy stays in L2): 16 rows
+    // Rows w .. w + nr - 1 (nr <= 16, ldw apart, `steps` super-blocks each) against NT
+    // tokens (acts: QuadForm's copy, token t0 + t of super-block s at x + s * ldx + (t0 + t)
+    // * sizeof(Act)), stored to Y. The rows are taken whole (the copy stays in L2): 16 rows
     // are then one contiguous run, and the next 16 rows' run is brought into L2 in equal
     // shares as the super-blocks go (from DRAM, two threads, 8 tokens: 297 -> 346 GFLOP/s
     // against parts of k kept in L1 with the rows' next super-blocks prefetched; the rows
     // going through the parts one after another read 16 short streams).
     template <int NT>
-    static void tile(const uint8_t* w, size_t ldw, int64_t steps, const uint8_t* x, size_t ldx, int64_t t0, float* Y, size_t ldy) {
+    static void tile(const uint8_t* w, size_t ldw, int nr, int64_t steps, const uint8_t* x, size_t ldx, int64_t t0, float* Y,
+                     size_t ldy) {
+        const RowSpan rows(ldw, nr);
         __m512 acc[NT];
         for (int t = 0; t < NT; ++t) acc[t] = _mm512_setzero_ps();
         for (int64_t s = 0; s < steps; ++s) {
             const uint8_t* sb = w + s * sizeof(Block);
             prefetch_share(w + 16 * ldw, ldw, steps * sizeof(Block), s, steps);
             const Act* a = reinterpret_cast<const Act*>(x + s * ldx) + t0;
-            const Form form(sb, ldw);
+            const Form form(sb, rows);
             __m512i total[NT];
-            Form::groups(sb, ldw, [&](int g, const __m512i (&u)[P]) {
+            Form::groups(sb, rows, [&](int g, const __m512i (&u)[P]) {
                 __m512i group[NT];
                 for (int t = 0; t < NT; ++t) group[t] = _mm512_setzero_si512();
                 for (int j = 0; j < P; ++j)
@@ -261,7 +308,8 @@ struct Rows16 {
                 fold<typename Form::Type, V>(acc[t], total[t], corr, _mm512_mul_ps(form.d, da), _mm512_mul_ps(form.dc, da));
             }
         }
-        for (int t = 0; t < NT; ++t) _mm512_storeu_ps(Y + t * ldy, _mm512_permutexvar_ps(lane_rows(), acc[t]));
+        const auto stored = static_cast<__mmask16>((1u << nr) - 1);
+        for (int t = 0; t < NT; ++t) _mm512_mask_storeu_ps(Y + t * ldy, stored, _mm512_permutexvar_ps(lane_rows(), acc[t]));
     }
 };
 
