@@ -153,13 +153,20 @@ struct Rows16Q4K {
     // groups 2c (low nibbles) and 2c + 1 (high).
     template <class F>
     static void groups(const uint8_t* w, const RowSpan& rows, F&& f) {
-        const auto* qs = w + offsetof(Block, qs);
+        nibble_groups(w + offsetof(Block, qs), rows, f, [](int, int, __m512i u) { return u; });
+    }
+
+protected:
+    // The same from the qs at `qs`, each vector passed through fifth(g, j, u) (Q5_K's bit).
+    template <class F, class Fifth>
+    static void nibble_groups(const uint8_t* qs, const RowSpan& rows, F&& f, Fifth&& fifth) {
         for (int c = 0; c < 4; ++c) {
             __m512i v[8];
             transpose8(qs + 32 * c, rows, v);
             for (int half = 0; half < 2; ++half) {
                 __m512i u[8];
-                for (int j = 0; j < 8; ++j) u[j] = _mm512_and_si512(half ? _mm512_srli_epi32(v[j], 4) : v[j], _mm512_set1_epi8(0x0F));
+                for (int j = 0; j < 8; ++j)
+                    u[j] = fifth(2 * c + half, j, _mm512_and_si512(half ? _mm512_srli_epi32(v[j], 4) : v[j], _mm512_set1_epi8(0x0F)));
                 f(2 * c + half, u);
             }
         }
@@ -177,23 +184,10 @@ struct Rows16Q5K : Rows16Q4K {
     static void groups(const uint8_t* w, const RowSpan& rows, F&& f) {
         __m512i high[8];
         transpose8(w + offsetof(Block, qh), rows, high);
-        const auto* qs = w + offsetof(Block, qs);
-        for (int c = 0; c < 4; ++c) {
-            __m512i v[8];
-            transpose8(qs + 32 * c, rows, v);
-            for (int half = 0; half < 2; ++half) {
-                const int g = 2 * c + half;
-                const __m512i rotate = _mm512_set1_epi32((4 - g) & 31);
-                __m512i u[8];
-                for (int j = 0; j < 8; ++j) {
-                    const __m512i nib = half ? _mm512_srli_epi32(v[j], 4) : v[j];
-                    // (nib & 0x0F) | (bit 4 of the rotated qh), per byte.
-                    u[j] = _mm512_ternarylogic_epi32(nib, _mm512_rolv_epi32(high[j], rotate), _mm512_set1_epi8(0x0F), 0xE4);
-                    u[j] = _mm512_and_si512(u[j], _mm512_set1_epi8(0x1F));
-                }
-                f(g, u);
-            }
-        }
+        nibble_groups(w + offsetof(Block, qs), rows, f, [&](int g, int j, __m512i u) {
+            // u | (bit 4 of each byte of the rotated qh)
+            return _mm512_ternarylogic_epi32(u, _mm512_rolv_epi32(high[j], _mm512_set1_epi32((4 - g) & 31)), _mm512_set1_epi8(0x10), 0xF8);
+        });
     }
 };
 
