@@ -420,6 +420,17 @@ void unpack_kblock(const typename Type::Block& x, KBlock& o) {
     o.dc = Type::dc(x);
 }
 
+// Share i of n of the first `bytes` of Rows rows (ldw apart) into L2: the few-token
+// products that take whole rows (gemm_kquant_rows16.h, gemm_kquant_rows8.h) bring the next
+// tile's rows in as the super-blocks go.
+template <int Rows>
+void prefetch_rows_share(const uint8_t* w, size_t ldw, size_t bytes, int64_t i, int64_t n) {
+    const size_t from = bytes * static_cast<size_t>(i) / static_cast<size_t>(n) / 64 * 64;
+    const size_t to = bytes * static_cast<size_t>(i + 1) / static_cast<size_t>(n);
+    for (int r = 0; r < Rows; ++r)
+        for (size_t off = from; off < to; off += 64) _mm_prefetch(reinterpret_cast<const char*>(w + r * ldw + off), _MM_HINT_T1);
+}
+
 // 256-bit float/int ops with the names of the V traits, for the fused path both variants
 // run at this width.
 struct W256 {
@@ -609,8 +620,9 @@ struct KQuant {
     // Batched decode (one token per session) stays here up to 8 tokens on AVX-512 (32
     // vector registers hold the 2 x 8 sums), 4 on AVX2 (16 registers): the many-token
     // path's lane-replicated unpacking of every super-block costs more than it saves when
-    // only a few tokens use it (8 sessions decoded slower together than one alone). On
-    // AVX-512, Q4_K and Q6_K take gemm_kquant_quads.h's lanes for these counts instead.
+    // only a few tokens use it (8 sessions decoded slower together than one alone). Q4_K,
+    // Q5_K and Q6_K take gemm_kquant_rows16.h's and gemm_kquant_quads.h's lanes for these
+    // counts instead on AVX-512, Q4_K and Q6_K gemm_kquant_rows8.h's on AVX2 (up to 8).
     // fused<NR, NT> runs NR rows one after another (the driver hands it up to kFusedRows).
     static constexpr int kFusedTokens = V::kBytes == 64 ? 8 : 4;
     static constexpr int kFusedRows = V::kBytes == 64 ? 16 : 1;

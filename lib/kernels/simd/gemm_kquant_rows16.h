@@ -251,14 +251,6 @@ struct Rows16 {
     using Act = strata::BlockQ8_K;
     static constexpr int P = Form::kPositions;
 
-    // Share i of n of 16 rows' first `bytes` (ldw apart) into L2.
-    static void prefetch_share(const uint8_t* w, size_t ldw, size_t bytes, int64_t i, int64_t n) {
-        const size_t from = bytes * static_cast<size_t>(i) / static_cast<size_t>(n) / 64 * 64;
-        const size_t to = bytes * static_cast<size_t>(i + 1) / static_cast<size_t>(n);
-        for (int r = 0; r < 16; ++r)
-            for (size_t off = from; off < to; off += 64) _mm_prefetch(reinterpret_cast<const char*>(w + r * ldw + off), _MM_HINT_T1);
-    }
-
     // A dword of the copy in every lane, loaded as such (vpdpbusd's {1to16} operand): a
     // broadcast from a general register would take a vector pipe.
     static __m512i dword(const void* p) { return _mm512_broadcastd_epi32(_mm_loadu_si32(p)); }
@@ -280,7 +272,7 @@ struct Rows16 {
         for (int t = 0; t < NT; ++t) acc[t] = _mm512_setzero_ps();
         for (int64_t s = 0; s < steps; ++s) {
             const uint8_t* sb = w + s * sizeof(Block);
-            prefetch_share(w + 16 * ldw, ldw, steps * sizeof(Block), s, steps);
+            prefetch_rows_share<16>(w + 16 * ldw, ldw, steps * sizeof(Block), s, steps);
             const Act* a = reinterpret_cast<const Act*>(x + s * ldx) + t0;
             const Form form(sb, rows);
             __m512i total[NT];

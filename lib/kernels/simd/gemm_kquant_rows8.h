@@ -1,0 +1,247 @@
+// kernels/simd/gemm_kquant_rows8.h — AVX2 only: Q4_K and Q6_K products of 8 rows and a few
+// tokens (batched decode) with a row in each int32 lane, the AVX2 counterpart of
+// gemm_kquant_rows16.h. A super-block's quant dwords are transposed across 8 rows to one
+// vector per position (lane = row), so a token's 4 activations at a position are one
+// dword broadcast to all lanes (a load, no vector pipe). AVX2 has no byte dot product
+// into int32: each position is one vpmaddubsw, and the int16 pair sums of up to kSpan
+// positions are added as int16 (no overflow: Q4_K 8 x 2 x 15 x 128, Q6_K 2 x 2 x 63 x 128)
+// before one vpmaddwd by the 8 rows' group scale (as int16 pairs) takes them to int32.
+// Per super-block the mins or offsets are a vpmaddwd per group against the activations'
+// bsums, and one float step serves 8 rows; the results are stored by lane, with no
+// reduction. narrow_row (gemm_kquant.h) instead takes a vpmaddubsw, a vpmaddwd and an add
+// per 32 weights, row and token, and a horizontal sum per row and token.
+// The activations are the Q8_K rows as they come (group g, position j: qs + kGroup g + 4j;
+// bsums dword i: groups 2i, 2i + 1 of 16).
+// Measured (Zen 4 run as AVX2 with STRATA_ISA / kernel_bench --isa avx2, against the
+// previous path: narrow_row up to 4 tokens, the unpacked many-token path above): 4096x2048
+// in cache, 1 thread, three alternating runs, Q4_K 2 tokens 80-92 -> 86-98 GFLOP/s, 4 tokens
+// 84-112 -> 124-143, 8 tokens 54-104 -> 125-169; Q6_K 8 tokens 49-93 -> 105-123. 8 sessions
+// of 1B Q4_K_M decoding (strata-bench --sessions 8, STRATA_ISA=avx2): 57-59 -> 98-121 tok/s.
+// Must not touch: other weight types, the AVX-512 variant (its rows16 and quad lanes).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "kernels/simd/gemm_kquant.h"
+
+namespace {
+namespace simd {
+
+// Where a tile's 8 rows start, ldw apart: the first nr (1..8) rows, and past them row 0
+// again (read, never stored), so that a range's last rows take the same path.
+struct RowSpan8 {
+    size_t at[8];
+    RowSpan8(size_t ldw, int nr) {
+        for (int r = 0; r < 8; ++r) at[r] = r < nr ? r * ldw : 0;
+    }
+};
+
+// The 4 dwords at w + rows.at[r] (r = 0..7) as 4 vectors: lane r of out[c] is dword c of
+// row r.
+inline void transpose4x8(const uint8_t* w, const RowSpan8& rows, __m256i* out) {
+    auto two = [&](int r) {
+        const __m128i lo = _mm_loadu_si128(reinterpret_cast<const __m128i*>(w + rows.at[r]));
+        return _mm256_inserti128_si256(_mm256_castsi128_si256(lo), _mm_loadu_si128(reinterpret_cast<const __m128i*>(w + rows.at[r + 4])), 1);
+    };
+    // z[i]: rows i and i + 4, one per 128-bit lane.
+    const __m256i z0 = two(0), z1 = two(1), z2 = two(2), z3 = two(3);
+    const __m256i a0 = _mm256_unpacklo_epi32(z0, z1), a1 = _mm256_unpackhi_epi32(z0, z1);
+    const __m256i a2 = _mm256_unpacklo_epi32(z2, z3), a3 = _mm256_unpackhi_epi32(z2, z3);
+    out[0] = _mm256_unpacklo_epi64(a0, a2);
+    out[1] = _mm256_unpackhi_epi64(a0, a2);
+    out[2] = _mm256_unpacklo_epi64(a1, a3);
+    out[3] = _mm256_unpackhi_epi64(a1, a3);
+}
+
+// The same for 8 dwords (32 bytes per row).
+inline void transpose8x8(const uint8_t* w, const RowSpan8& rows, __m256i (&out)[8]) {
+    transpose4x8(w, rows, out);
+    transpose4x8(w + 16, rows, out + 4);
+}
+
+// Bytes b0 and b1 of every dword to its two int16 words (the low byte of each word, or the
+// high one with High), the other bytes zero (a constant index once the loops unroll).
+template <bool High>
+inline __m256i to_words(__m256i v, int b0, int b1) {
+    const uint32_t base = High ? 0x00800080u | static_cast<uint32_t>(b0) << 8 | static_cast<uint32_t>(b1) << 24
+                               : 0x80008000u | static_cast<uint32_t>(b0) | static_cast<uint32_t>(b1) << 16;
+    const uint32_t slot = High ? 0x04000400u : 0x00040004u;  // + 4 per dword, in the picked bytes
+    const auto at = [&](uint32_t k) { return static_cast<int>(base + k * slot); };
+    return _mm256_shuffle_epi8(v, _mm256_setr_epi32(at(0), at(1), at(2), at(3), at(0), at(1), at(2), at(3)));
+}
+
+// Q4_K's 8-row super-block: groups of 32 (8 positions), the 6-bit scales and mins decoded
+// for 8 rows at once (llama.cpp's get_scale_min_k4), d and dmin.
+struct Rows8Q4K {
+    using Block = strata::BlockQ4_K;
+    using Type = Q4K;
+    static constexpr int kGroups = 8, kPositions = 8, kSpan = 8, kMinTokens = 2;
+    // By lane: each group's scale and min as int16 in both words, d and dmin.
+    __m256i scale[8], pair[8];
+    __m256 d, dc;
+
+    Rows8Q4K(const uint8_t* w, const RowSpan8& rows) {
+        __m256i h[4];  // d and dmin, scale bytes 0-3, 4-7, 8-11
+        transpose4x8(w, rows, h);
+        const __m256i m6 = _mm256_set1_epi8(0x3F), m4 = _mm256_set1_epi8(0x0F), top = _mm256_set1_epi8(0x30);
+        const __m256i sc[2] = {_mm256_and_si256(h[1], m6),
+                               _mm256_or_si256(_mm256_and_si256(h[3], m4), _mm256_and_si256(_mm256_srli_epi32(h[1], 2), top))};
+        const __m256i mn[2] = {_mm256_and_si256(h[2], m6), _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi32(h[3], 4), m4),
+                                                                           _mm256_and_si256(_mm256_srli_epi32(h[2], 2), top))};
+#pragma GCC unroll 8
+        for (int g = 0; g < 8; ++g) {
+            scale[g] = to_words<false>(sc[g / 4], g % 4, g % 4);
+            pair[g] = to_words<false>(mn[g / 4], g % 4, g % 4);
+        }
+        // Words d of the 8 rows in the low 128 bits, dmin in the high.
+        const __m256i split = _mm256_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15, 0, 1, 4, 5, 8, 9, 12, 13, 2, 3,
+                                               6, 7, 10, 11, 14, 15);
+        const __m256i halves = _mm256_permute4x64_epi64(_mm256_shuffle_epi8(h[0], split), _MM_SHUFFLE(3, 1, 2, 0));
+        d = _mm256_cvtph_ps(_mm256_castsi256_si128(halves));
+        dc = _mm256_cvtph_ps(_mm256_extracti128_si256(halves, 1));
+    }
+
+    // f(g, u): group g's 8 position vectors, for g = 0..7. Chunk c (32 qs bytes) holds
+    // groups 2c (low nibbles) and 2c + 1 (high).
+    template <class F>
+    static void groups(const uint8_t* w, const RowSpan8& rows, F&& f) {
+        for (int c = 0; c < 4; ++c) {
+            __m256i v[8];
+            transpose8x8(w + offsetof(Block, qs) + 32 * c, rows, v);
+            for (int half = 0; half < 2; ++half) {
+                __m256i u[8];
+                for (int j = 0; j < 8; ++j) u[j] = _mm256_and_si256(half ? _mm256_srli_epi32(v[j], 4) : v[j], _mm256_set1_epi8(0x0F));
+                f(2 * c + half, u);
+            }
+        }
+    }
+};
+
+// Q6_K's 8-row super-block: groups of 16 (4 positions), the int8 scales, d. The offset of 32
+// is subtracted as 32 * scale against the bsums.
+struct Rows8Q6K {
+    using Block = strata::BlockQ6_K;
+    using Type = Q6K;
+    // From 5 tokens: its unpacking (three transpositions per 128 elements, the high bits)
+    // costs more than narrow_row's with 2, as much with 3-4 (kernel_bench, in cache).
+    static constexpr int kGroups = 16, kPositions = 4, kSpan = 2, kMinTokens = 5;
+    // By lane: each group's scale as int16 in both words, each correction pair (int16: 32
+    // times the scales of groups 2i, 2i + 1, against bsums dword i), d.
+    __m256i scale[16], pair[8];
+    __m256 d, dc;
+
+    Rows8Q6K(const uint8_t* w, const RowSpan8& rows) {
+        __m256i sc[4];  // scale bytes 4c .. 4c + 3
+        transpose4x8(w + offsetof(Block, scales), rows, sc);
+#pragma GCC unroll 16
+        for (int g = 0; g < 16; ++g) scale[g] = _mm256_srai_epi16(to_words<true>(sc[g / 4], g % 4, g % 4), 8);
+#pragma GCC unroll 8
+        for (int i = 0; i < 8; ++i) pair[i] = _mm256_srai_epi16(to_words<true>(sc[i / 2], 2 * (i % 2), 2 * (i % 2) + 1), 3);
+        uint16_t h[8];
+        for (int r = 0; r < 8; ++r) std::memcpy(&h[r], w + rows.at[r] + offsetof(Block, d), sizeof h[r]);
+        d = dc = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h)));
+    }
+
+    // f(g, u) for g = 0..15. Half n (128 elements) takes ql bytes 64n .. 64n + 63 (A: the
+    // first 32, B: the next) and qh bytes 32n .. 32n + 31 (H); dword j of each holds position
+    // j of four 32-element runs: A's low nibbles with H's bits 0-1, B's with bits 2-3, A's high
+    // nibbles with bits 4-5, B's with bits 6-7.
+    template <class F>
+    static void groups(const uint8_t* w, const RowSpan8& rows, F&& f) {
+        for (int n = 0; n < 2; ++n) {
+            __m256i a[8], b[8], h[8];
+            transpose8x8(w + offsetof(Block, ql) + 64 * n, rows, a);
+            transpose8x8(w + offsetof(Block, ql) + 64 * n + 32, rows, b);
+            transpose8x8(w + offsetof(Block, qh) + 32 * n, rows, h);
+            for_chunks<4>([&](auto r) {
+                constexpr int run = decltype(r)::value;
+                const __m256i* low = run % 2 ? b : a;
+                for (int half = 0; half < 2; ++half) {
+                    __m256i u[4];
+                    for (int j = 0; j < 4; ++j) {
+                        const __m256i nib = run < 2 ? low[4 * half + j] : _mm256_srli_epi16(low[4 * half + j], 4);
+                        const __m256i high = move_bit<2 * run, 4>(h[4 * half + j]);
+                        u[j] = _mm256_or_si256(_mm256_and_si256(nib, _mm256_set1_epi8(0x0F)), _mm256_and_si256(high, _mm256_set1_epi8(0x30)));
+                    }
+                    f(8 * n + 2 * run + half, u);
+                }
+            });
+        }
+    }
+};
+
+template <class Form>
+struct Rows8 {
+    using Block = typename Form::Block;
+    using Act = strata::BlockQ8_K;
+    static constexpr int P = Form::kPositions, S = Form::kSpan, G = 256 / Form::kGroups;
+
+    // A dword in every lane, loaded as such (a broadcast from a general register would
+    // take a vector pipe).
+    static __m256i dword(const void* p) { return _mm256_broadcastd_epi32(_mm_loadu_si32(p)); }
+
+    // Rows w .. w + nr - 1 (nr <= 8, ldw apart, `steps` super-blocks each) against NT tokens
+    // (token t0 + t's super-block s at x + (t0 + t) * ldx + s * sizeof(Act)), stored to Y.
+    // The rows are taken whole, as in gemm_kquant_rows16.h: 8 rows are one contiguous run,
+    // and the next 8 rows' run is brought into L2 in equal shares as the super-blocks go.
+    template <int NT>
+    static void tile(const uint8_t* w, size_t ldw, int nr, int64_t steps, const uint8_t* x, size_t ldx, int64_t t0, float* Y,
+                     size_t ldy) {
+        const RowSpan8 rows(ldw, nr);
+        __m256 acc[NT];
+        for (int t = 0; t < NT; ++t) acc[t] = _mm256_setzero_ps();
+        for (int64_t s = 0; s < steps; ++s) {
+            const uint8_t* sb = w + s * sizeof(Block);
+            prefetch_rows_share<8>(w + 8 * ldw, ldw, steps * sizeof(Block), s, steps);
+            const Act* a[NT];
+            for (int t = 0; t < NT; ++t) a[t] = reinterpret_cast<const Act*>(x + (t0 + t) * ldx) + s;
+            const Form form(sb, rows);
+            __m256i total[NT];
+            Form::groups(sb, rows, [&](int g, const __m256i (&u)[P]) {
+                for (int t = 0; t < NT; ++t) {
+                    const int8_t* q = a[t]->qs + G * g;
+                    __m256i sum = _mm256_setzero_si256();
+                    for (int j0 = 0; j0 < P; j0 += S) {
+                        __m256i pairs = _mm256_maddubs_epi16(u[j0], dword(q + 4 * j0));
+                        for (int j = j0 + 1; j < j0 + S; ++j) pairs = _mm256_add_epi16(pairs, _mm256_maddubs_epi16(u[j], dword(q + 4 * j)));
+                        sum = _mm256_add_epi32(sum, _mm256_madd_epi16(pairs, form.scale[g]));
+                    }
+                    total[t] = g == 0 ? sum : _mm256_add_epi32(total[t], sum);
+                }
+            });
+            for (int t = 0; t < NT; ++t) {
+                __m256i corr = _mm256_setzero_si256();
+                for (int i = 0; i < 8; ++i) corr = _mm256_add_epi32(corr, _mm256_madd_epi16(form.pair[i], dword(a[t]->bsums + 2 * i)));
+                const __m256 da = _mm256_set1_ps(a[t]->d);
+                fold<typename Form::Type, W256>(acc[t], total[t], corr, _mm256_mul_ps(form.d, da), _mm256_mul_ps(form.dc, da));
+            }
+        }
+        for (int t = 0; t < NT; ++t) {
+            alignas(32) float out[8];
+            _mm256_store_ps(out, acc[t]);
+            for (int r = 0; r < nr; ++r) Y[t * ldy + r] = out[r];
+        }
+    }
+};
+
+// KQuant with Q4_K's and Q6_K's products of 2..8 tokens in the 8-row lanes; fewer tokens
+// (and the other types) as KQuant.
+template <class V, class Type>
+struct KQuantRows8 : KQuant<V, Type> {
+    using Base = KQuant<V, Type>;
+    using Acts = typename Base::Acts;
+    using Form = std::conditional_t<std::is_same_v<Type, Q4K>, Rows8Q4K, Rows8Q6K>;
+    static constexpr int kFusedTokens = 8, kFusedRows = 8;
+
+    template <int NR, int NT>
+    static void fused(const uint8_t* w, size_t ldw, int64_t k, const Acts& acts, int64_t t0, float* Y, size_t ldy) {
+        if constexpr (NT >= Form::kMinTokens) Rows8<Form>::template tile<NT>(w, ldw, NR, k / 256, acts.x, acts.ldx, t0, Y, ldy);
+        else Base::template fused<NR, NT>(w, ldw, k, acts, t0, Y, ldy);
+    }
+};
+
+}  // namespace simd
+}  // namespace
