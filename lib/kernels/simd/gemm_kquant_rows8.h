@@ -1,4 +1,4 @@
-// kernels/simd/gemm_kquant_rows8.h — AVX2 only: Q4_K and Q6_K products of 8 rows and a few
+// kernels/simd/gemm_kquant_rows8.h — AVX2 only: Q4_K, Q5_K and Q6_K products of 8 rows and a few
 // tokens (batched decode) with a row in each int32 lane, the AVX2 counterpart of
 // gemm_kquant_rows16.h. A super-block's quant dwords are transposed across 8 rows to one
 // vector per position (lane = row), so a token's 4 activations at a position are one
@@ -17,6 +17,8 @@
 // in cache, 1 thread, three alternating runs, Q4_K 2 tokens 80-92 -> 86-98 GFLOP/s, 4 tokens
 // 84-112 -> 124-143, 8 tokens 54-104 -> 125-169; Q6_K 8 tokens 49-93 -> 105-123. 8 sessions
 // of 1B Q4_K_M decoding (strata-bench --sessions 8, STRATA_ISA=avx2): 57-59 -> 98-121 tok/s.
+// Q5_K (values to 31: pair sums of 4 positions), against narrow_row up to 4 tokens and the
+// many-token path from 5: 5-8 tokens 36-84 -> 100-143 GFLOP/s; with 2-3 about the same.
 // Must not touch: other weight types, the AVX-512 variant (its rows16 and quad lanes).
 #pragma once
 
@@ -108,15 +110,44 @@ struct Rows8Q4K {
     // groups 2c (low nibbles) and 2c + 1 (high).
     template <class F>
     static void groups(const uint8_t* w, const RowSpan8& rows, F&& f) {
+        nibble_groups(w + offsetof(Block, qs), rows, f, [](int, int, __m256i u) { return u; });
+    }
+
+protected:
+    // The same from the qs at `qs`, each vector passed through fifth(g, j, u) (Q5_K's bit).
+    template <class F, class Fifth>
+    static void nibble_groups(const uint8_t* qs, const RowSpan8& rows, F&& f, Fifth&& fifth) {
         for (int c = 0; c < 4; ++c) {
             __m256i v[8];
-            transpose8x8(w + offsetof(Block, qs) + 32 * c, rows, v);
+            transpose8x8(qs + 32 * c, rows, v);
             for (int half = 0; half < 2; ++half) {
                 __m256i u[8];
-                for (int j = 0; j < 8; ++j) u[j] = _mm256_and_si256(half ? _mm256_srli_epi32(v[j], 4) : v[j], _mm256_set1_epi8(0x0F));
+                for (int j = 0; j < 8; ++j)
+                    u[j] = fifth(2 * c + half, j, _mm256_and_si256(half ? _mm256_srli_epi32(v[j], 4) : v[j], _mm256_set1_epi8(0x0F)));
                 f(2 * c + half, u);
             }
         }
+    }
+};
+
+// Q5_K's: Q4_K's scales, mins and nibbles, and bit g of qh byte l the fifth bit of group g's
+// element l (llama.cpp's layout), shifted to bit 4 of the byte (no other byte's bit lands
+// there). Values up to 31: int16 pair sums of 4 positions (4 x 2 x 31 x 128).
+struct Rows8Q5K : Rows8Q4K {
+    using Block = strata::BlockQ5_K;
+    using Type = Q5K;
+    // From 4 tokens: with 2-3 narrow_row was as fast (kernel_bench, in cache).
+    static constexpr int kSpan = 4, kMinTokens = 4;
+    using Rows8Q4K::Rows8Q4K;  // the same header: d, dmin, 12 scale bytes
+
+    template <class F>
+    static void groups(const uint8_t* w, const RowSpan8& rows, F&& f) {
+        __m256i high[8];
+        transpose8x8(w + offsetof(Block, qh), rows, high);
+        nibble_groups(w + offsetof(Block, qs), rows, f, [&](int g, int j, __m256i u) {
+            const __m256i bit = g < 4 ? _mm256_sll_epi32(high[j], _mm_cvtsi32_si128(4 - g)) : _mm256_srl_epi32(high[j], _mm_cvtsi32_si128(g - 4));
+            return _mm256_or_si256(u, _mm256_and_si256(bit, _mm256_set1_epi8(0x10)));
+        });
     }
 };
 
@@ -227,13 +258,13 @@ struct Rows8 {
     }
 };
 
-// KQuant with Q4_K's and Q6_K's products of 2..8 tokens in the 8-row lanes; fewer tokens
+// KQuant with Q4_K's, Q5_K's and Q6_K's products of 2..8 tokens in the 8-row lanes; fewer tokens
 // (and the other types) as KQuant.
 template <class V, class Type>
 struct KQuantRows8 : KQuant<V, Type> {
     using Base = KQuant<V, Type>;
     using Acts = typename Base::Acts;
-    using Form = std::conditional_t<std::is_same_v<Type, Q4K>, Rows8Q4K, Rows8Q6K>;
+    using Form = std::conditional_t<std::is_same_v<Type, Q4K>, Rows8Q4K, std::conditional_t<std::is_same_v<Type, Q5K>, Rows8Q5K, Rows8Q6K>>;
     static constexpr int kFusedTokens = 8, kFusedRows = 8;
 
     template <int NR, int NT>
