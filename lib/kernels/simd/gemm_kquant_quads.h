@@ -19,8 +19,9 @@
 // Other K-quants in this layout (tried generically, from their unpacked chunks) spent what
 // they saved on the transposition. One token keeps KQuant's narrow_row (one sequential
 // weight stream, at the bus). Whole groups of 16 rows go to gemm_kquant_rows16.h (a row per
-// lane; from DRAM faster for Q4_K from 2 tokens, Q6_K from 7), and so does every row of Q5_K,
-// which takes this file's activation copy only; here, Q4_K's and Q6_K's last rows of a range.
+// lane; from DRAM faster for Q4_K from 2 tokens, Q6_K from 7), and so does every row of Q5_K
+// and IQ4_XS, which take this file's activation copy only; here, Q4_K's and Q6_K's last rows
+// of a range.
 // Must not touch: other weight types, the many-token path (gemm_kquant_x4.h).
 #pragma once
 
@@ -124,6 +125,10 @@ struct QuadForm<Q5K> {
     static void group_sums(const strata::BlockQ8_K& a, int16_t* out) { QuadForm<Q4K>::group_sums(a, out); }
 };
 
+// IQ4_XS: as Q5_K (groups of 32, its offset paired as Q4_K's mins).
+template <>
+struct QuadForm<IQ4XS> : QuadForm<Q5K> {};
+
 // Q6_K: 4 quads of 4 positions. Group 4q + i (q = 2h + s), position j: nibble s of ql
 // dword 16h + 4i + j, and bits 4s + 2(i / 2) .. + 1 of qh dword 8h + 4(i % 2) + j as bits
 // 4, 5. The offset of 32 is 32 * scale per group of 16 against the bsums: two corrections.
@@ -183,8 +188,9 @@ struct KQuantQuads : KQuant<V, Type> {
     using Act = strata::BlockQ8_K;
     using Acts = typename Base::Acts;
     using Form = QuadForm<Type>;  // complete for Q4_K and Q6_K; Q5_K's copy only
-    static constexpr bool kQ5 = std::is_same_v<Type, Q5K>;
-    static constexpr bool kForm = std::is_same_v<Type, Q4K> || std::is_same_v<Type, Q6K> || kQ5;
+    // Types without quad lanes: every row takes the 16-row lanes.
+    static constexpr bool kRowsOnly = std::is_same_v<Type, Q5K> || std::is_same_v<Type, IQ4XS>;
+    static constexpr bool kForm = std::is_same_v<Type, Q4K> || std::is_same_v<Type, Q6K> || kRowsOnly;
     static constexpr bool quads(int64_t nt) {
         if constexpr (kForm) return nt >= Form::kMinTokens;
         return false;
@@ -228,9 +234,12 @@ struct KQuantQuads : KQuant<V, Type> {
             Base::template fused<NR, NT>(w, ldw, k, acts, t0, Y, ldy);
         } else {
             const int64_t all = k / 256;
-            using Rows = std::conditional_t<std::is_same_v<Type, Q4K>, Rows16Q4K, std::conditional_t<kQ5, Rows16Q5K, Rows16Q6K>>;
-            // Q5_K has no quad lanes: its last rows of a range take the 16-row lanes too.
-            if constexpr ((NR == 16 || kQ5) && NT >= Rows::kMinTokens) {
+            using Rows = std::conditional_t<std::is_same_v<Type, Q4K>, Rows16Q4K,
+                                            std::conditional_t<std::is_same_v<Type, Q5K>, Rows16Q5K,
+                                                               std::conditional_t<std::is_same_v<Type, Q6K>, Rows16Q6K, Rows16IQ4XS>>>;
+            // Q5_K and IQ4_XS have no quad lanes: their last rows of a range take the 16-row
+            // lanes too.
+            if constexpr ((NR == 16 || kRowsOnly) && NT >= Rows::kMinTokens) {
                 Rows16<V, Rows>::template tile<NT>(w, ldw, NR, all, acts.x, acts.ldx, t0, Y, ldy);
             } else {
                 // As wide_row: the rows go through k in parts whose activations stay in L1.

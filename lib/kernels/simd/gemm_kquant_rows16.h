@@ -1,4 +1,4 @@
-// kernels/simd/gemm_kquant_rows16.h — AVX-512 only: Q4_K, Q5_K and Q6_K products of 16 rows
+// kernels/simd/gemm_kquant_rows16.h — AVX-512 only: Q4_K, Q5_K, Q6_K and IQ4_XS products of 16 rows
 // and a few tokens (batched decode) with a row in each int32 lane.
 // A super-block's quant dwords (4 positions of two or four groups: nibbles, and Q6_K's high
 // bits) are transposed to one vector per dword, lane = row. A token's 4 activations at a
@@ -24,6 +24,9 @@
 // (no quad lanes: its last rows of a range come here too, as fewer rows read row 0 again
 // and store only theirs) from DRAM, against KQuant::wide_row: 2 tokens 159-175 -> 184-215,
 // 4 tokens 215-238 -> 287-319, 8 tokens 233-249 -> 401-434.
+// IQ4_XS (no quad lanes either; codes looked up as table value + 128) from DRAM, 2 threads,
+// against KQuant::wide_row: 2 tokens 127-150 -> 234-261, 4 tokens 204-214 -> 301-379, 8
+// tokens 233-238 -> 421-489 GFLOP/s.
 // Must not touch: other weight types, Q4_K's and Q6_K's last rows of a range (the quad lanes).
 #pragma once
 
@@ -240,6 +243,60 @@ struct Rows16Q6K {
                     }
                     f(8 * n + 2 * run + half, u);
                 }
+            }
+        }
+    }
+};
+
+// IQ4_XS's 16-row super-block: groups of 32 (8 positions; sub-block g's codes in qs bytes
+// 16g .. 16g + 15, low nibbles then high), looked up as table value + 128 so that vpdpbusd
+// takes them unsigned; the offset of 128 is 128 * scale per group against the copy's group
+// sums (groups i and i + 4 paired, as Q4_K's mins). Scales ls - 32 from scales_l's nibble g
+// and scales_h's bits 2g, 2g + 1; d.
+struct Rows16IQ4XS {
+    using Block = strata::BlockIQ4_XS;
+    using Type = IQ4XS;
+    static constexpr int kPositions = 8, kPairs = 4, kMinTokens = 2;
+    // By lane: each group's scale (int32), each correction pair (int16: 128 times the scales
+    // of groups i, i + 4), d.
+    __m512i scale[8], pair[4];
+    __m512 d, dc;
+
+    Rows16IQ4XS(const uint8_t* w, const RowSpan& rows) {
+        __m512i h[4];  // d and scales_h, scales_l, the first qs
+        transpose4(w, rows, h);
+        auto bits = [](__m512i v, int at, int mask) {
+            return _mm512_and_si512(_mm512_srlv_epi32(v, _mm512_set1_epi32(at)), _mm512_set1_epi32(mask));
+        };
+#pragma GCC unroll 8
+        for (int g = 0; g < 8; ++g) {
+            const __m512i ls = _mm512_or_si512(bits(h[1], 4 * g, 0xF), _mm512_slli_epi32(bits(h[0], 16 + 2 * g, 3), 4));
+            scale[g] = _mm512_sub_epi32(ls, _mm512_set1_epi32(32));
+        }
+#pragma GCC unroll 4
+        for (int i = 0; i < 4; ++i)
+            pair[i] = _mm512_or_si512(_mm512_and_si512(_mm512_slli_epi32(scale[i], 7), _mm512_set1_epi32(0xFFFF)),
+                                      _mm512_slli_epi32(scale[i + 4], 23));
+        d = dc = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(h[0]));
+    }
+
+    // f(g, u) for g = 0..7. Chunk c (32 qs bytes) holds groups 2c (dwords 0-3) and 2c + 1
+    // (4-7); position j < 4 is the low nibbles of the group's dword j, j >= 4 the high ones
+    // of dword j - 4.
+    template <class F>
+    static void groups(const uint8_t* w, const RowSpan& rows, F&& f) {
+        const __m128i values = _mm_loadu_si128(reinterpret_cast<const __m128i*>(strata::kIQ4NLValues));
+        const __m512i table = _mm512_broadcast_i32x4(_mm_xor_si128(values, _mm_set1_epi8(-128)));
+        for (int c = 0; c < 4; ++c) {
+            __m512i v[8];
+            transpose8(w + offsetof(Block, qs) + 32 * c, rows, v);
+            for (int half = 0; half < 2; ++half) {
+                __m512i u[8];
+                for (int j = 0; j < 8; ++j) {
+                    const __m512i q = v[4 * half + j % 4];
+                    u[j] = _mm512_shuffle_epi8(table, _mm512_and_si512(j < 4 ? q : _mm512_srli_epi32(q, 4), _mm512_set1_epi8(0x0F)));
+                }
+                f(2 * c + half, u);
             }
         }
     }
