@@ -420,17 +420,6 @@ void unpack_kblock(const typename Type::Block& x, KBlock& o) {
     o.dc = Type::dc(x);
 }
 
-// Share i of n of the first `bytes` of Rows rows (ldw apart) into L2: the few-token
-// products that take whole rows (gemm_kquant_rows16.h, gemm_kquant_rows8.h) bring the next
-// tile's rows in as the super-blocks go.
-template <int Rows>
-void prefetch_rows_share(const uint8_t* w, size_t ldw, size_t bytes, int64_t i, int64_t n) {
-    const size_t from = bytes * static_cast<size_t>(i) / static_cast<size_t>(n) / 64 * 64;
-    const size_t to = bytes * static_cast<size_t>(i + 1) / static_cast<size_t>(n);
-    for (int r = 0; r < Rows; ++r)
-        for (size_t off = from; off < to; off += 64) _mm_prefetch(reinterpret_cast<const char*>(w + r * ldw + off), _MM_HINT_T1);
-}
-
 // 256-bit float/int ops with the names of the V traits, for the fused path both variants
 // run at this width.
 struct W256 {

@@ -11,8 +11,10 @@
 
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "kernels/simd/gemm_legacy.h"
+#include "kernels/simd/gemm_legacy_rows16.h"
 #include "kernels/simd/gemm_x4.h"
 
 namespace {
@@ -35,7 +37,8 @@ struct X4LActs {
 
 template <class V, class Type>
 struct LegacyX4 {
-    using Small = Legacy<V, Type>;
+    // Q8_0's few-token products take the 16-row lanes from 3 tokens.
+    using Small = std::conditional_t<std::is_same_v<Type, Q8_0>, LegacyRows16<V, Type>, Legacy<V, Type>>;
     using Weights = X4LWeights;
     using Acts = X4LActs;
     using Act = typename Small::Act;

@@ -1,8 +1,12 @@
 // kernels/simd/intrinsics.h — <immintrin.h> for the SIMD translation units, the
-// horizontal float sum every family needs, and the saturation-free byte product. GCC 12's
-// AVX-512 intrinsics initialise their "undefined" vectors from themselves, which
-// -Wuninitialized flags inside the header (GCC bug 105593); silenced for the header only.
+// horizontal float sum every family needs, the saturation-free byte product, and the
+// prefetch of a tile's rows. GCC 12's AVX-512 intrinsics initialise their "undefined"
+// vectors from themselves, which -Wuninitialized flags inside the header (GCC bug
+// 105593); silenced for the header only.
 #pragma once
+
+#include <cstddef>
+#include <cstdint>
 
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wuninitialized"
@@ -30,6 +34,17 @@ inline __m256i signed_pairs256(__m256i w, __m256i a) {
 // saturation (maddubs of u * a could saturate for u > 128).
 inline __m256i maddubs_wide256(__m256i u, __m256i a) {
     return signed_pairs256(_mm256_xor_si256(u, _mm256_set1_epi8(-128)), a);
+}
+
+// Share i of n of the first `bytes` of Rows rows (ldw apart) into L2: the few-token
+// products that take whole rows (gemm_kquant_rows16.h, gemm_kquant_rows8.h) bring the next
+// tile's rows in as the super-blocks go, gemm_legacy_rows16.h as the blocks go.
+template <int Rows>
+void prefetch_rows_share(const uint8_t* w, size_t ldw, size_t bytes, int64_t i, int64_t n) {
+    const size_t from = bytes * static_cast<size_t>(i) / static_cast<size_t>(n) / 64 * 64;
+    const size_t to = bytes * static_cast<size_t>(i + 1) / static_cast<size_t>(n);
+    for (int r = 0; r < Rows; ++r)
+        for (size_t off = from; off < to; off += 64) _mm_prefetch(reinterpret_cast<const char*>(w + r * ldw + off), _MM_HINT_T1);
 }
 
 }  // namespace

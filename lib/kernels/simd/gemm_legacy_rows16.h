@@ -1,0 +1,109 @@
+// kernels/simd/gemm_legacy_rows16.h — AVX-512 only: Q8_0 products of 16 rows and 3..8 tokens
+// (batched decode) with a row in each int32 lane, as gemm_kquant_rows16.h does for the
+// K-quants. A block's 8 quant dwords are transposed across 16 rows (rows16.h) and made
+// unsigned (w + 128); a token's 4 activations at a position are then one dword that
+// vpdpbusd broadcasts from memory. Each token's chain starts from -128 times the block's
+// activation sum, so every lane ends with its row's exact integer dot, and one float step
+// per block and token serves the 16 rows, whose block scales are gathered once per block.
+// Legacy::wide_row instead takes a 512-bit product, three 64-byte loads of the prepared
+// activations and three float instructions per two blocks, row and token.
+// Activations: a copy per product, block by block with the tokens side by side (Q8Lane).
+// Measured (Zen 4, kernel_bench --type Q8_0 --isa avx512, three alternating runs against
+// wide_row): 4096x2048 in cache, 1 thread, 3 tokens 87-96 -> 85-115 GFLOP/s, 4 tokens 92-95
+// -> 114-162, 8 tokens 86-90 -> 169-214; 8 sessions of 1B Q8_0 decoding (strata-bench
+// --sessions 8) 49 -> 127-129 tok/s.
+// Must not touch: the other 32-element block types (gemm_legacy.h's paths).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "kernels/simd/gemm_legacy.h"
+#include "kernels/simd/rows16.h"
+
+namespace {
+namespace simd {
+
+// A token's Q8_0 block as the 16-row lanes read it: the quants, the scale as a float and
+// -128 times the quants' sum.
+struct Q8Lane {
+    int8_t q[32];
+    float d;
+    int32_t off;
+};
+
+template <class V, class Type>
+struct LegacyRows16 : Legacy<V, Type> {
+    static_assert(std::is_same_v<Type, Q8_0>);
+    using Base = Legacy<V, Type>;
+    using Act = typename Base::Act;
+    using Block = typename Type::Block;
+    // From as many tokens as wide_row: 1-2 tokens keep llama.cpp's rounding.
+    static constexpr int kMinTokens = Base::kWideTokens;
+
+    // Legacy's panel, or (from kMinTokens) the lanes' copy: block b of token t at
+    // lanes[b * nt + t].
+    struct Acts : Base::Acts {
+        const Q8Lane* lanes = nullptr;
+        int64_t nt = 0;
+    };
+    static Acts prepare(const uint8_t* x, size_t ldx, int64_t nt, int64_t k) { return Acts{Base::prepare(x, ldx, nt, k)}; }
+    static Acts prepare_fused(const uint8_t* x, size_t ldx, int64_t nt, int64_t k) {
+        if (nt < kMinTokens) return prepare(x, ldx, nt, k);
+        const int64_t nb = k / 32;
+        auto* lanes = static_cast<Q8Lane*>(scratch(static_cast<size_t>(nb * nt) * sizeof(Q8Lane)));
+        for (int64_t t = 0; t < nt; ++t) {
+            const Act* a = reinterpret_cast<const Act*>(x + t * ldx);
+            for (int64_t b = 0; b < nb; ++b) {
+                Q8Lane& o = lanes[b * nt + t];
+                std::memcpy(o.q, a[b].qs, sizeof o.q);
+                o.d = half_f(a[b].d);
+                int32_t sum = 0;
+                for (int8_t q : a[b].qs) sum += q;
+                o.off = -128 * sum;
+            }
+        }
+        Acts acts{};
+        acts.lanes = lanes;
+        acts.nt = nt;
+        return acts;
+    }
+
+    template <int NR, int NT>
+    static void fused(const uint8_t* w, size_t ldw, int64_t k, const Acts& acts, int64_t t0, float* Y, size_t ldy) {
+        if constexpr (NT >= kMinTokens) tile<NT>(w, ldw, NR, k / 32, acts.lanes + t0, acts.nt, Y, ldy);
+        else Base::template fused<NR, NT>(w, ldw, k, acts, t0, Y, ldy);
+    }
+
+    // Rows w .. w + nr - 1 (nr <= 16, ldw apart, `blocks` blocks each) against NT tokens
+    // (token t's block b at x[b * nt + t]), stored to Y. The rows are taken whole, and the
+    // next 16 rows' run comes into L2 in equal shares, one per 8 blocks.
+    template <int NT>
+    static void tile(const uint8_t* w, size_t ldw, int nr, int64_t blocks, const Q8Lane* x, int64_t nt, float* Y, size_t ldy) {
+        const RowSpan rows(ldw, nr);
+        const int64_t parts = (blocks + kLegacyBlocks - 1) / kLegacyBlocks;
+        __m512 acc[NT];
+        for (int t = 0; t < NT; ++t) acc[t] = _mm512_setzero_ps();
+        for (int64_t b = 0; b < blocks; ++b) {
+            const uint8_t* block = w + b * sizeof(Block);
+            if (b % kLegacyBlocks == 0) prefetch_rows_share<16>(w + 16 * ldw, ldw, blocks * sizeof(Block), b / kLegacyBlocks, parts);
+            __m512i u[8];
+            transpose8(block + offsetof(Block, qs), rows, u);
+            for (int j = 0; j < 8; ++j) u[j] = _mm512_xor_si512(u[j], _mm512_set1_epi8(-128));
+            const __m512 d = leading_halves16(block + offsetof(Block, d), rows);
+            const Q8Lane* a = x + b * nt;
+            for (int t = 0; t < NT; ++t) {
+                __m512i dot = _mm512_set1_epi32(a[t].off);
+                for (int j = 0; j < 8; ++j) dot = _mm512_dpbusd_epi32(dot, u[j], dword16(a[t].q + 4 * j));
+                acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(d, _mm512_set1_ps(a[t].d)), acc[t]);
+            }
+        }
+        const auto stored = static_cast<__mmask16>((1u << nr) - 1);
+        for (int t = 0; t < NT; ++t) _mm512_mask_storeu_ps(Y + t * ldy, stored, _mm512_permutexvar_ps(lane_rows(), acc[t]));
+    }
+};
+
+}  // namespace simd
+}  // namespace
