@@ -187,7 +187,7 @@ struct KQuantQuads : KQuant<V, Type> {
     using Block = typename Type::Block;
     using Act = strata::BlockQ8_K;
     using Acts = typename Base::Acts;
-    using Form = QuadForm<Type>;  // complete for Q4_K and Q6_K; Q5_K's copy only
+    using Form = QuadForm<Type>;  // complete for Q4_K and Q6_K; Q5_K's and IQ4_XS's copy only
     // Types without quad lanes: every row takes the 16-row lanes.
     static constexpr bool kRowsOnly = std::is_same_v<Type, Q5K> || std::is_same_v<Type, IQ4XS>;
     static constexpr bool kForm = std::is_same_v<Type, Q4K> || std::is_same_v<Type, Q6K> || kRowsOnly;
