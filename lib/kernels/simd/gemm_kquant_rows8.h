@@ -24,45 +24,13 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <type_traits>
 
 #include "kernels/simd/gemm_kquant.h"
+#include "kernels/simd/rows8.h"
 
 namespace {
 namespace simd {
-
-// Where a tile's 8 rows start, ldw apart: the first nr (1..8) rows, and past them row 0
-// again (read, never stored), so that a range's last rows take the same path.
-struct RowSpan8 {
-    size_t at[8];
-    RowSpan8(size_t ldw, int nr) {
-        for (int r = 0; r < 8; ++r) at[r] = r < nr ? r * ldw : 0;
-    }
-};
-
-// The 4 dwords at w + rows.at[r] (r = 0..7) as 4 vectors: lane r of out[c] is dword c of
-// row r.
-inline void transpose4x8(const uint8_t* w, const RowSpan8& rows, __m256i* out) {
-    auto two = [&](int r) {
-        const __m128i lo = _mm_loadu_si128(reinterpret_cast<const __m128i*>(w + rows.at[r]));
-        return _mm256_inserti128_si256(_mm256_castsi128_si256(lo), _mm_loadu_si128(reinterpret_cast<const __m128i*>(w + rows.at[r + 4])), 1);
-    };
-    // z[i]: rows i and i + 4, one per 128-bit lane.
-    const __m256i z0 = two(0), z1 = two(1), z2 = two(2), z3 = two(3);
-    const __m256i a0 = _mm256_unpacklo_epi32(z0, z1), a1 = _mm256_unpackhi_epi32(z0, z1);
-    const __m256i a2 = _mm256_unpacklo_epi32(z2, z3), a3 = _mm256_unpackhi_epi32(z2, z3);
-    out[0] = _mm256_unpacklo_epi64(a0, a2);
-    out[1] = _mm256_unpackhi_epi64(a0, a2);
-    out[2] = _mm256_unpacklo_epi64(a1, a3);
-    out[3] = _mm256_unpackhi_epi64(a1, a3);
-}
-
-// The same for 8 dwords (32 bytes per row).
-inline void transpose8x8(const uint8_t* w, const RowSpan8& rows, __m256i (&out)[8]) {
-    transpose4x8(w, rows, out);
-    transpose4x8(w + 16, rows, out + 4);
-}
 
 // Bytes b0 and b1 of every dword to its two int16 words (the low byte of each word, or the
 // high one with High), the other bytes zero (a constant index once the loops unroll).
@@ -171,9 +139,7 @@ struct Rows8Q6K {
         for (int g = 0; g < 16; ++g) scale[g] = _mm256_srai_epi16(to_words<true>(sc[g / 4], g % 4, g % 4), 8);
 #pragma GCC unroll 8
         for (int i = 0; i < 8; ++i) pair[i] = _mm256_srai_epi16(to_words<true>(sc[i / 2], 2 * (i % 2), 2 * (i % 2) + 1), 3);
-        uint16_t h[8];
-        for (int r = 0; r < 8; ++r) std::memcpy(&h[r], w + rows.at[r] + offsetof(Block, d), sizeof h[r]);
-        d = dc = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h)));
+        d = dc = halves8(w + offsetof(Block, d), rows);
     }
 
     // f(g, u) for g = 0..15. Half n (128 elements) takes ql bytes 64n .. 64n + 63 (A: the
@@ -210,10 +176,6 @@ struct Rows8 {
     using Act = strata::BlockQ8_K;
     static constexpr int P = Form::kPositions, S = Form::kSpan, G = 256 / Form::kGroups;
 
-    // A dword in every lane, loaded as such (a broadcast from a general register would
-    // take a vector pipe).
-    static __m256i dword(const void* p) { return _mm256_broadcastd_epi32(_mm_loadu_si32(p)); }
-
     // Rows w .. w + nr - 1 (nr <= 8, ldw apart, `steps` super-blocks each) against NT tokens
     // (token t0 + t's super-block s at x + (t0 + t) * ldx + s * sizeof(Act)), stored to Y.
     // The rows are taken whole, as in gemm_kquant_rows16.h: 8 rows are one contiguous run,
@@ -236,8 +198,8 @@ struct Rows8 {
                     const int8_t* q = a[t]->qs + G * g;
                     __m256i sum = _mm256_setzero_si256();
                     for (int j0 = 0; j0 < P; j0 += S) {
-                        __m256i pairs = _mm256_maddubs_epi16(u[j0], dword(q + 4 * j0));
-                        for (int j = j0 + 1; j < j0 + S; ++j) pairs = _mm256_add_epi16(pairs, _mm256_maddubs_epi16(u[j], dword(q + 4 * j)));
+                        __m256i pairs = _mm256_maddubs_epi16(u[j0], dword8(q + 4 * j0));
+                        for (int j = j0 + 1; j < j0 + S; ++j) pairs = _mm256_add_epi16(pairs, _mm256_maddubs_epi16(u[j], dword8(q + 4 * j)));
                         sum = _mm256_add_epi32(sum, _mm256_madd_epi16(pairs, form.scale[g]));
                     }
                     total[t] = g == 0 ? sum : _mm256_add_epi32(total[t], sum);
@@ -245,7 +207,7 @@ struct Rows8 {
             });
             for (int t = 0; t < NT; ++t) {
                 __m256i corr = _mm256_setzero_si256();
-                for (int i = 0; i < 8; ++i) corr = _mm256_add_epi32(corr, _mm256_madd_epi16(form.pair[i], dword(a[t]->bsums + 2 * i)));
+                for (int i = 0; i < 8; ++i) corr = _mm256_add_epi32(corr, _mm256_madd_epi16(form.pair[i], dword8(a[t]->bsums + 2 * i)));
                 const __m256 da = _mm256_set1_ps(a[t]->d);
                 fold<typename Form::Type, W256>(acc[t], total[t], corr, _mm256_mul_ps(form.d, da), _mm256_mul_ps(form.dc, da));
             }
