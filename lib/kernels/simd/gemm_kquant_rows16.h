@@ -212,8 +212,6 @@ struct Rows16IQ4XS {
     // of dword j - 4.
     template <class F>
     static void groups(const uint8_t* w, const RowSpan& rows, F&& f) {
-        const __m128i values = _mm_loadu_si128(reinterpret_cast<const __m128i*>(strata::kIQ4NLValues));
-        const __m512i table = _mm512_broadcast_i32x4(_mm_xor_si128(values, _mm_set1_epi8(-128)));
         for (int c = 0; c < 4; ++c) {
             __m512i v[8];
             transpose8(w + offsetof(Block, qs) + 32 * c, rows, v);
@@ -221,7 +219,7 @@ struct Rows16IQ4XS {
                 __m512i u[8];
                 for (int j = 0; j < 8; ++j) {
                     const __m512i q = v[4 * half + j % 4];
-                    u[j] = _mm512_shuffle_epi8(table, _mm512_and_si512(j < 4 ? q : _mm512_srli_epi32(q, 4), _mm512_set1_epi8(0x0F)));
+                    u[j] = iq4_unsigned16(_mm512_and_si512(j < 4 ? q : _mm512_srli_epi32(q, 4), _mm512_set1_epi8(0x0F)));
                 }
                 f(2 * c + half, u);
             }

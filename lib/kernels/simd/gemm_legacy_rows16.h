@@ -1,18 +1,26 @@
-// kernels/simd/gemm_legacy_rows16.h — AVX-512 only: Q8_0 products of 16 rows and 3..8 tokens
-// (batched decode) with a row in each int32 lane, as gemm_kquant_rows16.h does for the
-// K-quants. A block's 8 quant dwords are transposed across 16 rows (rows16.h) and made
-// unsigned (w + 128); a token's 4 activations at a position are then one dword that
-// vpdpbusd broadcasts from memory. Each token's chain starts from -128 times the block's
-// activation sum, so every lane ends with its row's exact integer dot, and one float step
-// per block and token serves the 16 rows, whose block scales are gathered once per block.
+// kernels/simd/gemm_legacy_rows16.h — AVX-512 only: products of 16 rows and 3..8 tokens
+// (batched decode) of the 32-element block types (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL)
+// with a row in each int32 lane, as gemm_kquant_rows16.h does for the K-quants. A block's
+// quant dwords are transposed across 16 rows (rows16.h) and made unsigned values u, one
+// vector per position of 4 elements: Q8_0's bytes + 128; the nibble types' low nibbles of
+// dword j (elements 4j .. 4j + 3) and high ones (elements 16 + 4j ..), with Q5_0 / Q5_1's
+// fifth bit from qh bit e for element e, and IQ4_NL's codes looked up as table value + 128.
+// A token's 4 activations at a position are then one dword that vpdpbusd broadcasts from
+// memory. Each token's chain starts from -off times the block's activation sum (off = 8,
+// 16, 128, 128 for Q4_0, Q5_0, Q8_0, IQ4_NL), so every lane ends with its row's exact integer
+// dot; one float step per block and token serves the 16 rows (Q4_1 / Q5_1: and one for m *
+// s), whose block scales are gathered once per block.
 // Legacy::wide_row instead takes a 512-bit product, three 64-byte loads of the prepared
 // activations and three float instructions per two blocks, row and token.
 // Activations: a copy per product, block by block with the tokens side by side (Q8Lane).
 // Measured (Zen 4, kernel_bench --type Q8_0 --isa avx512, three alternating runs against
 // wide_row): 4096x2048 in cache, 1 thread, 3 tokens 87-96 -> 85-115 GFLOP/s, 4 tokens 92-95
 // -> 114-162, 8 tokens 86-90 -> 169-214; 8 sessions of 1B Q8_0 decoding (strata-bench
-// --sessions 8) 49 -> 127-129 tok/s.
-// Must not touch: the other 32-element block types (gemm_legacy.h's paths).
+// --sessions 8) 49 -> 127-129 tok/s. The nibble types, against wide_row, same bench, 8
+// tokens: Q4_0 61-92 -> 200-233, Q4_1 46-66 -> 195-208, Q5_0 67-87 -> 184-193, Q5_1 61-65 ->
+// 150-172, IQ4_NL 88-91 -> 227-235 (3 tokens: 1.4-1.8x); 8 sessions of 1B Q4_0 74-80 ->
+// 161-172 tok/s.
+// Must not touch: the many-token paths (gemm_legacy_x4.h), the 1-2 token ones (gemm_legacy.h).
 #pragma once
 
 #include <cstddef>
@@ -26,17 +34,17 @@
 namespace {
 namespace simd {
 
-// A token's Q8_0 block as the 16-row lanes read it: the quants, the scale as a float and
-// -128 times the quants' sum.
+// A token's block as the 16-row lanes read it: the quants, the scale as a float, -off times
+// the quants' sum, and Q8_1's s (Q4_1, Q5_1).
 struct Q8Lane {
     int8_t q[32];
     float d;
     int32_t off;
+    float s;
 };
 
 template <class V, class Type>
 struct LegacyRows16 : Legacy<V, Type> {
-    static_assert(std::is_same_v<Type, Q8_0>);
     using Base = Legacy<V, Type>;
     using Act = typename Base::Act;
     using Block = typename Type::Block;
@@ -62,7 +70,9 @@ struct LegacyRows16 : Legacy<V, Type> {
                 o.d = half_f(a[b].d);
                 int32_t sum = 0;
                 for (int8_t q : a[b].qs) sum += q;
-                o.off = -128 * sum;
+                o.off = -Type::kOffset * sum;
+                if constexpr (Type::kMin) o.s = half_f(a[b].s);
+                else o.s = 0.0f;
             }
         }
         Acts acts{};
@@ -75,6 +85,34 @@ struct LegacyRows16 : Legacy<V, Type> {
     static void fused(const uint8_t* w, size_t ldw, int64_t k, const Acts& acts, int64_t t0, float* Y, size_t ldy) {
         if constexpr (NT >= kMinTokens) tile<NT>(w, ldw, NR, k / 32, acts.lanes + t0, acts.nt, Y, ldy);
         else Base::template fused<NR, NT>(w, ldw, k, acts, t0, Y, ldy);
+    }
+
+    // The unsigned values of a block of 16 rows, position j (elements 4j .. 4j + 3) in u[j].
+    static void positions(const uint8_t* block, const RowSpan& rows, __m512i (&u)[8]) {
+        if constexpr (std::is_same_v<Type, Q8_0>) {
+            transpose8(block + offsetof(Block, qs), rows, u);
+            for (int j = 0; j < 8; ++j) u[j] = _mm512_xor_si512(u[j], _mm512_set1_epi8(-128));
+        } else {
+            __m512i q[4];
+            transpose4(block + offsetof(Block, qs), rows, q);
+            for (int j = 0; j < 8; ++j) u[j] = _mm512_and_si512(j < 4 ? q[j] : _mm512_srli_epi32(q[j - 4], 4), _mm512_set1_epi8(0x0F));
+            if constexpr (requires(Block b) { b.qh; }) add_fifth_bits(block + offsetof(Block, qh), rows, u);
+            if constexpr (std::is_same_v<Type, IQ4NL>)
+                for (int j = 0; j < 8; ++j) u[j] = iq4_unsigned16(u[j]);
+        }
+    }
+
+    // Q5_0 / Q5_1: bit e of the rows' qh (element e) as 16 in byte e % 4 of position e / 4.
+    static void add_fifth_bits(const uint8_t* qh, const RowSpan& rows, __m512i (&u)[8]) {
+        const __m512i bits = _mm512_i32gather_epi32(rows.lanes, qh, 1);
+#pragma GCC unroll 8
+        for (int j = 0; j < 8; ++j) {
+            // Byte j / 2 of each dword in all four of its bytes, byte i tested for bit 4 (j % 2) + i.
+            const int at = (j / 2) * 0x01010101;
+            const __m512i spread = _mm512_shuffle_epi8(bits, _mm512_set4_epi32(0x0C0C0C0C + at, 0x08080808 + at, 0x04040404 + at, at));
+            const __mmask64 set = _mm512_test_epi8_mask(spread, _mm512_set1_epi32(static_cast<int>(0x08040201u << 4 * (j % 2))));
+            u[j] = _mm512_mask_add_epi8(u[j], set, u[j], _mm512_set1_epi8(0x10));
+        }
     }
 
     // Rows w .. w + nr - 1 (nr <= 16, ldw apart, `blocks` blocks each) against NT tokens
@@ -90,14 +128,16 @@ struct LegacyRows16 : Legacy<V, Type> {
             const uint8_t* block = w + b * sizeof(Block);
             if (b % kLegacyBlocks == 0) prefetch_rows_share<16>(w + 16 * ldw, ldw, blocks * sizeof(Block), b / kLegacyBlocks, parts);
             __m512i u[8];
-            transpose8(block + offsetof(Block, qs), rows, u);
-            for (int j = 0; j < 8; ++j) u[j] = _mm512_xor_si512(u[j], _mm512_set1_epi8(-128));
+            positions(block, rows, u);
             const __m512 d = leading_halves16(block + offsetof(Block, d), rows);
+            __m512 m = d;
+            if constexpr (Type::kMin) m = leading_halves16(block + offsetof(Block, m), rows);
             const Q8Lane* a = x + b * nt;
             for (int t = 0; t < NT; ++t) {
                 __m512i dot = _mm512_set1_epi32(a[t].off);
                 for (int j = 0; j < 8; ++j) dot = _mm512_dpbusd_epi32(dot, u[j], dword16(a[t].q + 4 * j));
                 acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(d, _mm512_set1_ps(a[t].d)), acc[t]);
+                if constexpr (Type::kMin) acc[t] = _mm512_fmadd_ps(m, _mm512_set1_ps(a[t].s), acc[t]);
             }
         }
         const auto stored = static_cast<__mmask16>((1u << nr) - 1);

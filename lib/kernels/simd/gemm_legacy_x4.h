@@ -11,7 +11,6 @@
 
 #include <cstdint>
 #include <cstring>
-#include <type_traits>
 
 #include "kernels/simd/gemm_legacy.h"
 #include "kernels/simd/gemm_legacy_rows16.h"
@@ -37,8 +36,8 @@ struct X4LActs {
 
 template <class V, class Type>
 struct LegacyX4 {
-    // Q8_0's few-token products take the 16-row lanes from 3 tokens.
-    using Small = std::conditional_t<std::is_same_v<Type, Q8_0>, LegacyRows16<V, Type>, Legacy<V, Type>>;
+    // The few-token products take the 16-row lanes from 3 tokens.
+    using Small = LegacyRows16<V, Type>;
     using Weights = X4LWeights;
     using Acts = X4LActs;
     using Act = typename Small::Act;

@@ -1,7 +1,7 @@
 // kernels/simd/rows16.h — AVX-512 only: 16 weight rows in the int32 lanes of a vector, what
 // the few-token products that take a row per lane share (gemm_kquant_rows16.h,
 // gemm_legacy_rows16.h): a tile's row starts, the transposition of the rows' dwords to one
-// vector per position, F16 values by lane.
+// vector per position, F16 values by lane, IQ4 codes by lookup.
 // Must not touch: any weight type's layout.
 #pragma once
 
@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "kernels/simd/intrinsics.h"
+#include "kernels/simd/nibbles.h"
 
 namespace {
 namespace simd {
@@ -97,6 +98,11 @@ inline __m512 halves16(const uint8_t* w, const RowSpan& rows) {
 inline __m512 leading_halves16(const uint8_t* w, const RowSpan& rows) {
     const __m512i dwords = _mm512_i32gather_epi32(rows.lanes, w, 1);
     return _mm512_cvtph_ps(_mm512_cvtepi32_epi16(dwords));
+}
+
+// IQ4 codes (bytes 0..15) to their table values + 128 (1..241, unsigned for vpdpbusd).
+inline __m512i iq4_unsigned16(__m512i codes) {
+    return _mm512_shuffle_epi8(_mm512_broadcast_i32x4(_mm256_castsi256_si128(iq4_table(-128))), codes);
 }
 
 }  // namespace simd
