@@ -97,18 +97,13 @@ struct V {
     // through |w| * (a with w's sign), which is exactly u * a - 128 * sum(a) and makes
     // corr (= -128 * sum(a)) unnecessary.
     template <bool Wide>
-    static I dot_u8s8(I u, I a, I corr) {
+    static __m256i dot_u8s8_256(__m256i u, __m256i a, __m256i corr) {
         const I ones = _mm256_set1_epi16(1);
         if constexpr (Wide) {
             return _mm256_madd_epi16(maddubs_wide(u, a), ones);
         } else {
             return _mm256_add_epi32(_mm256_madd_epi16(_mm256_maddubs_epi16(u, a), ones), corr);
         }
-    }
-
-    template <bool Wide>
-    static __m256i dot_u8s8_256(__m256i u, __m256i a, __m256i corr) {
-        return dot_u8s8<Wide>(u, a, corr);
     }
 
     // Sums of squares in double, as GGML's rms_norm: D holds the running double sums.

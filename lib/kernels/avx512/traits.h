@@ -88,11 +88,6 @@ struct V {
     }
     // u8 x s8 dot in int32 lanes of 4 products, plus corr (VNNI: no saturation for any u).
     template <bool Wide>
-    static I dot_u8s8(I u, I a, I corr) {
-        return _mm512_dpbusd_epi32(corr, u, a);
-    }
-
-    template <bool Wide>
     static __m256i dot_u8s8_256(__m256i u, __m256i a, __m256i corr) {
         return _mm256_dpbusd_epi32(corr, u, a);
     }

@@ -8,7 +8,7 @@
 //     dot = d * da * (sum(u * a) - off * sum(a))  [+ m * s]
 // Every (row, token) is one chain of 8-lane FMAs over the blocks (Q4_1/Q5_1: plus one for
 // the mins), the order of llama.cpp's tinyBLAS Q8_0 kernel and GGML's AVX vec_dot_q8_0,
-// except for 3..8 tokens on AVX-512 (two blocks per 16-lane FMA; see wide_row).
+// except for 3..8 tokens (batched decode), which the row lanes take.
 // Must not touch: other weight families.
 #pragma once
 
@@ -188,66 +188,20 @@ struct Legacy {
 
     // Few tokens: each block unpacked in registers (256 bits, one block per vector) and
     // applied at once, one row after another (one sequential weight stream: see
-    // gemm_kquant.h); on AVX-512 from 3 tokens on, two blocks per 512-bit vector (wide_row).
+    // gemm_kquant.h). From kLaneTokens on, gemm_legacy_rows16.h's (AVX-512) and
+    // gemm_legacy_rows8.h's (AVX2, Q8_0) row lanes take the products instead.
     static constexpr int kFusedTokens = 8;  // as gemm_kquant.h: batched decode of up to 8 sessions
-    static constexpr int kFusedRows = V::kBytes == 64 ? 16 : 1;
-    static constexpr int kWideTokens = 3;  // up to 2 tokens keep llama.cpp's rounding
+    static constexpr int kFusedRows = 1;
+    static constexpr int kLaneTokens = 3;  // up to 2 tokens keep llama.cpp's rounding
 
     template <int NR, int NT>
     static void fused(const uint8_t* w, size_t ldw, int64_t k, const Acts& acts, int64_t t0, float* Y, size_t ldy) {
-        if constexpr (V::kBytes == 64 && NT >= kWideTokens) {
-            // As gemm_kquant.h, the rows go through k in parts whose activations stay in
-            // L1 (a token's step of 8 blocks is 1 KB prepared).
-            constexpr int64_t kPart = 32 * 1024 / (NT * static_cast<int64_t>(sizeof(LActs)));
-            const int64_t all = k / 32;
-            for (int64_t b0 = 0; b0 < all; b0 += kPart * kLegacyBlocks)
-                for (int r = 0; r < NR; ++r)
-                    wide_row<NT>(w + r * ldw, ldw, b0, min64(all, b0 + kPart * kLegacyBlocks), acts, t0, Y + r, ldy);
-        } else {
-            for (int r = 0; r < NR; ++r) narrow_row<NT>(w + r * ldw, k, acts, t0, Y + r, ldy);
-        }
+        for (int r = 0; r < NR; ++r) narrow_row<NT>(w + r * ldw, k, acts, t0, Y + r, ldy);
     }
 
-    // AVX-512, 3..8 tokens, blocks [b0, b1) of one row, added to Y unless b0 = 0: blocks in
-    // pairs, one 512-bit integer dot and 3 float instructions per pair and token where the
-    // 256-bit path spends twice that (1B Q8_0, 8 sessions decoded 1.14x one session). Each
-    // lane still sums its 4 elements exactly; the float sums' order differs from llama.cpp's.
-    template <int NT>
-    static void wide_row(const uint8_t* w, size_t ldw, int64_t b0, int64_t b1, const Acts& acts, int64_t t0, float* Y, size_t ldy) {
-        using Block = typename Type::Block;
-        const Block* row = reinterpret_cast<const Block*>(w);
-        __m512 sum[NT], msum[NT];
-        for (int t = 0; t < NT; ++t) sum[t] = msum[t] = _mm512_setzero_ps();
-        int64_t b = b0;
-        for (; b + 1 < b1; b += 2) {
-            _mm_prefetch(reinterpret_cast<const char*>(&row[b]) + 2 * ldw, _MM_HINT_T0);  // as gemm_kquant.h's wide_row
-            const __m512i u = _mm512_inserti64x4(_mm512_castsi256_si512(Type::values(row[b])), Type::values(row[b + 1]), 1);
-            const __m512 d = _mm512_insertf32x8(_mm512_set1_ps(half_f(row[b].d)), _mm256_set1_ps(half_f(row[b + 1].d)), 1);
-            __m512 m = d;
-            if constexpr (Type::kMin)
-                m = _mm512_insertf32x8(_mm512_set1_ps(min_of(row[b])), _mm256_set1_ps(min_of(row[b + 1])), 1);
-            const int64_t s = b / kLegacyBlocks, i = b % kLegacyBlocks;
-            for (int t = 0; t < NT; ++t) {
-                const LActs& a = *acts.step(t0 + t, s);
-                const __m512i dot = V::template dot_u8s8<Type::kWide>(u, _mm512_load_si512(a.q + 32 * i), _mm512_load_si512(a.corr + 8 * i));
-                sum[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(d, _mm512_load_ps(a.d + 8 * i)), sum[t]);
-                if constexpr (Type::kMin) msum[t] = _mm512_fmadd_ps(m, _mm512_load_ps(a.s + 8 * i), msum[t]);
-            }
-        }
-        float tail[NT] = {};
-        if (b < b1) narrow_blocks<NT>(w, b, b1, acts, t0, tail, 1);  // an odd last block
-        for (int t = 0; t < NT; ++t)
-            Y[t * ldy] = (b0 > 0 ? Y[t * ldy] : 0.0f) + tail[t] + _mm512_reduce_add_ps(Type::kMin ? _mm512_add_ps(sum[t], msum[t]) : sum[t]);
-    }
-
+    // One row at 256 bits, one FMA chain per token (and one for the mins).
     template <int NT>
     static void narrow_row(const uint8_t* w, int64_t k, const Acts& acts, int64_t t0, float* Y, size_t ldy) {
-        narrow_blocks<NT>(w, 0, k / 32, acts, t0, Y, ldy);
-    }
-
-    // Blocks [b0, b1) of one row at 256 bits, one FMA chain per token (and one for the mins).
-    template <int NT>
-    static void narrow_blocks(const uint8_t* w, int64_t b0, int64_t b1, const Acts& acts, int64_t t0, float* Y, size_t ldy) {
         constexpr int NR = 1;
         using Block = typename Type::Block;
         const Block* rows[NR] = {reinterpret_cast<const Block*>(w)};
@@ -255,7 +209,7 @@ struct Legacy {
         __m256 sum[NR][NT], msum[NR][NT];
         for (int r = 0; r < NR; ++r)
             for (int t = 0; t < NT; ++t) sum[r][t] = msum[r][t] = _mm256_setzero_ps();
-        for (int64_t b = b0; b < b1; ++b) {
+        for (int64_t b = 0; b < k / 32; ++b) {
             const int64_t s = b / kLegacyBlocks, i = b % kLegacyBlocks;
             __m256i u[NR];
             __m256 d[NR], m[NR];

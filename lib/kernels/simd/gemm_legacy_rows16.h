@@ -10,8 +10,9 @@
 // 16, 128, 128 for Q4_0, Q5_0, Q8_0, IQ4_NL), so every lane ends with its row's exact integer
 // dot; one float step per block and token serves the 16 rows (Q4_1 / Q5_1: and one for m *
 // s), whose block scales are gathered once per block.
-// Legacy::wide_row instead takes a 512-bit product, three 64-byte loads of the prepared
-// activations and three float instructions per two blocks, row and token.
+// The path before (Legacy::wide_row, removed with the nibble types' move here) took a
+// 512-bit product, three 64-byte loads of the prepared activations and three float
+// instructions per two blocks, row and token.
 // Activations: a copy per product, block by block with the tokens side by side (Q8Lane).
 // Measured (Zen 4, kernel_bench --type Q8_0 --isa avx512, three alternating runs against
 // wide_row): 4096x2048 in cache, 1 thread, 3 tokens 87-96 -> 85-115 GFLOP/s, 4 tokens 92-95
@@ -48,8 +49,9 @@ struct LegacyRows16 : Legacy<V, Type> {
     using Base = Legacy<V, Type>;
     using Act = typename Base::Act;
     using Block = typename Type::Block;
-    // From as many tokens as wide_row: 1-2 tokens keep llama.cpp's rounding.
-    static constexpr int kMinTokens = Base::kWideTokens;
+    // 1-2 tokens keep llama.cpp's rounding.
+    static constexpr int kMinTokens = Base::kLaneTokens;
+    static constexpr int kFusedRows = 16;
 
     // Legacy's panel, or (from kMinTokens) the lanes' copy: block b of token t at
     // lanes[b * nt + t].

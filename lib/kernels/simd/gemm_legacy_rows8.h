@@ -32,8 +32,8 @@ struct LegacyRows8 : Legacy<V, Type> {
     using Base = Legacy<V, Type>;
     using Block = typename Type::Block;
     using Act = typename Base::Act;
-    // From as many tokens as AVX-512's lanes: 1-2 tokens keep llama.cpp's rounding.
-    static constexpr int kMinTokens = Base::kWideTokens;
+    // 1-2 tokens keep llama.cpp's rounding.
+    static constexpr int kMinTokens = Base::kLaneTokens;
     static constexpr int kFusedRows = 8;
 
     // Legacy's panel, or (from kMinTokens) the activation rows as they come.
