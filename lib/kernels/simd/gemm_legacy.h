@@ -8,7 +8,8 @@
 //     dot = d * da * (sum(u * a) - off * sum(a))  [+ m * s]
 // Every (row, token) is one chain of 8-lane FMAs over the blocks (Q4_1/Q5_1: plus one for
 // the mins), the order of llama.cpp's tinyBLAS Q8_0 kernel and GGML's AVX vec_dot_q8_0,
-// except for 3..8 tokens (batched decode), which the row lanes take.
+// except where the row lanes take the products instead (gemm_legacy_rows16.h on AVX-512:
+// Q8_0 from 3 tokens, the others from 1 or 2; gemm_legacy_rows8.h on AVX2: Q8_0 from 3).
 // Must not touch: other weight families.
 #pragma once
 
@@ -188,11 +189,11 @@ struct Legacy {
 
     // Few tokens: each block unpacked in registers (256 bits, one block per vector) and
     // applied at once, one row after another (one sequential weight stream: see
-    // gemm_kquant.h). From kLaneTokens on, gemm_legacy_rows16.h's (AVX-512) and
-    // gemm_legacy_rows8.h's (AVX2, Q8_0) row lanes take the products instead.
+    // gemm_kquant.h). The row lanes (gemm_legacy_rows16.h, gemm_legacy_rows8.h) take the
+    // products instead from kLaneTokens on, and on AVX-512 the nibble types' from 1 or 2.
     static constexpr int kFusedTokens = 8;  // as gemm_kquant.h: batched decode of up to 8 sessions
     static constexpr int kFusedRows = 1;
-    static constexpr int kLaneTokens = 3;  // up to 2 tokens keep llama.cpp's rounding
+    static constexpr int kLaneTokens = 3;  // Q8_0 with up to 2 tokens keeps llama.cpp's rounding
 
     template <int NR, int NT>
     static void fused(const uint8_t* w, size_t ldw, int64_t k, const Acts& acts, int64_t t0, float* Y, size_t ldy) {

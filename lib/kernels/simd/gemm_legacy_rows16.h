@@ -1,6 +1,6 @@
-// kernels/simd/gemm_legacy_rows16.h — AVX-512 only: products of 16 rows and 3..8 tokens
-// (batched decode) of the 32-element block types (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL)
-// with a row in each int32 lane, as gemm_kquant_rows16.h does for the K-quants. A block's
+// kernels/simd/gemm_legacy_rows16.h — AVX-512 only: products of 16 rows and up to 8 tokens
+// (decode and batched decode) of the 32-element block types (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0,
+// IQ4_NL) with a row in each int32 lane, as gemm_kquant_rows16.h does for the K-quants. A block's
 // quant dwords are transposed across 16 rows (rows16.h) and made unsigned values u, one
 // vector per position of 4 elements: Q8_0's bytes + 128; the nibble types' low nibbles of
 // dword j (elements 4j .. 4j + 3) and high ones (elements 16 + 4j ..), with Q5_0 / Q5_1's
@@ -20,7 +20,11 @@
 // --sessions 8) 49 -> 127-129 tok/s. The nibble types, against wide_row, same bench, 8
 // tokens: Q4_0 61-92 -> 200-233, Q4_1 46-66 -> 195-208, Q5_0 67-87 -> 184-193, Q5_1 61-65 ->
 // 150-172, IQ4_NL 88-91 -> 227-235 (3 tokens: 1.4-1.8x); 8 sessions of 1B Q4_0 74-80 ->
-// 161-172 tok/s.
+// 161-172 tok/s. One token (Q4_0, IQ4_NL; Q4_1 also at 2, Q5_0 / Q5_1 from 2), against
+// narrow_row: in cache, 1 thread, Q4_0 15.0-15.4 -> 18.2-18.9 GB/s, IQ4_NL 14.1-14.9 ->
+// 16.2-17.5; 2 tokens from DRAM (14336x4096, 2 threads) Q4_0 75-92 -> 199-210 GFLOP/s, Q5_0
+// 54-64 -> 109-146; 1B Q4_0 decoding one sequence (strata-bench, llama.cpp in the same
+// run) 32-35 -> 42.4 tok/s, 0.82-0.86x -> 1.02-1.20x llama.cpp.
 // Must not touch: the many-token paths (gemm_legacy_x4.h), the 1-2 token ones (gemm_legacy.h).
 #pragma once
 
@@ -49,8 +53,10 @@ struct LegacyRows16 : Legacy<V, Type> {
     using Base = Legacy<V, Type>;
     using Act = typename Base::Act;
     using Block = typename Type::Block;
-    // 1-2 tokens keep llama.cpp's rounding.
-    static constexpr int kMinTokens = Base::kLaneTokens;
+    // Q8_0 with 1-2 tokens keeps llama.cpp's rounding (and reads the bus at one token).
+    // Q5_0 / Q5_1 start at 2: their fifth bits cost as much as the lanes save with one token
+    // (kernel_bench, in cache); the other types take the lanes from one token.
+    static constexpr int kMinTokens = std::is_same_v<Type, Q8_0> ? Base::kLaneTokens : requires(Block b) { b.qh; } ? 2 : 1;
     static constexpr int kFusedRows = 16;
 
     // Legacy's panel, or (from kMinTokens) the lanes' copy: block b of token t at
