@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <random>
 #include <vector>
 
@@ -59,14 +60,15 @@ uint16_t random_scale(std::mt19937& rng, float lo, float hi) {
 
 // A row of k weights of type w: random quant bits with random (finite) block scales, so
 // every bit pattern of the format is exercised, not only what a quantizer would produce.
-void random_weight_row(DType w, uint8_t* row, int64_t k, std::mt19937& rng) {
+// A quantized row's bytes are random, or all `fill` (the scale fields stay random).
+void random_weight_row(DType w, uint8_t* row, int64_t k, std::mt19937& rng, std::optional<uint8_t> fill = std::nullopt) {
     if (is_float(w)) {
         const std::vector<float> v = random_floats(rng, k);
         if (w == DType::F32) std::memcpy(row, v.data(), k * sizeof(float));
         else strata::quantize_row(w, v.data(), row, k);
         return;
     }
-    for (size_t i = 0; i < row_bytes(w, k); ++i) row[i] = static_cast<uint8_t>(rng());
+    for (size_t i = 0; i < row_bytes(w, k); ++i) row[i] = fill ? *fill : static_cast<uint8_t>(rng());
     const int64_t nb = k / block_elems(w);
     auto each = [&](auto* blocks, auto set) {
         for (int64_t b = 0; b < nb; ++b) set(blocks[b]);
@@ -112,18 +114,22 @@ struct Problem {
     size_t ldw, ldx, ldy;
     std::vector<uint8_t> W, X;
 
-    Problem(DType w_, int64_t k_, int64_t r0_, int64_t r1_, int64_t nt_, std::mt19937& rng)
+    // With `fill`, every quant byte of the weights is fill and every activation `level`
+    // (so every quantized activation is +-127): the largest sums the kernels' integer
+    // steps meet.
+    Problem(DType w_, int64_t k_, int64_t r0_, int64_t r1_, int64_t nt_, std::mt19937& rng, std::optional<uint8_t> fill = std::nullopt,
+            float level = 1.0f)
         : w(w_), k(k_), r0(r0_), r1(r1_), nt(nt_) {
         const DType at = k::activation_type(w);
         ldw = row_bytes(w, k) + 64;
         ldx = row_bytes(at, k) + 96;
         ldy = static_cast<size_t>(r1) + 5;
         W.assign(ldw * (r1 + 2), 0xA5);
-        for (int64_t r = 0; r < r1 + 2; ++r) random_weight_row(w, W.data() + r * ldw, k, rng);
+        for (int64_t r = 0; r < r1 + 2; ++r) random_weight_row(w, W.data() + r * ldw, k, rng, fill);
         X.assign(ldx * nt, 0x5A);
         const UseIsa scalar(k::Isa::Scalar);
         for (int64_t t = 0; t < nt; ++t) {
-            const std::vector<float> x = random_floats(rng, k);
+            const std::vector<float> x = fill ? std::vector<float>(k, level) : random_floats(rng, k);
             k::convert_activations(at, x.data(), X.data() + t * ldx, k);
         }
     }
@@ -356,6 +362,19 @@ BOOST_AUTO_TEST_CASE(gemm_matches_scalar_and_float64) {
             }
             check_gemm(Problem(w, kk, 1, 7, 66, rng));
         }
+    }
+}
+
+// Saturation: weights at their largest codes (and the smallest, and mixed bytes) against
+// activations all +-127, which no random row reaches, so that a kernel summing int16 pair
+// products over too many positions fails here.
+BOOST_AUTO_TEST_CASE(gemm_survives_the_largest_integer_sums) {
+    std::mt19937 rng(99);
+    for (DType w : kWeightTypes) {
+        if (is_float(w)) continue;
+        for (uint8_t fill : {uint8_t{0x00}, uint8_t{0xFF}, uint8_t{0x80}, uint8_t{0x7F}, uint8_t{0x88}, uint8_t{0x77}})
+            for (float level : {1.0f, -1.0f})
+                for (int64_t nt : {1, 2, 3, 4, 8, 9}) check_gemm(Problem(w, 512, 5, 48, nt, rng, fill, level));
     }
 }
 

@@ -1,7 +1,5 @@
 // kernels/simd/gemm_legacy.cpp — Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL matrix products for
 // one SIMD variant.
-#include <type_traits>
-
 #include "kernels/simd/gemm_legacy.h"
 #include "kernels/simd/isa.h"
 #if defined(STRATA_SIMD_AVX512)
@@ -13,17 +11,14 @@
 namespace strata::kernels::detail::STRATA_SIMD_NS {
 namespace {
 
-// AVX-512: the 4 x 4 lane layout for many tokens; AVX2: gemm_legacy.h's, with Q8_0's
-// few-token products in gemm_legacy_rows8.h's lanes.
+// AVX-512: the 4 x 4 lane layout for many tokens; AVX2: gemm_legacy.h's. The few-token
+// products take the row lanes (gemm_legacy_rows16.h, gemm_legacy_rows8.h).
 template <class Type>
 constexpr GemmFn legacy_gemm() {
 #if defined(STRATA_SIMD_AVX512)
     return simd::GemmX4<V, simd::LegacyX4<V, Type>>::run;
 #else
-    if constexpr (std::is_same_v<Type, simd::Q8_0>)
-        return simd::Gemm<V, simd::LegacyRows8<V, Type>>::run;
-    else
-        return simd::Gemm<V, simd::Legacy<V, Type>>::run;
+    return simd::Gemm<V, simd::LegacyRows8<V, Type>>::run;
 #endif
 }
 

@@ -13,7 +13,7 @@
 // The path before (Legacy::wide_row, removed with the nibble types' move here) took a
 // 512-bit product, three 64-byte loads of the prepared activations and three float
 // instructions per two blocks, row and token.
-// Activations: a copy per product, block by block with the tokens side by side (Q8Lane).
+// Activations: gemm_legacy_lanes.h's copy (Q8Lane).
 // Measured (Zen 4, kernel_bench --type Q8_0 --isa avx512, three alternating runs against
 // wide_row): 4096x2048 in cache, 1 thread, 3 tokens 87-96 -> 85-115 GFLOP/s, 4 tokens 92-95
 // -> 114-162, 8 tokens 86-90 -> 169-214; 8 sessions of 1B Q8_0 decoding (strata-bench
@@ -30,70 +30,22 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <type_traits>
 
-#include "kernels/simd/gemm_legacy.h"
+#include "kernels/simd/gemm_legacy_lanes.h"
 #include "kernels/simd/rows16.h"
 
 namespace {
 namespace simd {
 
-// A token's block as the 16-row lanes read it: the quants, the scale as a float, -off times
-// the quants' sum, and Q8_1's s (Q4_1, Q5_1).
-struct Q8Lane {
-    int8_t q[32];
-    float d;
-    int32_t off;
-    float s;
-};
-
 template <class V, class Type>
-struct LegacyRows16 : Legacy<V, Type> {
-    using Base = Legacy<V, Type>;
-    using Act = typename Base::Act;
+struct LegacyRows16 : LegacyLanes<V, Type, LegacyRows16<V, Type>> {
     using Block = typename Type::Block;
     // Q8_0 with 1-2 tokens keeps llama.cpp's rounding (and reads the bus at one token).
     // Q5_0 / Q5_1 start at 2: their fifth bits cost as much as the lanes save with one token
     // (kernel_bench, in cache); the other types take the lanes from one token.
-    static constexpr int kMinTokens = std::is_same_v<Type, Q8_0> ? Base::kLaneTokens : requires(Block b) { b.qh; } ? 2 : 1;
+    static constexpr int kMinTokens = std::is_same_v<Type, Q8_0> ? Legacy<V, Type>::kLaneTokens : requires(Block b) { b.qh; } ? 2 : 1;
     static constexpr int kFusedRows = 16;
-
-    // Legacy's panel, or (from kMinTokens) the lanes' copy: block b of token t at
-    // lanes[b * nt + t].
-    struct Acts : Base::Acts {
-        const Q8Lane* lanes = nullptr;
-        int64_t nt = 0;
-    };
-    static Acts prepare(const uint8_t* x, size_t ldx, int64_t nt, int64_t k) { return Acts{Base::prepare(x, ldx, nt, k)}; }
-    static Acts prepare_fused(const uint8_t* x, size_t ldx, int64_t nt, int64_t k) {
-        if (nt < kMinTokens) return prepare(x, ldx, nt, k);
-        const int64_t nb = k / 32;
-        auto* lanes = static_cast<Q8Lane*>(scratch(static_cast<size_t>(nb * nt) * sizeof(Q8Lane)));
-        for (int64_t t = 0; t < nt; ++t) {
-            const Act* a = reinterpret_cast<const Act*>(x + t * ldx);
-            for (int64_t b = 0; b < nb; ++b) {
-                Q8Lane& o = lanes[b * nt + t];
-                std::memcpy(o.q, a[b].qs, sizeof o.q);
-                o.d = half_f(a[b].d);
-                int32_t sum = 0;
-                for (int8_t q : a[b].qs) sum += q;
-                o.off = -Type::kOffset * sum;
-                if constexpr (Type::kMin) o.s = half_f(a[b].s);
-                else o.s = 0.0f;
-            }
-        }
-        Acts acts{};
-        acts.lanes = lanes;
-        acts.nt = nt;
-        return acts;
-    }
-
-    template <int NR, int NT>
-    static void fused(const uint8_t* w, size_t ldw, int64_t k, const Acts& acts, int64_t t0, float* Y, size_t ldy) {
-        if constexpr (NT >= kMinTokens) tile<NT>(w, ldw, NR, k / 32, acts.lanes + t0, acts.nt, Y, ldy);
-        else Base::template fused<NR, NT>(w, ldw, k, acts, t0, Y, ldy);
-    }
 
     // The unsigned values of a block of 16 rows, position j (elements 4j .. 4j + 3) in u[j].
     static void positions(const uint8_t* block, const RowSpan& rows, __m512i (&u)[8]) {

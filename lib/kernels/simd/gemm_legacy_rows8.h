@@ -1,89 +1,124 @@
-// kernels/simd/gemm_legacy_rows8.h — AVX2 only: Q8_0 products of 8 rows and 3..8 tokens
-// (batched decode) with a row in each int32 lane, the AVX2 counterpart of
-// gemm_legacy_rows16.h. A block's 8 quant dwords are transposed across 8 rows (rows8.h), so
-// a token's 4 activations at a position are one dword broadcast to all lanes. AVX2 has no
-// byte dot product into int32 and the weights are signed, so each position takes
-// vpmaddubsw of |w| against the activations with w's sign (vpsignb; |w| once per block for
-// every token), and a vpmaddwd by ones to int32 (a pair sum reaches 2 x 128 x 127, so two
-// positions cannot share an int16). One float step per block and token serves the 8 rows.
+// kernels/simd/gemm_legacy_rows8.h — AVX2 only: products of 8 rows and up to 8 tokens of the
+// 32-element block types (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL) with a row in each int32
+// lane, the AVX2 counterpart of gemm_legacy_rows16.h. A block's quant dwords are transposed
+// across 8 rows (rows8.h) to one vector per position of 4 elements (the nibble types: low
+// nibbles of dword j for elements 4j .. 4j + 3, high ones for 16 + 4j ..), so a token's 4
+// activations at a position are one dword broadcast to all lanes. AVX2 has no byte dot
+// product into int32:
+// - Q4_0, Q4_1 (values to 15) and Q5_0, Q5_1 (to 31, the fifth bit from qh bit e for
+//   element e): one vpmaddubsw per position, the int16 pair sums of 8 or 4 positions added
+//   as int16 (8 x 2 x 15 x 127, 4 x 2 x 31 x 127: no overflow), then one vpmaddwd by ones,
+//   and the chain starts from -off times the block's activation sum;
+// - Q8_0 and IQ4_NL (signed values, IQ4_NL's looked up in its table): vpmaddubsw of |w|
+//   (once per block for every token) against the activations with w's sign (vpsignb), and a
+//   vpmaddwd by ones per position (a pair sum reaches 2 x 128 x 127), with no offset.
+// One float step per block and token serves the 8 rows (Q4_1, Q5_1: and one for m * s).
 // Legacy::narrow_row instead unpacks, multiplies, widens, converts and scales per block,
 // row and token, and sums each row and token horizontally.
-// Activations: the Q8_0 blocks as they come (token t's block b at x + t * ldx, b).
+// Activations: gemm_legacy_lanes.h's copy (Q8Lane).
 // Measured (Zen 4 run as AVX2, kernel_bench --type Q8_0 --isa avx2, three alternating runs
 // against narrow_row): 4096x2048 in cache, 1 thread, 3 tokens 74-76 -> 76-81 GFLOP/s, 4
 // tokens 64-69 -> 70-87, 8 tokens 61-65 -> 95-103; 8 sessions of 1B Q8_0 decoding
-// (strata-bench --sessions 8, STRATA_ISA=avx2) 42-52 -> 77-84 tok/s.
-// Must not touch: the other 32-element block types (gemm_legacy.h's paths).
+// (strata-bench --sessions 8, STRATA_ISA=avx2) 42-52 -> 77-84 tok/s. The other types, same
+// bench against narrow_row: one token (GB/s) Q4_0 13.0-13.4 -> 17.9-20.3, Q4_1 11.9-12.7 ->
+// 18.5-19.2, Q5_0 11.6-12.4 -> 14.8-15.8, Q5_1 11.0-11.8 -> 13.6-14.4, IQ4_NL 10.9-11.3 ->
+// 11.5-13.6; 8 tokens (GFLOP/s) Q4_0 53-60 -> 161-169, Q4_1 41-46 -> 146-153, Q5_0 53-56 ->
+// 134-142, Q5_1 43-46 -> 114-130, IQ4_NL 49-61 -> 100-104.
+// Must not touch: the many-token path (gemm_legacy.h's step), the 1-2 token Q8_0 one.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
 
-#include "kernels/simd/gemm_legacy.h"
+#include "kernels/simd/gemm_legacy_lanes.h"
 #include "kernels/simd/rows8.h"
 
 namespace {
 namespace simd {
 
 template <class V, class Type>
-struct LegacyRows8 : Legacy<V, Type> {
-    static_assert(std::is_same_v<Type, Q8_0>);
-    using Base = Legacy<V, Type>;
+struct LegacyRows8 : LegacyLanes<V, Type, LegacyRows8<V, Type>> {
     using Block = typename Type::Block;
-    using Act = typename Base::Act;
-    // 1-2 tokens keep llama.cpp's rounding.
-    static constexpr int kMinTokens = Base::kLaneTokens;
+    static constexpr bool kFifth = requires(Block b) { b.qh; };
+    // Signed values: |w| against the activations with w's sign, one position at a time.
+    static constexpr bool kSigned = std::is_same_v<Type, Q8_0> || std::is_same_v<Type, IQ4NL>;
+    static constexpr int kSpan = kSigned ? 1 : kFifth ? 4 : 8;
+    // Q8_0 with 1-2 tokens keeps llama.cpp's rounding.
+    static constexpr int kMinTokens = std::is_same_v<Type, Q8_0> ? Legacy<V, Type>::kLaneTokens : 1;
     static constexpr int kFusedRows = 8;
 
-    // Legacy's panel, or (from kMinTokens) the activation rows as they come.
-    struct Acts : Base::Acts {
-        const uint8_t* x = nullptr;
-        size_t ldx = 0;
-    };
-    static Acts prepare(const uint8_t* x, size_t ldx, int64_t nt, int64_t k) { return Acts{Base::prepare(x, ldx, nt, k)}; }
-    static Acts prepare_fused(const uint8_t* x, size_t ldx, int64_t nt, int64_t k) {
-        if (nt < kMinTokens) return prepare(x, ldx, nt, k);
-        Acts acts{};
-        acts.x = x;
-        acts.ldx = ldx;
-        return acts;
+    // The values of a block of 8 rows, position j (elements 4j .. 4j + 3) in u[j]: unsigned,
+    // or signed for Q8_0 and IQ4_NL.
+    static void positions(const uint8_t* block, const RowSpan8& rows, __m256i (&u)[8]) {
+        if constexpr (std::is_same_v<Type, Q8_0>) {
+            transpose8x8(block + offsetof(Block, qs), rows, u);
+        } else {
+            __m256i q[4];
+            transpose4x8(block + offsetof(Block, qs), rows, q);
+            for (int j = 0; j < 8; ++j) u[j] = _mm256_and_si256(j < 4 ? q[j] : _mm256_srli_epi32(q[j - 4], 4), _mm256_set1_epi8(0x0F));
+            if constexpr (kFifth) add_fifth_bits(block + offsetof(Block, qh), rows, u);
+            if constexpr (std::is_same_v<Type, IQ4NL>)
+                for (int j = 0; j < 8; ++j) u[j] = iq4_signed(u[j]);
+        }
     }
 
-    template <int NR, int NT>
-    static void fused(const uint8_t* w, size_t ldw, int64_t k, const Acts& acts, int64_t t0, float* Y, size_t ldy) {
-        if constexpr (NT >= kMinTokens) tile<NT>(w, ldw, NR, k / 32, acts.x + t0 * acts.ldx, acts.ldx, Y, ldy);
-        else Base::template fused<NR, NT>(w, ldw, k, acts, t0, Y, ldy);
+    // Q5_0 / Q5_1: bit e of the rows' qh (element e) as 16 in byte e % 4 of position e / 4.
+    static void add_fifth_bits(const uint8_t* qh, const RowSpan8& rows, __m256i (&u)[8]) {
+        uint32_t h[8];
+        for (int r = 0; r < 8; ++r) std::memcpy(&h[r], qh + rows.at[r], sizeof h[r]);
+        const __m256i bits = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(h));
+#pragma GCC unroll 8
+        for (int j = 0; j < 8; ++j) {
+            // Byte j / 2 of each dword in all four of its bytes, byte i tested for bit 4 (j % 2) + i.
+            const int at = (j / 2) * 0x01010101;
+            const __m256i index = _mm256_setr_epi32(at, 0x04040404 + at, 0x08080808 + at, 0x0C0C0C0C + at, at, 0x04040404 + at,
+                                                    0x08080808 + at, 0x0C0C0C0C + at);
+            const __m256i test = _mm256_set1_epi32(static_cast<int>(0x08040201u << 4 * (j % 2)));
+            const __m256i set = _mm256_cmpeq_epi8(_mm256_and_si256(_mm256_shuffle_epi8(bits, index), test), test);
+            u[j] = _mm256_or_si256(u[j], _mm256_and_si256(set, _mm256_set1_epi8(0x10)));
+        }
+    }
+
+    // The int32 dot of a token's block (a) with the 8 rows' values u (and |u| in m, signed).
+    static __m256i dot(const __m256i (&u)[8], const __m256i (&m)[8], const Q8Lane& a) {
+        const __m256i ones = _mm256_set1_epi16(1);
+        __m256i dot = kSigned ? _mm256_setzero_si256() : _mm256_set1_epi32(a.off);  // signed values need no offset
+        for (int j0 = 0; j0 < 8; j0 += kSpan) {
+            __m256i pairs;
+            if constexpr (kSigned) {
+                pairs = _mm256_maddubs_epi16(m[j0], _mm256_sign_epi8(dword8(a.q + 4 * j0), u[j0]));
+            } else {
+                pairs = _mm256_maddubs_epi16(u[j0], dword8(a.q + 4 * j0));
+                for (int j = j0 + 1; j < j0 + kSpan; ++j) pairs = _mm256_add_epi16(pairs, _mm256_maddubs_epi16(u[j], dword8(a.q + 4 * j)));
+            }
+            dot = _mm256_add_epi32(dot, _mm256_madd_epi16(pairs, ones));
+        }
+        return dot;
     }
 
     // Rows w .. w + nr - 1 (nr <= 8, ldw apart, `blocks` blocks each) against NT tokens
-    // (token t's block b at x + t * ldx, b), stored to Y. The rows are taken whole, and the
+    // (token t's block b at x[b * nt + t]), stored to Y. The rows are taken whole, and the
     // next 8 rows' run comes into L2 in equal shares, one per 8 blocks.
     template <int NT>
-    static void tile(const uint8_t* w, size_t ldw, int nr, int64_t blocks, const uint8_t* x, size_t ldx, float* Y, size_t ldy) {
+    static void tile(const uint8_t* w, size_t ldw, int nr, int64_t blocks, const Q8Lane* x, int64_t nt, float* Y, size_t ldy) {
         const RowSpan8 rows(ldw, nr);
         const int64_t parts = (blocks + kLegacyBlocks - 1) / kLegacyBlocks;
-        const Act* a[NT];
         __m256 acc[NT];
-        for (int t = 0; t < NT; ++t) {
-            a[t] = reinterpret_cast<const Act*>(x + t * ldx);
-            acc[t] = _mm256_setzero_ps();
-        }
-        const __m256i ones = _mm256_set1_epi16(1);
+        for (int t = 0; t < NT; ++t) acc[t] = _mm256_setzero_ps();
         for (int64_t b = 0; b < blocks; ++b) {
             const uint8_t* block = w + b * sizeof(Block);
             if (b % kLegacyBlocks == 0) prefetch_rows_share<8>(w + 8 * ldw, ldw, blocks * sizeof(Block), b / kLegacyBlocks, parts);
-            __m256i v[8], m[8];
-            transpose8x8(block + offsetof(Block, qs), rows, v);
-            for (int j = 0; j < 8; ++j) m[j] = _mm256_abs_epi8(v[j]);
+            __m256i u[8], m[8];
+            positions(block, rows, u);
+            for (int j = 0; j < 8; ++j) m[j] = kSigned ? _mm256_abs_epi8(u[j]) : u[j];
             const __m256 d = halves8(block + offsetof(Block, d), rows);
+            __m256 mins = d;
+            if constexpr (Type::kMin) mins = halves8(block + offsetof(Block, m), rows);
+            const Q8Lane* a = x + b * nt;
             for (int t = 0; t < NT; ++t) {
-                __m256i dot = _mm256_setzero_si256();
-                for (int j = 0; j < 8; ++j) {
-                    const __m256i signed_a = _mm256_sign_epi8(dword8(a[t][b].qs + 4 * j), v[j]);
-                    dot = _mm256_add_epi32(dot, _mm256_madd_epi16(_mm256_maddubs_epi16(m[j], signed_a), ones));
-                }
-                acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_mul_ps(d, _mm256_set1_ps(half_f(a[t][b].d))), acc[t]);
+                acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot(u, m, a[t])), _mm256_mul_ps(d, _mm256_set1_ps(a[t].d)), acc[t]);
+                if constexpr (Type::kMin) acc[t] = _mm256_fmadd_ps(mins, _mm256_set1_ps(a[t].s), acc[t]);
             }
         }
         for (int t = 0; t < NT; ++t) {
