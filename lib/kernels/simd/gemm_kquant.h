@@ -609,8 +609,8 @@ struct KQuant {
     // Batched decode (one token per session) stays here up to 8 tokens on AVX-512 (32
     // vector registers hold the 2 x 8 sums), 4 on AVX2 (16 registers): the many-token
     // path's lane-replicated unpacking of every super-block costs more than it saves when
-    // only a few tokens use it (8 sessions decoded slower together than one alone). Q4_K,
-    // Q5_K, Q6_K and IQ4_XS take gemm_kquant_rows16.h's and gemm_kquant_quads.h's lanes for
+    // only a few tokens use it (8 sessions decoded slower together than one alone). Every
+    // K-quant and IQ4_XS takes gemm_kquant_rows16.h's and gemm_kquant_quads.h's lanes for
     // these counts instead on AVX-512, Q4_K, Q5_K and Q6_K gemm_kquant_rows8.h's on AVX2 (up
     // to 8).
     // fused<NR, NT> runs NR rows one after another (the driver hands it up to kFusedRows).

@@ -19,9 +19,9 @@
 // Other K-quants in this layout (tried generically, from their unpacked chunks) spent what
 // they saved on the transposition. One token keeps KQuant's narrow_row (one sequential
 // weight stream, at the bus). Whole groups of 16 rows go to gemm_kquant_rows16.h (a row per
-// lane; from DRAM faster for Q4_K from 2 tokens, Q6_K from 7), and so does every row of Q5_K
-// and IQ4_XS, which take this file's activation copy only; here, Q4_K's and Q6_K's last rows
-// of a range.
+// lane; from DRAM faster for Q4_K from 2 tokens, Q6_K from 7), and so does every row of Q2_K,
+// Q3_K, Q5_K and IQ4_XS, which take this file's activation copy only; here, Q4_K's and
+// Q6_K's last rows of a range.
 // Must not touch: other weight types, the many-token path (gemm_kquant_x4.h).
 #pragma once
 
@@ -181,15 +181,34 @@ struct QuadForm<Q6K> {
     }
 };
 
+// Each type's form in the 16-row lanes (gemm_kquant_rows16.h).
+template <class Type>
+using RowsForm = std::conditional_t<
+    std::is_same_v<Type, Q4K>, Rows16Q4K,
+    std::conditional_t<std::is_same_v<Type, Q5K>, Rows16Q5K,
+                       std::conditional_t<std::is_same_v<Type, Q6K>, Rows16Q6K,
+                                          std::conditional_t<std::is_same_v<Type, Q2K>, Rows16Q2K,
+                                                             std::conditional_t<std::is_same_v<Type, Q3K>, Rows16Q3K, Rows16IQ4XS>>>>>;
+
+// Q2_K and Q3_K (groups of 16, as Q6_K): the copy only, for the 16-row lanes.
+template <>
+struct QuadForm<Q2K> {
+    static constexpr int kGroup = 16, kMinTokens = Rows16Q2K::kMinTokens;
+    static void group_sums(const strata::BlockQ8_K& a, int16_t* out) { QuadForm<Q6K>::group_sums(a, out); }
+};
+template <>
+struct QuadForm<Q3K> : QuadForm<Q2K> {};
+
 template <class V, class Type>
 struct KQuantQuads : KQuant<V, Type> {
     using Base = KQuant<V, Type>;
     using Block = typename Type::Block;
     using Act = strata::BlockQ8_K;
     using Acts = typename Base::Acts;
-    using Form = QuadForm<Type>;  // complete for Q4_K and Q6_K; Q5_K's and IQ4_XS's copy only
+    using Form = QuadForm<Type>;  // complete for Q4_K and Q6_K; the others' copy only
     // Types without quad lanes: every row takes the 16-row lanes.
-    static constexpr bool kRowsOnly = std::is_same_v<Type, Q5K> || std::is_same_v<Type, IQ4XS>;
+    static constexpr bool kRowsOnly =
+        std::is_same_v<Type, Q5K> || std::is_same_v<Type, IQ4XS> || std::is_same_v<Type, Q2K> || std::is_same_v<Type, Q3K>;
     static constexpr bool kForm = std::is_same_v<Type, Q4K> || std::is_same_v<Type, Q6K> || kRowsOnly;
     static constexpr bool quads(int64_t nt) {
         if constexpr (kForm) return nt >= Form::kMinTokens;
@@ -234,11 +253,9 @@ struct KQuantQuads : KQuant<V, Type> {
             Base::template fused<NR, NT>(w, ldw, k, acts, t0, Y, ldy);
         } else {
             const int64_t all = k / 256;
-            using Rows = std::conditional_t<std::is_same_v<Type, Q4K>, Rows16Q4K,
-                                            std::conditional_t<std::is_same_v<Type, Q5K>, Rows16Q5K,
-                                                               std::conditional_t<std::is_same_v<Type, Q6K>, Rows16Q6K, Rows16IQ4XS>>>;
-            // Q5_K and IQ4_XS have no quad lanes: their last rows of a range take the 16-row
-            // lanes too.
+            using Rows = RowsForm<Type>;
+            // The types without quad lanes take the 16-row lanes for their last rows of a
+            // range too.
             if constexpr ((NR == 16 || kRowsOnly) && NT >= Rows::kMinTokens) {
                 Rows16<V, Rows>::template tile<NT>(w, ldw, NR, all, acts.x, acts.ldx, t0, Y, ldy);
             } else {

@@ -1,5 +1,5 @@
-// kernels/simd/gemm_kquant_rows16.h — AVX-512 only: Q4_K, Q5_K, Q6_K and IQ4_XS products of 16 rows
-// and a few tokens (batched decode) with a row in each int32 lane.
+// kernels/simd/gemm_kquant_rows16.h — AVX-512 only: Q2_K, Q3_K, Q4_K, Q5_K, Q6_K and IQ4_XS
+// products of 16 rows and a few tokens (batched decode) with a row in each int32 lane.
 // A super-block's quant dwords (4 positions of two or four groups: nibbles, and Q6_K's high
 // bits) are transposed to one vector per dword, lane = row. A token's 4 activations at a
 // position are then the same for all 16 lanes: vpdpbusd takes them as a {1to16} memory
@@ -26,7 +26,11 @@
 // 4 tokens 215-238 -> 287-319, 8 tokens 233-249 -> 401-434.
 // IQ4_XS (no quad lanes either; codes looked up as table value + 128) from DRAM, 2 threads,
 // against KQuant::wide_row: 2 tokens 127-150 -> 234-261, 4 tokens 204-214 -> 301-379, 8
-// tokens 233-238 -> 421-489 GFLOP/s.
+// tokens 233-238 -> 421-489 GFLOP/s. Q2_K and Q3_K (no quad lanes; from 2 tokens), against
+// KQuant::wide_row, in cache, 1 thread: Q2_K 2 tokens 84-104 -> 135-138, 8 tokens 142-147 ->
+// 209-229; Q3_K 2 tokens 80-84 -> 99-106, 8 tokens 120-144 -> 196-208; from DRAM, 2 threads,
+// 8 tokens Q2_K 170-239 -> 253-365, Q3_K 217-226 -> 333-405. 8 sessions of 1B Q3_K_M 126-132
+// -> 132-153 tok/s.
 // Must not touch: other weight types, Q4_K's and Q6_K's last rows of a range (the quad lanes).
 #pragma once
 
@@ -222,6 +226,110 @@ struct Rows16IQ4XS {
                     u[j] = iq4_unsigned16(_mm512_and_si512(j < 4 ? q : _mm512_srli_epi32(q, 4), _mm512_set1_epi8(0x0F)));
                 }
                 f(2 * c + half, u);
+            }
+        }
+    }
+};
+
+// Q3_K's 16-row super-block: groups of 16 (4 positions), values u = two bits of qs plus 4
+// where the hmask bit is set (the weight is u - 4), the 6-bit scales (q3k_scale_words on
+// dwords, 16 rows at once), d. The offset of 4 is 4 * scale against the bsums (pairs of
+// groups 2i, 2i + 1).
+struct Rows16Q3K {
+    using Block = strata::BlockQ3_K;
+    using Type = Q3K;
+    static constexpr int kPositions = 4, kPairs = 8, kMinTokens = 2;
+    // By lane: each group's scale (int32), each correction pair (int16: 4 times the scales of
+    // groups 2i, 2i + 1, against the copy's bsums dword i), d.
+    __m512i scale[16], pair[8];
+    __m512 d, dc;
+
+    Rows16Q3K(const uint8_t* w, const RowSpan& rows) {
+        // The 16 bytes that end the block (it has no 2 more after its scales and d): qs
+        // 62-63 and scales 0-1, scales 2-5, 6-9, scales 10-11 and d.
+        __m512i h[4];
+        transpose4(w + offsetof(Block, scales) - 2, rows, h);
+        auto word = [&](int i) { return _mm512_or_si512(_mm512_srli_epi32(h[i], 16), _mm512_slli_epi32(h[i + 1], 16)); };
+        const __m512i aux[3] = {word(0), word(1), word(2)};
+        const __m512i m2 = _mm512_set1_epi8(0x03), m4 = _mm512_set1_epi8(0x0F);
+        auto top = [&](int shift) { return _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(aux[2], shift), m2), 4); };
+        __m512i sc[4] = {_mm512_or_si512(_mm512_and_si512(aux[0], m4), top(0)), _mm512_or_si512(_mm512_and_si512(aux[1], m4), top(2)),
+                         _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi32(aux[0], 4), m4), top(4)),
+                         _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi32(aux[1], 4), m4), top(6))};
+        for (__m512i& v : sc) v = _mm512_sub_epi8(v, _mm512_set1_epi8(32));
+#pragma GCC unroll 16
+        for (int g = 0; g < 16; ++g) scale[g] = _mm512_srai_epi32(byte_to<3>(sc[g / 4], g % 4), 24);
+#pragma GCC unroll 8
+        for (int i = 0; i < 8; ++i)
+            pair[i] = _mm512_srai_epi16(_mm512_or_si512(byte_to<1>(sc[i / 2], 2 * (i % 2)), byte_to<3>(sc[i / 2], 2 * (i % 2) + 1)), 6);
+        d = dc = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(h[3], 16)));
+    }
+
+    // f(g, u) for g = 0..15. Group g = 8n + 2s + h: bits 2s, 2s + 1 of qs dwords 8n + 4h + j
+    // (j = 0..3), plus 4 where bit 4n + s of hmask dword 4h + j's bytes is set.
+    template <class F>
+    static void groups(const uint8_t* w, const RowSpan& rows, F&& f) {
+        __m512i hm[8];
+        transpose8(w + offsetof(Block, hmask), rows, hm);
+        for (int n = 0; n < 2; ++n) {
+            __m512i q[8];
+            transpose8(w + offsetof(Block, qs) + 32 * n, rows, q);
+            for (int s = 0; s < 4; ++s) {
+                // The two bits down to bits 0-1, the hmask bit rotated to bit 2 of its byte
+                // (what comes round or across bytes is masked off).
+                const __m512i low_shift = _mm512_set1_epi32(2 * s), high_rotate = _mm512_set1_epi32((2 - 4 * n - s) & 31);
+                for (int h = 0; h < 2; ++h) {
+                    __m512i u[4];
+                    for (int j = 0; j < 4; ++j) {
+                        const __m512i low = _mm512_srlv_epi32(q[4 * h + j], low_shift);
+                        const __m512i high = _mm512_rolv_epi32(hm[4 * h + j], high_rotate);
+                        u[j] = _mm512_ternarylogic_epi32(low, high, _mm512_set1_epi8(0x03), 0xE4);  // (low & m) | (high & ~m)
+                        u[j] = _mm512_and_si512(u[j], _mm512_set1_epi8(0x07));
+                    }
+                    f(8 * n + 2 * s + h, u);
+                }
+            }
+        }
+    }
+};
+
+// Q2_K's 16-row super-block: groups of 16 (4 positions), values of two bits, each group's
+// scale and min from the low and high nibbles of its scale byte, d and dmin.
+struct Rows16Q2K {
+    using Block = strata::BlockQ2_K;
+    using Type = Q2K;
+    static constexpr int kPositions = 4, kPairs = 8, kMinTokens = 2;
+    // By lane: each group's scale (int32), each correction pair (int16: the mins of groups
+    // 2i, 2i + 1, against the copy's bsums dword i), d and dmin.
+    __m512i scale[16], pair[8];
+    __m512 d, dc;
+
+    Rows16Q2K(const uint8_t* w, const RowSpan& rows) {
+        __m512i sc[4];  // scale bytes 4c .. 4c + 3
+        transpose4(w + offsetof(Block, scales), rows, sc);
+#pragma GCC unroll 16
+        for (int g = 0; g < 16; ++g) scale[g] = _mm512_and_si512(byte_to<0>(sc[g / 4], g % 4), _mm512_set1_epi32(0x0F));
+#pragma GCC unroll 8
+        for (int i = 0; i < 8; ++i)
+            pair[i] = _mm512_srli_epi16(_mm512_or_si512(byte_to<0>(sc[i / 2], 2 * (i % 2)), byte_to<2>(sc[i / 2], 2 * (i % 2) + 1)), 4);
+        const __m512i both = _mm512_i32gather_epi32(rows.lanes, w + offsetof(Block, d), 1);  // d, dmin
+        d = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(both));
+        dc = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(both, 16)));
+    }
+
+    // f(g, u) for g = 0..15. Group g = 8n + 2s + h: bits 2s, 2s + 1 of qs dwords 8n + 4h + j.
+    template <class F>
+    static void groups(const uint8_t* w, const RowSpan& rows, F&& f) {
+        for (int n = 0; n < 2; ++n) {
+            __m512i q[8];
+            transpose8(w + offsetof(Block, qs) + 32 * n, rows, q);
+            for (int s = 0; s < 4; ++s) {
+                const __m512i shift = _mm512_set1_epi32(2 * s);
+                for (int h = 0; h < 2; ++h) {
+                    __m512i u[4];
+                    for (int j = 0; j < 4; ++j) u[j] = _mm512_and_si512(_mm512_srlv_epi32(q[4 * h + j], shift), _mm512_set1_epi8(0x03));
+                    f(8 * n + 2 * s + h, u);
+                }
             }
         }
     }
