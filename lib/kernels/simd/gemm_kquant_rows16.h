@@ -56,6 +56,34 @@ inline __m512i byte_to(__m512i v, int b) {
     return _mm512_shuffle_epi8(v, idx);
 }
 
+// Values from two sources: low's bits shifted down by low_shift where low_mask is set, and
+// high's rotated left by high_rotate elsewhere; kept where keep is set (what comes round or
+// across bytes is masked off).
+inline __m512i join_bits(__m512i low, __m512i low_shift, char low_mask, __m512i high, __m512i high_rotate, char keep) {
+    const __m512i u = _mm512_ternarylogic_epi32(_mm512_srlv_epi32(low, low_shift), _mm512_rolv_epi32(high, high_rotate),
+                                                _mm512_set1_epi8(low_mask), 0xE4);  // (low & m) | (high & ~m)
+    return _mm512_and_si512(u, _mm512_set1_epi8(keep));
+}
+
+// f(g, u) for the 16 groups of 16 of a super-block whose values start as two bits of qs:
+// group g = 8n + 2s + h is bits 2s, 2s + 1 of qs dwords 8n + 4h + j (j = 0..3), each
+// vector passed through high(n, s, 4h + j, u) (Q3_K's hmask bit).
+template <class F, class High>
+void two_bit_groups(const uint8_t* qs, const RowSpan& rows, F&& f, High&& high) {
+    for (int n = 0; n < 2; ++n) {
+        __m512i q[8];
+        transpose8(qs + 32 * n, rows, q);
+        for (int s = 0; s < 4; ++s) {
+            const __m512i shift = _mm512_set1_epi32(2 * s);
+            for (int h = 0; h < 2; ++h) {
+                __m512i u[4];
+                for (int j = 0; j < 4; ++j) u[j] = high(n, s, 4 * h + j, _mm512_srlv_epi32(q[4 * h + j], shift));
+                f(8 * n + 2 * s + h, u);
+            }
+        }
+    }
+}
+
 // Q4_K's 16-row super-block: groups of 32 (8 positions), the 6-bit scales and mins decoded
 // for 16 rows at once (llama.cpp's get_scale_min_k4), d and dmin.
 struct Rows16Q4K {
@@ -161,17 +189,12 @@ struct Rows16Q6K {
             transpose8(w + offsetof(Block, qh) + 32 * n, rows, h);
             for (int run = 0; run < 4; ++run) {
                 const __m512i* low = run % 2 ? b : a;
-                // The nibble (low or high), and H's bits 2 run, 2 run + 1 rotated to bits 4, 5
-                // (what comes round or across bytes is masked off).
+                // The nibble (low or high), and H's bits 2 run, 2 run + 1 rotated to bits 4, 5.
                 const __m512i nib_shift = _mm512_set1_epi32(4 * (run / 2)), high_rotate = _mm512_set1_epi32((4 - 2 * run) & 31);
                 for (int half = 0; half < 2; ++half) {
                     __m512i u[4];
-                    for (int j = 0; j < 4; ++j) {
-                        const __m512i nib = _mm512_srlv_epi32(low[4 * half + j], nib_shift);
-                        const __m512i high = _mm512_rolv_epi32(h[4 * half + j], high_rotate);
-                        u[j] = _mm512_ternarylogic_epi32(nib, high, _mm512_set1_epi8(0x0F), 0xE4);  // (nib & m) | (high & ~m)
-                        u[j] = _mm512_and_si512(u[j], _mm512_set1_epi8(0x3F));
-                    }
+                    for (int j = 0; j < 4; ++j)
+                        u[j] = join_bits(low[4 * half + j], nib_shift, 0x0F, h[4 * half + j], high_rotate, 0x3F);
                     f(8 * n + 2 * run + half, u);
                 }
             }
@@ -265,31 +288,15 @@ struct Rows16Q3K {
         d = dc = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(h[3], 16)));
     }
 
-    // f(g, u) for g = 0..15. Group g = 8n + 2s + h: bits 2s, 2s + 1 of qs dwords 8n + 4h + j
-    // (j = 0..3), plus 4 where bit 4n + s of hmask dword 4h + j's bytes is set.
+    // f(g, u) for g = 0..15 (two_bit_groups), plus 4 where bit 4n + s of the bytes of hmask
+    // dword 4h + j is set (rotated to bit 2 of its byte).
     template <class F>
     static void groups(const uint8_t* w, const RowSpan& rows, F&& f) {
         __m512i hm[8];
         transpose8(w + offsetof(Block, hmask), rows, hm);
-        for (int n = 0; n < 2; ++n) {
-            __m512i q[8];
-            transpose8(w + offsetof(Block, qs) + 32 * n, rows, q);
-            for (int s = 0; s < 4; ++s) {
-                // The two bits down to bits 0-1, the hmask bit rotated to bit 2 of its byte
-                // (what comes round or across bytes is masked off).
-                const __m512i low_shift = _mm512_set1_epi32(2 * s), high_rotate = _mm512_set1_epi32((2 - 4 * n - s) & 31);
-                for (int h = 0; h < 2; ++h) {
-                    __m512i u[4];
-                    for (int j = 0; j < 4; ++j) {
-                        const __m512i low = _mm512_srlv_epi32(q[4 * h + j], low_shift);
-                        const __m512i high = _mm512_rolv_epi32(hm[4 * h + j], high_rotate);
-                        u[j] = _mm512_ternarylogic_epi32(low, high, _mm512_set1_epi8(0x03), 0xE4);  // (low & m) | (high & ~m)
-                        u[j] = _mm512_and_si512(u[j], _mm512_set1_epi8(0x07));
-                    }
-                    f(8 * n + 2 * s + h, u);
-                }
-            }
-        }
+        two_bit_groups(w + offsetof(Block, qs), rows, f, [&](int n, int s, int dword, __m512i low) {
+            return join_bits(low, _mm512_setzero_si512(), 0x03, hm[dword], _mm512_set1_epi32((2 - 4 * n - s) & 31), 0x07);
+        });
     }
 };
 
@@ -317,21 +324,11 @@ struct Rows16Q2K {
         dc = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(both, 16)));
     }
 
-    // f(g, u) for g = 0..15. Group g = 8n + 2s + h: bits 2s, 2s + 1 of qs dwords 8n + 4h + j.
+    // f(g, u) for g = 0..15 (two_bit_groups).
     template <class F>
     static void groups(const uint8_t* w, const RowSpan& rows, F&& f) {
-        for (int n = 0; n < 2; ++n) {
-            __m512i q[8];
-            transpose8(w + offsetof(Block, qs) + 32 * n, rows, q);
-            for (int s = 0; s < 4; ++s) {
-                const __m512i shift = _mm512_set1_epi32(2 * s);
-                for (int h = 0; h < 2; ++h) {
-                    __m512i u[4];
-                    for (int j = 0; j < 4; ++j) u[j] = _mm512_and_si512(_mm512_srlv_epi32(q[4 * h + j], shift), _mm512_set1_epi8(0x03));
-                    f(8 * n + 2 * s + h, u);
-                }
-            }
-        }
+        two_bit_groups(w + offsetof(Block, qs), rows, f,
+                       [](int, int, int, __m512i low) { return _mm512_and_si512(low, _mm512_set1_epi8(0x03)); });
     }
 };
 
