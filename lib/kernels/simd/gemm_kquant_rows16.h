@@ -56,6 +56,18 @@ inline __m512i byte_to(__m512i v, int b) {
     return _mm512_shuffle_epi8(v, idx);
 }
 
+// Sixteen signed scale bytes by lane (sc[c]: bytes 4c .. 4c + 3) as int32 scales, and as
+// int16 pairs (groups 2i, 2i + 1, against bsums dword i) times 2^(8 - PairShift): the
+// offset's correction (Q6_K, Q3_K).
+template <int PairShift>
+inline void signed_scales16(const __m512i (&sc)[4], __m512i (&scale)[16], __m512i (&pair)[8]) {
+#pragma GCC unroll 16
+    for (int g = 0; g < 16; ++g) scale[g] = _mm512_srai_epi32(byte_to<3>(sc[g / 4], g % 4), 24);
+#pragma GCC unroll 8
+    for (int i = 0; i < 8; ++i)
+        pair[i] = _mm512_srai_epi16(_mm512_or_si512(byte_to<1>(sc[i / 2], 2 * (i % 2)), byte_to<3>(sc[i / 2], 2 * (i % 2) + 1)), PairShift);
+}
+
 // Values from two sources: low's bits shifted down by low_shift where low_mask is set, and
 // high's rotated left by high_rotate elsewhere; kept where keep is set (what comes round or
 // across bytes is masked off).
@@ -168,11 +180,7 @@ struct Rows16Q6K {
     Rows16Q6K(const uint8_t* w, const RowSpan& rows) {
         __m512i sc[4];  // scale bytes 4c .. 4c + 3
         transpose4(w + offsetof(Block, scales), rows, sc);
-#pragma GCC unroll 16
-        for (int g = 0; g < 16; ++g) scale[g] = _mm512_srai_epi32(byte_to<3>(sc[g / 4], g % 4), 24);
-#pragma GCC unroll 8
-        for (int i = 0; i < 8; ++i)
-            pair[i] = _mm512_srai_epi16(_mm512_or_si512(byte_to<1>(sc[i / 2], 2 * (i % 2)), byte_to<3>(sc[i / 2], 2 * (i % 2) + 1)), 3);
+        signed_scales16<3>(sc, scale, pair);  // pairs: 32 * scale
         d = dc = halves16(w + offsetof(Block, d), rows);
     }
 
@@ -280,11 +288,7 @@ struct Rows16Q3K {
                          _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi32(aux[0], 4), m4), top(4)),
                          _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi32(aux[1], 4), m4), top(6))};
         for (__m512i& v : sc) v = _mm512_sub_epi8(v, _mm512_set1_epi8(32));
-#pragma GCC unroll 16
-        for (int g = 0; g < 16; ++g) scale[g] = _mm512_srai_epi32(byte_to<3>(sc[g / 4], g % 4), 24);
-#pragma GCC unroll 8
-        for (int i = 0; i < 8; ++i)
-            pair[i] = _mm512_srai_epi16(_mm512_or_si512(byte_to<1>(sc[i / 2], 2 * (i % 2)), byte_to<3>(sc[i / 2], 2 * (i % 2) + 1)), 6);
+        signed_scales16<6>(sc, scale, pair);  // pairs: 4 * scale
         d = dc = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(h[3], 16)));
     }
 
