@@ -12,17 +12,17 @@
 namespace strata::kernels::detail::STRATA_SIMD_NS {
 namespace {
 
-// AVX-512: the 4 x 4 lane layout for many tokens; AVX2: gemm_kquant.h's, with Q4_K's,
-// Q5_K's and Q6_K's few-token products in gemm_kquant_rows8.h's lanes.
+// AVX-512: the 4 x 4 lane layout for many tokens; AVX2: gemm_kquant.h's, with the
+// K-quants' few-token products in gemm_kquant_rows8.h's lanes (IQ4_XS: gemm_kquant.h's).
 template <class Type>
 constexpr GemmFn kquant_gemm() {
 #if defined(STRATA_SIMD_AVX512)
     return simd::GemmX4<V, simd::KQuantX4<V, Type>>::run;
 #else
-    if constexpr (std::is_same_v<Type, simd::Q4K> || std::is_same_v<Type, simd::Q5K> || std::is_same_v<Type, simd::Q6K>)
-        return simd::Gemm<V, simd::KQuantRows8<V, Type>>::run;
-    else
+    if constexpr (std::is_same_v<Type, simd::IQ4XS>)
         return simd::Gemm<V, simd::KQuant<V, Type>>::run;
+    else
+        return simd::Gemm<V, simd::KQuantRows8<V, Type>>::run;
 #endif
 }
 

@@ -1,10 +1,11 @@
-// kernels/simd/gemm_kquant_rows8.h — AVX2 only: Q4_K, Q5_K and Q6_K products of 8 rows and a few
-// tokens (batched decode) with a row in each int32 lane, the AVX2 counterpart of
-// gemm_kquant_rows16.h. A super-block's quant dwords are transposed across 8 rows to one
+// kernels/simd/gemm_kquant_rows8.h — AVX2 only: Q2_K, Q3_K, Q4_K, Q5_K and Q6_K products of 8
+// rows and a few tokens (batched decode) with a row in each int32 lane, the AVX2 counterpart
+// of gemm_kquant_rows16.h. A super-block's quant dwords are transposed across 8 rows to one
 // vector per position (lane = row), so a token's 4 activations at a position are one
 // dword broadcast to all lanes (a load, no vector pipe). AVX2 has no byte dot product
 // into int32: each position is one vpmaddubsw, and the int16 pair sums of up to kSpan
-// positions are added as int16 (no overflow: Q4_K 8 x 2 x 15 x 128, Q6_K 2 x 2 x 63 x 128)
+// positions are added as int16 (no overflow: Q4_K 8 x 2 x 15 x 128, Q6_K 2 x 2 x 63 x 128,
+// Q2_K and Q3_K a whole group of 4, 4 x 2 x 7 x 128)
 // before one vpmaddwd by the 8 rows' group scale (as int16 pairs) takes them to int32.
 // Per super-block the mins or offsets are a vpmaddwd per group against the activations'
 // bsums, and one float step serves 8 rows; the results are stored by lane, with no
@@ -19,6 +20,9 @@
 // of 1B Q4_K_M decoding (strata-bench --sessions 8, STRATA_ISA=avx2): 57-59 -> 98-121 tok/s.
 // Q5_K (values to 31: pair sums of 4 positions), against narrow_row up to 4 tokens and the
 // many-token path from 5: 5-8 tokens 36-84 -> 100-143 GFLOP/s; with 2-3 about the same.
+// Q2_K (from 2 tokens) and Q3_K (from 3), against narrow_row, same bench: Q2_K 4 tokens
+// 119-121 -> 146-148, 8 tokens 98-108 -> 149-166; Q3_K 3 tokens 87-97 -> 97-104, 8 tokens
+// 68-107 -> 141-147. 8 sessions of 1B Q3_K_M (STRATA_ISA=avx2) 89-93 -> 125-130 tok/s.
 // Must not touch: other weight types, the AVX-512 variant (its rows16 and quad lanes).
 #pragma once
 
@@ -170,6 +174,105 @@ struct Rows8Q6K {
     }
 };
 
+// f(g, u) for the 16 groups of 16 of a super-block whose values start as two bits of qs:
+// group g = 8n + 2s + h is bits 2s, 2s + 1 of qs dwords 8n + 4h + j (j = 0..3), each
+// vector passed through high(n, s, 4h + j, u) (Q3_K's hmask bit).
+template <class F, class High>
+void two_bit_groups8(const uint8_t* qs, const RowSpan8& rows, F&& f, High&& high) {
+    for (int n = 0; n < 2; ++n) {
+        __m256i q[8];
+        transpose8x8(qs + 32 * n, rows, q);
+        for (int s = 0; s < 4; ++s) {
+            const __m128i shift = _mm_cvtsi32_si128(2 * s);
+            for (int h = 0; h < 2; ++h) {
+                __m256i u[4];
+                for (int j = 0; j < 4; ++j) u[j] = high(n, s, 4 * h + j, _mm256_srl_epi32(q[4 * h + j], shift));
+                f(8 * n + 2 * s + h, u);
+            }
+        }
+    }
+}
+
+// Q2_K's 8-row super-block: groups of 16 (4 positions, values to 3: int16 pair sums of the
+// whole group), each group's scale and min from the nibbles of its scale byte, d and dmin.
+struct Rows8Q2K {
+    using Block = strata::BlockQ2_K;
+    using Type = Q2K;
+    static constexpr int kGroups = 16, kPositions = 4, kSpan = 4, kMinTokens = 2;
+    // By lane: each group's scale as int16 in both words, each correction pair (int16: the
+    // mins of groups 2i, 2i + 1, against bsums dword i), d and dmin.
+    __m256i scale[16], pair[8];
+    __m256 d, dc;
+
+    Rows8Q2K(const uint8_t* w, const RowSpan8& rows) {
+        __m256i sc[4], mn[4];  // scale bytes 4c .. 4c + 3: their low nibbles, high nibbles
+        transpose4x8(w + offsetof(Block, scales), rows, sc);
+        for (int c = 0; c < 4; ++c) {
+            mn[c] = _mm256_and_si256(_mm256_srli_epi32(sc[c], 4), _mm256_set1_epi8(0x0F));
+            sc[c] = _mm256_and_si256(sc[c], _mm256_set1_epi8(0x0F));
+        }
+#pragma GCC unroll 16
+        for (int g = 0; g < 16; ++g) scale[g] = to_words<false>(sc[g / 4], g % 4, g % 4);
+#pragma GCC unroll 8
+        for (int i = 0; i < 8; ++i) pair[i] = to_words<false>(mn[i / 2], 2 * (i % 2), 2 * (i % 2) + 1);
+        d = halves8(w + offsetof(Block, d), rows);
+        dc = halves8(w + offsetof(Block, dmin), rows);
+    }
+
+    template <class F>
+    static void groups(const uint8_t* w, const RowSpan8& rows, F&& f) {
+        two_bit_groups8(w + offsetof(Block, qs), rows, f,
+                        [](int, int, int, __m256i low) { return _mm256_and_si256(low, _mm256_set1_epi8(0x03)); });
+    }
+};
+
+// Q3_K's 8-row super-block: groups of 16 (4 positions), values u = two bits of qs plus 4
+// where the hmask bit is set (the weight is u - 4; to 7: int16 pair sums of the whole group),
+// the 6-bit scales (q3k_scale_words on dwords for 8 rows), d. The offset of 4 is 4 * scale
+// against the bsums.
+struct Rows8Q3K {
+    using Block = strata::BlockQ3_K;
+    using Type = Q3K;
+    static constexpr int kGroups = 16, kPositions = 4, kSpan = 4, kMinTokens = 3;  // with 2 narrow_row was as fast (kernel_bench, in cache)
+    // By lane: each group's scale as int16 in both words, each correction pair (int16: 4
+    // times the scales of groups 2i, 2i + 1, against bsums dword i), d.
+    __m256i scale[16], pair[8];
+    __m256 d, dc;
+
+    Rows8Q3K(const uint8_t* w, const RowSpan8& rows) {
+        // The 16 bytes that end the block (it has no 2 more after its scales and d): qs
+        // 62-63 and scales 0-1, scales 2-5, 6-9, scales 10-11 and d.
+        __m256i h[4];
+        transpose4x8(w + offsetof(Block, scales) - 2, rows, h);
+        auto word = [&](int i) { return _mm256_or_si256(_mm256_srli_epi32(h[i], 16), _mm256_slli_epi32(h[i + 1], 16)); };
+        const __m256i aux[3] = {word(0), word(1), word(2)};
+        const __m256i m2 = _mm256_set1_epi8(0x03), m4 = _mm256_set1_epi8(0x0F);
+        auto top = [&](int shift) { return _mm256_slli_epi32(_mm256_and_si256(_mm256_srli_epi32(aux[2], shift), m2), 4); };
+        __m256i sc[4] = {_mm256_or_si256(_mm256_and_si256(aux[0], m4), top(0)), _mm256_or_si256(_mm256_and_si256(aux[1], m4), top(2)),
+                         _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi32(aux[0], 4), m4), top(4)),
+                         _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi32(aux[1], 4), m4), top(6))};
+        for (__m256i& v : sc) v = _mm256_sub_epi8(v, _mm256_set1_epi8(32));
+#pragma GCC unroll 16
+        for (int g = 0; g < 16; ++g) scale[g] = _mm256_srai_epi16(to_words<true>(sc[g / 4], g % 4, g % 4), 8);
+#pragma GCC unroll 8
+        for (int i = 0; i < 8; ++i) pair[i] = _mm256_srai_epi16(to_words<true>(sc[i / 2], 2 * (i % 2), 2 * (i % 2) + 1), 6);
+        d = dc = halves8(w + offsetof(Block, d), rows);
+    }
+
+    // two_bit_groups8, plus 4 where bit 4n + s of the bytes of hmask dword 4h + j is set
+    // (shifted to bit 2 of its byte, within 16-bit words).
+    template <class F>
+    static void groups(const uint8_t* w, const RowSpan8& rows, F&& f) {
+        __m256i hm[8];
+        transpose8x8(w + offsetof(Block, hmask), rows, hm);
+        two_bit_groups8(w + offsetof(Block, qs), rows, f, [&](int n, int s, int dword, __m256i low) {
+            const int c = 4 * n + s;
+            const __m256i bit = c >= 2 ? _mm256_srl_epi16(hm[dword], _mm_cvtsi32_si128(c - 2)) : _mm256_sll_epi16(hm[dword], _mm_cvtsi32_si128(2 - c));
+            return _mm256_or_si256(_mm256_and_si256(low, _mm256_set1_epi8(0x03)), _mm256_and_si256(bit, _mm256_set1_epi8(0x04)));
+        });
+    }
+};
+
 template <class Form>
 struct Rows8 {
     using Block = typename Form::Block;
@@ -220,13 +323,15 @@ struct Rows8 {
     }
 };
 
-// KQuant with Q4_K's, Q5_K's and Q6_K's products of 2..8 tokens in the 8-row lanes; fewer tokens
-// (and the other types) as KQuant.
+// KQuant with the K-quants' products of 2..8 tokens in the 8-row lanes; fewer tokens as KQuant.
 template <class V, class Type>
 struct KQuantRows8 : KQuant<V, Type> {
     using Base = KQuant<V, Type>;
     using Acts = typename Base::Acts;
-    using Form = std::conditional_t<std::is_same_v<Type, Q4K>, Rows8Q4K, std::conditional_t<std::is_same_v<Type, Q5K>, Rows8Q5K, Rows8Q6K>>;
+    using Form = std::conditional_t<
+        std::is_same_v<Type, Q4K>, Rows8Q4K,
+        std::conditional_t<std::is_same_v<Type, Q5K>, Rows8Q5K,
+                           std::conditional_t<std::is_same_v<Type, Q6K>, Rows8Q6K, std::conditional_t<std::is_same_v<Type, Q2K>, Rows8Q2K, Rows8Q3K>>>>;
     static constexpr int kFusedTokens = 8, kFusedRows = 8;
 
     template <int NR, int NT>

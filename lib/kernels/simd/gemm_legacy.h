@@ -8,8 +8,9 @@
 //     dot = d * da * (sum(u * a) - off * sum(a))  [+ m * s]
 // Every (row, token) is one chain of 8-lane FMAs over the blocks (Q4_1/Q5_1: plus one for
 // the mins), the order of llama.cpp's tinyBLAS Q8_0 kernel and GGML's AVX vec_dot_q8_0,
-// except where the row lanes take the products instead (gemm_legacy_rows16.h on AVX-512:
-// Q8_0 from 3 tokens, the others from 1 or 2; gemm_legacy_rows8.h on AVX2: Q8_0 from 3).
+// except where the row lanes take the products instead (gemm_legacy_rows16.h on AVX-512,
+// gemm_legacy_rows8.h on AVX2: up to 8 tokens, Q8_0 from 3, the others from 1, Q5_0 / Q5_1
+// on AVX-512 from 2).
 // Must not touch: other weight families.
 #pragma once
 
@@ -189,8 +190,9 @@ struct Legacy {
 
     // Few tokens: each block unpacked in registers (256 bits, one block per vector) and
     // applied at once, one row after another (one sequential weight stream: see
-    // gemm_kquant.h). The row lanes (gemm_legacy_rows16.h, gemm_legacy_rows8.h) take the
-    // products instead from kLaneTokens on, and on AVX-512 the nibble types' from 1 or 2.
+    // gemm_kquant.h). The row lanes (gemm_legacy_rows16.h, gemm_legacy_rows8.h) take Q8_0's
+    // products instead from kLaneTokens on, the other types' from 1 or 2: this path serves
+    // Q8_0's 1-2 tokens (and Q5_0 / Q5_1's one token on AVX-512).
     static constexpr int kFusedTokens = 8;  // as gemm_kquant.h: batched decode of up to 8 sessions
     static constexpr int kFusedRows = 1;
     static constexpr int kLaneTokens = 3;  // Q8_0 with up to 2 tokens keeps llama.cpp's rounding
