@@ -47,6 +47,17 @@ inline __m256i to_words(__m256i v, int b0, int b1) {
     return _mm256_shuffle_epi8(v, _mm256_setr_epi32(at(0), at(1), at(2), at(3), at(0), at(1), at(2), at(3)));
 }
 
+// Sixteen signed scale bytes by lane (sc[c]: bytes 4c .. 4c + 3) as int16 in both words of
+// their lane, and as int16 pairs (groups 2i, 2i + 1, against bsums dword i) times
+// 2^(8 - PairShift): the offset's correction (Q6_K, Q3_K).
+template <int PairShift>
+inline void signed_scales8(const __m256i (&sc)[4], __m256i (&scale)[16], __m256i (&pair)[8]) {
+#pragma GCC unroll 16
+    for (int g = 0; g < 16; ++g) scale[g] = _mm256_srai_epi16(to_words<true>(sc[g / 4], g % 4, g % 4), 8);
+#pragma GCC unroll 8
+    for (int i = 0; i < 8; ++i) pair[i] = _mm256_srai_epi16(to_words<true>(sc[i / 2], 2 * (i % 2), 2 * (i % 2) + 1), PairShift);
+}
+
 // Q4_K's 8-row super-block: groups of 32 (8 positions), the 6-bit scales and mins decoded
 // for 8 rows at once (llama.cpp's get_scale_min_k4), d and dmin.
 struct Rows8Q4K {
@@ -139,10 +150,7 @@ struct Rows8Q6K {
     Rows8Q6K(const uint8_t* w, const RowSpan8& rows) {
         __m256i sc[4];  // scale bytes 4c .. 4c + 3
         transpose4x8(w + offsetof(Block, scales), rows, sc);
-#pragma GCC unroll 16
-        for (int g = 0; g < 16; ++g) scale[g] = _mm256_srai_epi16(to_words<true>(sc[g / 4], g % 4, g % 4), 8);
-#pragma GCC unroll 8
-        for (int i = 0; i < 8; ++i) pair[i] = _mm256_srai_epi16(to_words<true>(sc[i / 2], 2 * (i % 2), 2 * (i % 2) + 1), 3);
+        signed_scales8<3>(sc, scale, pair);  // pairs: 32 * scale
         d = dc = halves8(w + offsetof(Block, d), rows);
     }
 
@@ -252,10 +260,7 @@ struct Rows8Q3K {
                          _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi32(aux[0], 4), m4), top(4)),
                          _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi32(aux[1], 4), m4), top(6))};
         for (__m256i& v : sc) v = _mm256_sub_epi8(v, _mm256_set1_epi8(32));
-#pragma GCC unroll 16
-        for (int g = 0; g < 16; ++g) scale[g] = _mm256_srai_epi16(to_words<true>(sc[g / 4], g % 4, g % 4), 8);
-#pragma GCC unroll 8
-        for (int i = 0; i < 8; ++i) pair[i] = _mm256_srai_epi16(to_words<true>(sc[i / 2], 2 * (i % 2), 2 * (i % 2) + 1), 6);
+        signed_scales8<6>(sc, scale, pair);  // pairs: 4 * scale
         d = dc = halves8(w + offsetof(Block, d), rows);
     }
 
