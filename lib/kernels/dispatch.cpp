@@ -191,22 +191,14 @@ void f16_to_f32(const uint16_t* x, float* y, int64_t n) { table().f16_to_f32(x, 
 float dot_f16(const uint16_t* a, const uint16_t* b, int64_t n) { return table().dot_f16(a, b, n); }
 void axpy_f16(float* y, float a, const uint16_t* x, int64_t n) { table().axpy_f16(y, a, x, n); }
 void attend_f16(const float* q, int G, int hd, const uint16_t* kt, const uint16_t* v, size_t ldv, int lo, int hi, float scale,
-                float cap, float* m, float* l, float* acc) {
+                float cap, float* m, float* l, float* acc, Ahead ahead) {
     if (lo < 0 || hi > detail::kAttendBlock || lo >= hi) throw std::invalid_argument("attend_f16: bad position range");
-    table().attend_f16(q, G, hd, kt, v, ldv, lo, hi, scale, cap, m, l, acc);
+    table().attend_f16(q, G, hd, kt, v, ldv, lo, hi, scale, cap, m, l, acc, ahead);
 }
 void attend_q8_0(const float* q, int G, int hd, const int8_t* kq, const uint16_t* ks, const uint8_t* v, size_t ldv, int lo, int hi,
-                 float scale, float cap, float* m, float* l, float* acc) {
+                 float scale, float cap, float* m, float* l, float* acc, Ahead ahead) {
     if (lo < 0 || hi > detail::kAttendBlock || lo >= hi || hd % 32 != 0) throw std::invalid_argument("attend_q8_0: bad range or head size");
-    table().attend_q8_0(q, G, hd, kq, ks, v, ldv, lo, hi, scale, cap, m, l, acc);
-}
-void prefetch(const void* p, size_t bytes) {
-    const char* c = static_cast<const char*>(p);
-    for (size_t off = 0; off < bytes; off += 64) __builtin_prefetch(c + off, 0, 2);  // prefetcht1
-}
-void prefetch_part(const void* p, size_t bytes, int part, int parts) {
-    const size_t from = bytes * size_t(part) / size_t(parts), to = bytes * size_t(part + 1) / size_t(parts);
-    prefetch(static_cast<const char*>(p) + from, to - from);
+    table().attend_q8_0(q, G, hd, kq, ks, v, ldv, lo, hi, scale, cap, m, l, acc, ahead);
 }
 
 }  // namespace strata::kernels

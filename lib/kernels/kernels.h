@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "kernels/ahead.h"
 #include "tensor/dtype.h"
 
 namespace strata::kernels {
@@ -75,22 +76,14 @@ void axpy_f16(float* y, float a, const uint16_t* x, int64_t n);
 // sum l[g], and accumulator acc[g * hd ..] = sum of exp(s - m[g]) * v_j (rescaled when the
 // max grows). Start from m = -inf, l = 0, acc = 0; the attention output is acc / l. Calls
 // over consecutive blocks compose; so do partial states, merged by rescaling to the
-// larger max. Positions outside [lo, hi) are never part of the result.
+// larger max. Positions outside [lo, hi) are never part of the result. `ahead` is brought
+// into L2 meanwhile (ahead.h).
 void attend_f16(const float* q, int G, int hd, const uint16_t* kt, const uint16_t* v, size_t ldv, int lo, int hi, float scale,
-                float cap, float* m, float* l, float* acc);
+                float cap, float* m, float* l, float* acc, Ahead ahead = {});
 // The same over a Q8_0 block (hd a multiple of 32): keys int8 kq[d * 16 + j] times the F16
 // scale ks[(d / 32) * 16 + j]; value rows of hd / 32 GGML Q8_0 blocks (F16 scale, 32 int8),
 // ldv bytes apart.
 void attend_q8_0(const float* q, int G, int hd, const int8_t* kq, const uint16_t* ks, const uint8_t* v, size_t ldv, int lo, int hi,
-                 float scale, float cap, float* m, float* l, float* acc);
-
-// Asks the CPU to bring [p, p + bytes) into its L2 cache ahead of use, one prefetch per
-// 64-byte line: for memory that will be read soon in an order the hardware prefetchers do
-// not follow (attention's next KV block). Not into L1: a block of F16 keys and values is
-// as large as Zen 4's L1, so prefetching the next one there evicted the one in use.
-void prefetch(const void* p, size_t bytes);
-// The same for part `part` of `parts` equal parts of [p, p + bytes) (the parts together
-// cover it all), to spread one prefetch over several steps of work.
-void prefetch_part(const void* p, size_t bytes, int part, int parts);
+                 float scale, float cap, float* m, float* l, float* acc, Ahead ahead = {});
 
 }  // namespace strata::kernels

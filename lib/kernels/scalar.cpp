@@ -117,17 +117,25 @@ void attend_scalar(const float* q, int G, int hd, int lo, int hi, float scale, f
     }
 }
 
+// The reference brings `ahead` into L2 (prefetcht1) before its work, in one go.
+void prefetch(Ahead ahead) {
+    const char* c = static_cast<const char*>(ahead.p);
+    for (size_t off = 0; off < ahead.bytes; off += 64) __builtin_prefetch(c + off, 0, 2);
+}
+
 }  // namespace
 
 void attend_f16_scalar(const float* q, int G, int hd, const uint16_t* kt, const uint16_t* v, size_t ldv, int lo, int hi, float scale,
-                       float cap, float* m, float* l, float* acc) {
+                       float cap, float* m, float* l, float* acc, Ahead ahead) {
+    prefetch(ahead);
     attend_scalar(
         q, G, hd, lo, hi, scale, cap, m, l, acc, [&](int d, int j) { return fp16_to_fp32(kt[size_t(d) * kAttendBlock + j]); },
         [&](int j, int i) { return fp16_to_fp32(v[size_t(j) * ldv + i]); });
 }
 
 void attend_q8_0_scalar(const float* q, int G, int hd, const int8_t* kq, const uint16_t* ks, const uint8_t* v, size_t ldv, int lo,
-                        int hi, float scale, float cap, float* m, float* l, float* acc) {
+                        int hi, float scale, float cap, float* m, float* l, float* acc, Ahead ahead) {
+    prefetch(ahead);
     attend_scalar(
         q, G, hd, lo, hi, scale, cap, m, l, acc,
         [&](int d, int j) { return fp16_to_fp32(ks[size_t(d / 32) * kAttendBlock + j]) * kq[size_t(d) * kAttendBlock + j]; },

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/ahead.h"
 #include "tensor/dtype.h"
 
 namespace strata::kernels::detail {
@@ -35,18 +36,18 @@ struct Table {
     float (*dot_f16)(const uint16_t* a, const uint16_t* b, int64_t n) = nullptr;
     void (*axpy_f16)(float* y, float a, const uint16_t* x, int64_t n) = nullptr;
     void (*attend_f16)(const float* q, int G, int hd, const uint16_t* kt, const uint16_t* v, size_t ldv, int lo, int hi,
-                       float scale, float cap, float* m, float* l, float* acc) = nullptr;
+                       float scale, float cap, float* m, float* l, float* acc, Ahead ahead) = nullptr;
     void (*attend_q8_0)(const float* q, int G, int hd, const int8_t* kq, const uint16_t* ks, const uint8_t* v, size_t ldv, int lo,
-                        int hi, float scale, float cap, float* m, float* l, float* acc) = nullptr;
+                        int hi, float scale, float cap, float* m, float* l, float* acc, Ahead ahead) = nullptr;
 };
 
 // attend_f16: positions per KV block, and the largest query group the SIMD variants take
 // (the scalar reference takes any; the SIMD variants hand it what they cannot take).
 constexpr int kAttendBlock = 16, kAttendMaxGroup = 64;
 void attend_f16_scalar(const float* q, int G, int hd, const uint16_t* kt, const uint16_t* v, size_t ldv, int lo, int hi, float scale,
-                       float cap, float* m, float* l, float* acc);
+                       float cap, float* m, float* l, float* acc, Ahead ahead);
 void attend_q8_0_scalar(const float* q, int G, int hd, const int8_t* kq, const uint16_t* ks, const uint8_t* v, size_t ldv, int lo,
-                        int hi, float scale, float cap, float* m, float* l, float* acc);
+                        int hi, float scale, float cap, float* m, float* l, float* acc, Ahead ahead);
 
 // Fill every slot (scalar) or override the slots an ISA implements (simd/install.cpp,
 // compiled once per variant). The AVX-512 variant may assume AVX2/FMA/F16C too;

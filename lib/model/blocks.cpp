@@ -125,9 +125,9 @@ void Model::Impl::attention_block(const LayerWeights& w, int l, const float* in,
 }
 
 // One KV block's positions [lo, hi) (block start `first`) for the query group of KV head h,
-// in the cache's type.
+// in the cache's type, bringing `ahead` into L2 meanwhile.
 void Model::Impl::attend_block(const kv::KvCache& cache, int l, int h, const float* q, int32_t p, int32_t first, int32_t hi, float scale,
-                               float* m, float* sum, float* acc) const {
+                               float* m, float* sum, float* acc, kernels::Ahead ahead) const {
     const int hd = hp.head_dim, G = hp.n_head / hp.n_head_kv;
     const kv::BlockFormat& f = cache.format();
     const uint8_t* keys = cache.k_block(l, p);
@@ -135,12 +135,12 @@ void Model::Impl::attend_block(const kv::KvCache& cache, int l, int h, const flo
     if (f.type == kv::KvType::F16) {
         kernels::attend_f16(q, G, hd, reinterpret_cast<const uint16_t*>(keys) + size_t(h) * hd * kv::kBlockTokens,
                             reinterpret_cast<const uint16_t*>(values) + size_t(h) * hd, f.dim, p - first, hi, scale, hp.attn_softcap, m,
-                            sum, acc);
+                            sum, acc, ahead);
     } else {
         kernels::attend_q8_0(q, G, hd, reinterpret_cast<const int8_t*>(keys) + size_t(h) * hd * kv::kBlockTokens,
                              reinterpret_cast<const uint16_t*>(keys + f.key_bytes()) + size_t(h) * (hd / 32) * kv::kBlockTokens,
                              values + size_t(h) * (hd / 32) * 34, f.value_row_bytes(), p - first, hi, scale, hp.attn_softcap, m, sum,
-                             acc);
+                             acc, ahead);
     }
 }
 
@@ -156,9 +156,13 @@ void Model::Impl::attend_block(const kv::KvCache& cache, int l, int h, const flo
 // Even so the prefetchers fell behind: the next block's layer is prefetched into L2 while
 // a block is computed, an n_kv-th of it with each head (kernel_bench --attention 2048, one
 // thread, caches evicted between layers: no prefetch F16 14.2-15.4 ms per token, Q8_0
-// 12.1-13.3; the whole layer into L1 at once 10.1-10.8 and 9.9-11.1; this 9.6-10.7 and
-// 5.9-7.6; into L1 a share at a time 13.5-16.3 and 8.7-8.9, as an F16 block is as large
-// as L1; two or four blocks ahead no better). When the pass has fewer tokens than
+// 12.1-13.3; the whole layer into L1 at once 10.1-10.8 and 9.9-11.1; a share in one burst
+// before each head 9.6-10.7 and 5.9-7.6; into L1 a share at a time 13.5-16.3 and 8.7-8.9,
+// as an F16 block is as large as L1; two or four blocks ahead no better). The kernel takes
+// its share as kernels::Ahead and spreads it over its key loop, a line per key element:
+// F16 9.4-12.3 -> 6.7-11.2 ms (AVX2 10.4-12.4 -> 7.2-9.7), Q8_0 the same; inside the
+// model (1B Q4_K_M decoding after 2048 tokens, 2 threads) a layer's attention 0.38-0.45
+// -> 0.34-0.42 ms. When the pass has fewer tokens than
 // twice the threads (one sequence decoding), each token's positions are split into chunks
 // computed in parallel (attend_span) and merged (merge_chunks).
 void Model::Impl::attend(int l, std::span<const TokenSlot> tokens) {
@@ -213,9 +217,9 @@ void Model::Impl::attend_span(int l, const TokenSlot& tok, const float* queries,
         // The next block's layer, an n_kv-th of it while each head of this one is computed.
         const uint8_t* next = first + kv::kBlockTokens < to ? tok.cache->k_block(l, first + kv::kBlockTokens) : nullptr;
         for (int h = 0; h < n_kv; ++h) {
-            if (next) kernels::prefetch_part(next, bytes, h, n_kv);
+            const kernels::Ahead ahead = next ? kernels::ahead_part(next, bytes, h, n_kv) : kernels::Ahead{};
             float* m = states + size_t(h) * stride;
-            attend_block(*tok.cache, l, h, q + size_t(h) * G * hd, p, first, hi, scale, m, m + G, m + 2 * G);
+            attend_block(*tok.cache, l, h, q + size_t(h) * G * hd, p, first, hi, scale, m, m + G, m + 2 * G, ahead);
         }
         p = first + hi;
     }

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "kernels/ahead.h"
 #include "kernels/threadpool.h"
 #include "model/blocks.h"
 #include "model/model.h"
@@ -120,7 +121,7 @@ struct Model::Impl {
     void attend_span(int l, const TokenSlot& tok, const float* queries, int32_t from, int32_t to, int thread, float* states, size_t stride);
     void merge_chunks(int32_t pairs, int64_t chunks);
     void attend_block(const kv::KvCache& cache, int l, int h, const float* q, int32_t p, int32_t first, int32_t hi, float scale, float* m,
-                      float* sum, float* acc) const;
+                      float* sum, float* acc, kernels::Ahead ahead) const;
     void ffn_block(const LayerWeights& w, const float* in, float* out, int32_t T);
     void mlp_block(const LayerWeights& w, const float* in, float* out, int32_t T);
 

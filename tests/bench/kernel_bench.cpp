@@ -11,7 +11,7 @@
 // 4 queries each), on one thread, walking the cache's blocks as the model does (every KV
 // head of a block's layer in turn; a block holds its layers one after another, each 16
 // transposed keys and 16 value rows of all heads; an eighth of the next block's layer
-// prefetched with each head), in ms per token and GB/s of the cache. Between layers it
+// brought in by each head's call, kernels::Ahead), in ms per token and GB/s of the cache. Between layers it
 // reads --cache-mb of other memory, as a forward pass reads a layer's weights there, and
 // only the attention is timed: with nothing in between, part of a deep cache stayed in the
 // last-level cache from token to token (2048 positions, one thread: F16 7.6-8.4 ms
@@ -324,17 +324,18 @@ double time_attention(int depth, bool q8, const Options& o, std::mt19937& rng) {
     std::uniform_real_distribution<float> u(-1.0f, 1.0f);
     std::vector<float> q(size_t(H) * G * hd), state(size_t(H) * G * (hd + 2));
     for (auto& x : q) x = strata::fp16_to_fp32(strata::fp32_to_fp16(u(rng)));
-    auto block = [&](const uint8_t* layer, int h, int hi) {
+    auto block = [&](const uint8_t* layer, int h, int hi, k::Ahead ahead) {
         float* m = state.data() + size_t(h) * G * (hd + 2);
         const float* qh = q.data() + size_t(h) * G * hd;
         const uint8_t* values = layer + f.key_bytes() + f.key_scale_bytes();
         if (q8)
             k::attend_q8_0(qh, G, hd, reinterpret_cast<const int8_t*>(layer) + size_t(h) * hd * B,
                            reinterpret_cast<const uint16_t*>(layer + f.key_bytes()) + size_t(h) * (hd / 32) * B, values + size_t(h) * (hd / 32) * 34,
-                           f.value_row_bytes(), 0, hi, 0.125f, 0.0f, m, m + G, m + 2 * G);
+                           f.value_row_bytes(), 0, hi, 0.125f, 0.0f, m, m + G, m + 2 * G, ahead);
         else
             k::attend_f16(qh, G, hd, reinterpret_cast<const uint16_t*>(layer) + size_t(h) * hd * B,
-                          reinterpret_cast<const uint16_t*>(values) + size_t(h) * hd, size_t(H) * hd, 0, hi, 0.125f, 0.0f, m, m + G, m + 2 * G);
+                          reinterpret_cast<const uint16_t*>(values) + size_t(h) * hd, size_t(H) * hd, 0, hi, 0.125f, 0.0f, m, m + G, m + 2 * G,
+                          ahead);
     };
     // A layer's weights passing through the caches (one load per cache line).
     const std::vector<uint8_t> weights(static_cast<size_t>(o.cache_mb) << 20, 1);
@@ -356,8 +357,8 @@ double time_attention(int depth, bool q8, const Options& o, std::mt19937& rng) {
             for (int b = 0; b < blocks; ++b) {
                 const uint8_t* layer = cache.data() + (size_t(b) * L + l) * f.layer_bytes();
                 for (int h = 0; h < H; ++h) {
-                    if (b + 1 < blocks) k::prefetch_part(layer + L * f.layer_bytes(), f.layer_bytes(), h, H);
-                    block(layer, h, std::min(B, depth - b * B));
+                    const k::Ahead ahead = b + 1 < blocks ? k::ahead_part(layer + L * f.layer_bytes(), f.layer_bytes(), h, H) : k::Ahead{};
+                    block(layer, h, std::min(B, depth - b * B), ahead);
                 }
             }
             ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

@@ -8,6 +8,7 @@
 // Must not touch: which positions a query sees (the caller passes [lo, hi)), threads.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <type_traits>
 
@@ -18,11 +19,32 @@
 namespace {
 namespace simd {
 
+// Ahead's 64-byte lines for a key loop of n steps: line i at step i, the lines from n on
+// after the loop (rest). Empty when there is nothing to bring in.
+struct AheadLines {
+    const char* first = nullptr;
+    size_t lines = 0;
+    AheadLines() = default;
+    explicit AheadLines(strata::kernels::Ahead a) {
+        if (!a.p || a.bytes == 0) return;
+        const auto at = reinterpret_cast<uintptr_t>(a.p);
+        first = reinterpret_cast<const char*>(at / 64 * 64);
+        lines = (at % 64 + a.bytes + 63) / 64;
+    }
+    void step(int i) const {
+        if (size_t(i) < lines) _mm_prefetch(first + size_t(i) * 64, _MM_HINT_T1);
+    }
+    void rest(int n) const {
+        for (size_t i = size_t(n); i < lines; ++i) _mm_prefetch(first + i * 64, _MM_HINT_T1);
+    }
+};
+
 // NG queries' scores for the block's 16 positions, into p[g][j] (unscaled): per key
-// element d one load of the transposed keys' row d, FMAs into 2 * NG independent chains.
-// Keys are F16, or Q8_0: int8 rows with an F16 scale per position for each 32 elements.
+// element d one load of the transposed keys' row d, FMAs into 2 * NG independent chains,
+// and line d of `ahead`. Keys are F16, or Q8_0: int8 rows with an F16 scale per position
+// for each 32 elements.
 template <class V, int NG>
-void block_scores(const float* q, int hd, const uint16_t* kt, float (*p)[strata::kernels::detail::kAttendBlock]) {
+void block_scores(const float* q, int hd, const uint16_t* kt, float (*p)[strata::kernels::detail::kAttendBlock], const AheadLines& ahead) {
     constexpr int B = strata::kernels::detail::kAttendBlock, P = B / V::N;
     using F = typename V::F;
     F s[NG][2][P];
@@ -31,6 +53,7 @@ void block_scores(const float* q, int hd, const uint16_t* kt, float (*p)[strata:
             for (int i = 0; i < P; ++i) s[g][h][i] = V::zero();
     for (int d = 0; d < hd; d += 2)
         for (int h = 0; h < 2; ++h) {
+            ahead.step(d + h);
             F k[P];
             for (int i = 0; i < P; ++i) k[i] = V::load_f16(kt + size_t(d + h) * B + i * V::N);
             for (int g = 0; g < NG; ++g) {
@@ -43,7 +66,8 @@ void block_scores(const float* q, int hd, const uint16_t* kt, float (*p)[strata:
 }
 
 template <class V, int NG>
-void block_scores_q8(const float* q, int hd, const int8_t* kq, const uint16_t* ks, float (*p)[strata::kernels::detail::kAttendBlock]) {
+void block_scores_q8(const float* q, int hd, const int8_t* kq, const uint16_t* ks, float (*p)[strata::kernels::detail::kAttendBlock],
+                     const AheadLines& ahead) {
     constexpr int B = strata::kernels::detail::kAttendBlock, P = B / V::N;
     using F = typename V::F;
     F s[NG][P];
@@ -56,6 +80,7 @@ void block_scores_q8(const float* q, int hd, const int8_t* kq, const uint16_t* k
                 for (int i = 0; i < P; ++i) part[g][h][i] = V::zero();
         for (int d = c * 32; d < c * 32 + 32; d += 2)
             for (int h = 0; h < 2; ++h) {
+                ahead.step(d + h);
                 F k[P];
                 for (int i = 0; i < P; ++i) k[i] = V::load_i8(kq + size_t(d + h) * B + i * V::N);
                 for (int g = 0; g < NG; ++g) {
@@ -197,17 +222,22 @@ void group_values(const float (*p)[strata::kernels::detail::kAttendBlock], int h
     for (; i < nv; ++i) values_f16<V, NG, 1>(p, hd, v, ldv, lo, hi, acc, i);
 }
 
+// The key loop of the first four queries brings `ahead` in (the others' would repeat it).
 template <class V>
 void attend_f16(const float* q, int G, int hd, const uint16_t* kt, const uint16_t* v, size_t ldv, int lo, int hi, float scale,
-                float cap, float* m, float* l, float* acc) {
+                float cap, float* m, float* l, float* acc, strata::kernels::Ahead ahead) {
     using strata::kernels::detail::kAttendBlock;
     using strata::kernels::detail::kAttendMaxGroup;
     if (hd % V::N != 0 || hd % 2 != 0 || G > kAttendMaxGroup || kAttendBlock % V::N != 0) {
-        strata::kernels::detail::attend_f16_scalar(q, G, hd, kt, v, ldv, lo, hi, scale, cap, m, l, acc);
+        strata::kernels::detail::attend_f16_scalar(q, G, hd, kt, v, ldv, lo, hi, scale, cap, m, l, acc, ahead);
         return;
     }
     float p[kAttendMaxGroup][kAttendBlock];
-    in_fours(G, [&](int g, auto ng) { block_scores<V, decltype(ng)::value>(q + size_t(g) * hd, hd, kt, p + g); });
+    const AheadLines lines(ahead);
+    in_fours(G, [&](int g, auto ng) {
+        block_scores<V, decltype(ng)::value>(q + size_t(g) * hd, hd, kt, p + g, g == 0 ? lines : AheadLines());
+    });
+    lines.rest(hd);
     softmax_step<V>(G, hd, p, lo, hi, scale, cap, m, l, acc);
     in_fours(G, [&](int g, auto ng) { group_values<V, decltype(ng)::value>(p + g, hd, v, ldv, lo, hi, acc + size_t(g) * hd); });
 }
@@ -235,15 +265,19 @@ void group_values_q8(const float (*p)[strata::kernels::detail::kAttendBlock], in
 // value rows of hd / 32 GGML Q8_0 blocks (F16 scale, 32 int8) ldv bytes apart.
 template <class V>
 void attend_q8_0(const float* q, int G, int hd, const int8_t* kq, const uint16_t* ks, const uint8_t* v, size_t ldv, int lo, int hi,
-                 float scale, float cap, float* m, float* l, float* acc) {
+                 float scale, float cap, float* m, float* l, float* acc, strata::kernels::Ahead ahead) {
     using strata::kernels::detail::kAttendBlock;
     using strata::kernels::detail::kAttendMaxGroup;
     if (hd % 32 != 0 || G > kAttendMaxGroup || kAttendBlock % V::N != 0) {
-        strata::kernels::detail::attend_q8_0_scalar(q, G, hd, kq, ks, v, ldv, lo, hi, scale, cap, m, l, acc);
+        strata::kernels::detail::attend_q8_0_scalar(q, G, hd, kq, ks, v, ldv, lo, hi, scale, cap, m, l, acc, ahead);
         return;
     }
     float p[kAttendMaxGroup][kAttendBlock];
-    in_fours(G, [&](int g, auto ng) { block_scores_q8<V, decltype(ng)::value>(q + size_t(g) * hd, hd, kq, ks, p + g); });
+    const AheadLines lines(ahead);
+    in_fours(G, [&](int g, auto ng) {
+        block_scores_q8<V, decltype(ng)::value>(q + size_t(g) * hd, hd, kq, ks, p + g, g == 0 ? lines : AheadLines());
+    });
+    lines.rest(hd);
     softmax_step<V>(G, hd, p, lo, hi, scale, cap, m, l, acc);
     in_fours(G, [&](int g, auto ng) { group_values_q8<V, decltype(ng)::value>(p + g, hd, v, ldv, lo, hi, acc + size_t(g) * hd); });
 }
