@@ -8,16 +8,24 @@
 
 namespace {
 
+// The four scale words from the three packed little-endian words a0, a1, a2, for any word
+// type with &, |, >> and << by a scalar: uint32_t, or a GCC vector of uint32_t holding the
+// same word of 8 or 16 rows (gemm_kquant_rows8.h, gemm_kquant_rows16.h).
+template <class W>
+inline void q3k_unpack_words(W a0, W a1, W a2, W out[4]) {
+    constexpr uint32_t kmask1 = 0x03030303, kmask2 = 0x0f0f0f0f;
+    out[0] = (a0 & kmask2) | (((a2 >> 0) & kmask1) << 4);
+    out[1] = (a1 & kmask2) | (((a2 >> 2) & kmask1) << 4);
+    out[2] = ((a0 >> 4) & kmask2) | (((a2 >> 4) & kmask1) << 4);
+    out[3] = ((a1 >> 4) & kmask2) | (((a2 >> 6) & kmask1) << 4);
+}
+
 // The sixteen scales of a Q3_K super-block as bytes 0..63 (still offset by 32), four per
 // little-endian word: SIMD code builds a vector from the words without a store and reload.
 inline void q3k_scale_words(const uint8_t* packed, uint32_t aux[4]) {
-    constexpr uint32_t kmask1 = 0x03030303, kmask2 = 0x0f0f0f0f;
-    std::memcpy(aux, packed, 12);
-    const uint32_t tmp = aux[2];
-    aux[2] = ((aux[0] >> 4) & kmask2) | (((tmp >> 4) & kmask1) << 4);
-    aux[3] = ((aux[1] >> 4) & kmask2) | (((tmp >> 6) & kmask1) << 4);
-    aux[0] = (aux[0] & kmask2) | (((tmp >> 0) & kmask1) << 4);
-    aux[1] = (aux[1] & kmask2) | (((tmp >> 2) & kmask1) << 4);
+    uint32_t in[3];
+    std::memcpy(in, packed, sizeof in);
+    q3k_unpack_words(in[0], in[1], in[2], aux);
 }
 
 }  // namespace

@@ -281,13 +281,11 @@ struct Rows16Q3K {
         __m512i h[4];
         transpose4(w + offsetof(Block, scales) - 2, rows, h);
         auto word = [&](int i) { return _mm512_or_si512(_mm512_srli_epi32(h[i], 16), _mm512_slli_epi32(h[i + 1], 16)); };
-        const __m512i aux[3] = {word(0), word(1), word(2)};
-        const __m512i m2 = _mm512_set1_epi8(0x03), m4 = _mm512_set1_epi8(0x0F);
-        auto top = [&](int shift) { return _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(aux[2], shift), m2), 4); };
-        __m512i sc[4] = {_mm512_or_si512(_mm512_and_si512(aux[0], m4), top(0)), _mm512_or_si512(_mm512_and_si512(aux[1], m4), top(2)),
-                         _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi32(aux[0], 4), m4), top(4)),
-                         _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi32(aux[1], 4), m4), top(6))};
-        for (__m512i& v : sc) v = _mm512_sub_epi8(v, _mm512_set1_epi8(32));
+        using Words = uint32_t __attribute__((vector_size(64)));
+        Words words[4];
+        q3k_unpack_words<Words>(Words(word(0)), Words(word(1)), Words(word(2)), words);
+        __m512i sc[4];
+        for (int c = 0; c < 4; ++c) sc[c] = _mm512_sub_epi8(__m512i(words[c]), _mm512_set1_epi8(32));
         signed_scales16<6>(sc, scale, pair);  // pairs: 4 * scale
         d = dc = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(h[3], 16)));
     }

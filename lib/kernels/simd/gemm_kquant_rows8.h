@@ -253,13 +253,11 @@ struct Rows8Q3K {
         __m256i h[4];
         transpose4x8(w + offsetof(Block, scales) - 2, rows, h);
         auto word = [&](int i) { return _mm256_or_si256(_mm256_srli_epi32(h[i], 16), _mm256_slli_epi32(h[i + 1], 16)); };
-        const __m256i aux[3] = {word(0), word(1), word(2)};
-        const __m256i m2 = _mm256_set1_epi8(0x03), m4 = _mm256_set1_epi8(0x0F);
-        auto top = [&](int shift) { return _mm256_slli_epi32(_mm256_and_si256(_mm256_srli_epi32(aux[2], shift), m2), 4); };
-        __m256i sc[4] = {_mm256_or_si256(_mm256_and_si256(aux[0], m4), top(0)), _mm256_or_si256(_mm256_and_si256(aux[1], m4), top(2)),
-                         _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi32(aux[0], 4), m4), top(4)),
-                         _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi32(aux[1], 4), m4), top(6))};
-        for (__m256i& v : sc) v = _mm256_sub_epi8(v, _mm256_set1_epi8(32));
+        using Words = uint32_t __attribute__((vector_size(32)));
+        Words words[4];
+        q3k_unpack_words<Words>(Words(word(0)), Words(word(1)), Words(word(2)), words);
+        __m256i sc[4];
+        for (int c = 0; c < 4; ++c) sc[c] = _mm256_sub_epi8(__m256i(words[c]), _mm256_set1_epi8(32));
         signed_scales8<6>(sc, scale, pair);  // pairs: 4 * scale
         d = dc = halves8(w + offsetof(Block, d), rows);
     }
