@@ -22,8 +22,9 @@
 // 150-172, IQ4_NL 88-91 -> 227-235 (3 tokens: 1.4-1.8x); 8 sessions of 1B Q4_0 74-80 ->
 // 161-172 tok/s. One token (Q4_0, IQ4_NL; Q4_1 also at 2, Q5_0 / Q5_1 from 2), against
 // narrow_row: in cache, 1 thread, Q4_0 15.0-15.4 -> 18.2-18.9 GB/s, IQ4_NL 14.1-14.9 ->
-// 16.2-17.5; 2 tokens from DRAM (14336x4096, 2 threads) Q4_0 75-92 -> 199-210 GFLOP/s, Q5_0
-// 54-64 -> 109-146; 1B Q4_0 decoding one sequence (strata-bench, llama.cpp in the same
+// 16.2-17.5 (Q4_0 and Q4_1's one token has since moved to the 8-row lanes, below); 2
+// tokens from DRAM (14336x4096, 2 threads) Q4_0 75-92 -> 199-210 GFLOP/s, Q5_0 54-64 ->
+// 109-146; 1B Q4_0 decoding one sequence (strata-bench, llama.cpp in the same
 // run) 32-35 -> 42.4 tok/s, 0.82-0.86x -> 1.02-1.20x llama.cpp.
 // Must not touch: the many-token paths (gemm_legacy_x4.h), the 1-2 token ones (gemm_legacy.h).
 #pragma once
@@ -33,6 +34,7 @@
 #include <type_traits>
 
 #include "kernels/simd/gemm_legacy_lanes.h"
+#include "kernels/simd/gemm_legacy_rows8.h"
 #include "kernels/simd/rows16.h"
 
 namespace {
@@ -46,6 +48,15 @@ struct LegacyRows16 : LegacyLanes<V, Type, LegacyRows16<V, Type>> {
     // (kernel_bench, in cache); the other types take the lanes from one token.
     static constexpr int kMinTokens = std::is_same_v<Type, Q8_0> ? Legacy<V, Type>::kLaneTokens : requires(Block b) { b.qh; } ? 2 : 1;
     static constexpr int kFusedRows = 16;
+    // One token of Q4_0 and Q4_1 takes gemm_legacy_rows8.h's 8-row lanes, twice: the same
+    // exact integer dots and float steps, so the same results. On Zen 4 (512-bit operations
+    // in two halves) the 16-row transposes cost more than one token's products save there:
+    // kernel_bench --type T --nt 1 --shape 4096x2048 --cache-mb 0, 1 thread, three
+    // alternating runs, GB/s: Q4_0 16.3-17.9 -> 19.0-21.0, Q4_1 13.3-14.8 -> 17.8-19.0. Not
+    // IQ4_NL (its lookup is cheaper in 512 bits: 17.0-17.2 against the AVX2 variant's
+    // 13.0-13.5), nor Q5_0 / Q5_1 (the 8-row lanes with one token, compiled for AVX-512,
+    // were no faster than narrow_row: Q5_0 12.9-13.9 against 13.7-14.8).
+    static constexpr bool kOneTokenIn8 = std::is_same_v<Type, Q4_0> || std::is_same_v<Type, Q4_1>;
 
     // The unsigned values of a block of 16 rows, position j (elements 4j .. 4j + 3) in u[j].
     static void positions(const uint8_t* block, const RowSpan& rows, __m512i (&u)[8]) {
@@ -80,6 +91,12 @@ struct LegacyRows16 : LegacyLanes<V, Type, LegacyRows16<V, Type>> {
     // next 16 rows' run comes into L2 in equal shares, one per 8 blocks.
     template <int NT>
     static void tile(const uint8_t* w, size_t ldw, int nr, int64_t blocks, const Q8Lane* x, int64_t nt, float* Y, size_t ldy) {
+        if constexpr (NT == 1 && kOneTokenIn8) {
+            using Eight = LegacyRows8<V, Type>;
+            Eight::template tile<1>(w, ldw, nr < 8 ? nr : 8, blocks, x, nt, Y, ldy);
+            if (nr > 8) Eight::template tile<1>(w + 8 * ldw, ldw, nr - 8, blocks, x, nt, Y + 8, ldy);
+            return;
+        }
         const RowSpan rows(ldw, nr);
         const int64_t parts = (blocks + kLegacyBlocks - 1) / kLegacyBlocks;
         __m512 acc[NT];
