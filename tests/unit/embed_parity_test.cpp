@@ -107,13 +107,22 @@ std::vector<std::vector<float>> embed(Engine& e, std::vector<EmbedInput> inputs)
     return sink->result.embeddings;
 }
 
+// How far one input's vectors from passes of different composition may lie apart.
+constexpr double kSameInput = 1e-4;
+
+double max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
+    BOOST_REQUIRE_EQUAL(a.size(), b.size());
+    double most = 0;
+    for (size_t i = 0; i < a.size(); ++i) most = std::max(most, std::abs(double(a[i]) - b[i]));
+    return most;
+}
+
 void check(const EmbedCase& c, const std::vector<float>& v, const std::string& how) {
-    BOOST_REQUIRE_EQUAL(v.size(), c.golden.size());
-    double dot = 0, norm = 0, max_abs = 0;
+    const double max_abs = max_abs_diff(v, c.golden);
+    double dot = 0, norm = 0;
     for (size_t i = 0; i < v.size(); ++i) {
         dot += double(v[i]) * c.golden[i];
         norm += double(v[i]) * v[i];
-        max_abs = std::max(max_abs, std::abs(double(v[i]) - c.golden[i]));
     }
     BOOST_TEST_MESSAGE(c.name << " " << how << ": cosine " << dot << ", max abs diff " << max_abs);
     BOOST_TEST(std::abs(norm - 1.0) < 1e-5, c.name << " " << how << " norm^2 " << norm);
@@ -171,7 +180,11 @@ BOOST_AUTO_TEST_CASE(an_encoder_refuses_to_generate) {
 }
 
 // Several inputs in one request, and an embedding beside a generation on the same engine:
-// each input's vector is the one it gets alone.
+// each input's vector is the one it gets alone, up to the last bits. Which tokens share a
+// pass depends on when the generation's steps fall, and a pass's size picks the products'
+// paths and how a token's attention is split over the threads: the same input computed in
+// passes of 16, 7 or 1 tokens differed by up to 1e-9, 1e-9 and 3e-5 (2026-11-27), so exact
+// equality here failed now and then on a loaded machine.
 BOOST_AUTO_TEST_CASE(batched_inputs_and_a_concurrent_generation) {
     const auto all = cases();
     const EmbedCase& c = *std::find_if(all.begin(), all.end(), [](const EmbedCase& x) { return x.name == "qwen3-f16.mean.long"; });
@@ -190,8 +203,9 @@ BOOST_AUTO_TEST_CASE(batched_inputs_and_a_concurrent_generation) {
     BOOST_TEST(g->error.empty());
     BOOST_REQUIRE_EQUAL(both.size(), 3u);
     check(c, both[0], "first of three");
-    BOOST_TEST(both[0] == both[2]);
-    BOOST_TEST(both[1] == embed(*e, {shorter}).at(0));
+    check(c, both[2], "third of three");
+    BOOST_TEST(max_abs_diff(both[0], both[2]) <= kSameInput);
+    BOOST_TEST(max_abs_diff(both[1], embed(*e, {shorter}).at(0)) <= kSameInput);
 }
 
 BOOST_AUTO_TEST_CASE(refused_inputs_name_the_field) {
