@@ -1,7 +1,7 @@
 // kernels/simd/gemm_legacy_rows8.h — 256-bit: products of 8 rows and up to 8 tokens of the
 // 32-element block types (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL) with a row in each int32
-// lane, the AVX2 counterpart of gemm_legacy_rows16.h (whose one-token product of Q4_0 and
-// Q4_1 is this one, in the AVX-512 variant too). A block's quant dwords are transposed across
+// lane, the AVX2 counterpart of gemm_legacy_rows16.h (whose one-token product of the nibble
+// types is this one, in the AVX-512 variant too). A block's quant dwords are transposed across
 // 8 rows (rows8.h) to one vector per position of 4 elements (the nibble types: low
 // nibbles of dword j for elements 4j .. 4j + 3, high ones for 16 + 4j ..), so a token's 4
 // activations at a position are one dword broadcast to all lanes. AVX2 has no byte dot
@@ -77,8 +77,14 @@ struct LegacyRows8 : LegacyLanes<V, Type, LegacyRows8<V, Type>> {
             const __m256i index = _mm256_setr_epi32(at, 0x04040404 + at, 0x08080808 + at, 0x0C0C0C0C + at, at, 0x04040404 + at,
                                                     0x08080808 + at, 0x0C0C0C0C + at);
             const __m256i test = _mm256_set1_epi32(static_cast<int>(0x08040201u << 4 * (j % 2)));
+#if defined(__AVX512BW__) && defined(__AVX512VL__)
+            // Compiled for AVX-512 (gemm_legacy_rows16.h's one token): a masked add, where the
+            // compare, and, or below made Q5_0's one token slower than narrow_row.
+            u[j] = _mm256_mask_add_epi8(u[j], _mm256_test_epi8_mask(_mm256_shuffle_epi8(bits, index), test), u[j], _mm256_set1_epi8(0x10));
+#else
             const __m256i set = _mm256_cmpeq_epi8(_mm256_and_si256(_mm256_shuffle_epi8(bits, index), test), test);
             u[j] = _mm256_or_si256(u[j], _mm256_and_si256(set, _mm256_set1_epi8(0x10)));
+#endif
         }
     }
 
