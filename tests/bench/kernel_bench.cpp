@@ -11,11 +11,11 @@
 // 4 queries each), on one thread, walking the cache's blocks as the model does (every KV
 // head of a block's layer in turn; a block holds its layers one after another, each 16
 // transposed keys and 16 value rows of all heads; an eighth of the next block's layer
-// brought in by each head's call, kernels::Ahead), in ms per token and GB/s of the cache. Between layers it
-// reads --cache-mb of other memory, as a forward pass reads a layer's weights there, and
-// only the attention is timed: with nothing in between, part of a deep cache stayed in the
-// last-level cache from token to token (2048 positions, one thread: F16 7.6-8.4 ms
-// against 10.7-11.2 with the reads).
+// brought in by each head's call, kernels::Ahead), in ms per token and GB/s of the cache.
+// Between layers it reads --cache-mb of other memory, as a forward pass reads a layer's
+// weights there, and only the attention is timed: with nothing in between, part of a deep
+// cache stayed in the last-level cache from token to token (2048 positions, one thread:
+// F16 7.6-8.4 ms against 10.7-11.2 with the reads).
 //
 //   kernel_bench [--type Q4_K,F16,...] [--isa scalar,avx2,avx512] [--threads 1,2]
 //                [--nt 1,32,128,512] [--shape 4096x4096,14336x4096,4096x14336]
