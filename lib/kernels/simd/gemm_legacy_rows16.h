@@ -47,15 +47,16 @@ struct LegacyRows16 : LegacyLanes<V, Type, LegacyRows16<V, Type>> {
     // other types take the lanes from one token.
     static constexpr int kMinTokens = std::is_same_v<Type, Q8_0> ? Legacy<V, Type>::kLaneTokens : 1;
     static constexpr int kFusedRows = 16;
-    // One token of Q4_0, Q4_1, Q5_0 and Q5_1 takes gemm_legacy_rows8.h's 8-row lanes, twice:
-    // the same exact integer dots and float steps, so the same results. On Zen 4 (512-bit
+    // One token of every type but Q8_0 takes gemm_legacy_rows8.h's 8-row lanes, twice: the
+    // same exact integer dots and float steps, so the same results. On Zen 4 (512-bit
     // operations in two halves) the 16-row transposes cost more than one token's products
     // save there: kernel_bench --type T --nt 1 --shape 4096x2048 --cache-mb 0, 1 thread,
     // three alternating runs, GB/s: Q4_0 16.3-17.9 -> 19.0-21.0, Q4_1 13.3-14.8 -> 17.8-19.0;
     // Q5_0 11.9-15.2 -> 15.9-16.8 and Q5_1 11.0-13.3 -> 16.2-16.4 against narrow_row (the
-    // 16-row lanes' fifth bits had cost as much as they saved with one token). Not IQ4_NL:
-    // its lookup is cheaper in 512 bits (17.0-17.2 against the AVX2 variant's 13.0-13.5).
-    static constexpr bool kOneTokenIn8 = !std::is_same_v<Type, Q8_0> && !std::is_same_v<Type, IQ4NL>;
+    // 16-row lanes' fifth bits had cost as much as they saved with one token). IQ4_NL, whose
+    // lookup is cheaper in 512 bits, moved with the 8-row lanes' vpdpbusd (gemm_legacy_rows8.h):
+    // 16.9-17.4 -> 17.7-20.1.
+    static constexpr bool kOneTokenIn8 = !std::is_same_v<Type, Q8_0>;
 
     // The unsigned values of a block of 16 rows, position j (elements 4j .. 4j + 3) in u[j].
     static void positions(const uint8_t* block, const RowSpan& rows, __m512i (&u)[8]) {
