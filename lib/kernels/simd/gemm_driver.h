@@ -18,6 +18,10 @@
 //                                the whole product of NR rows x NT tokens, unpacking in
 //                                registers (weights are used too few times to store them)
 //   prepare_fused(X, ldx, nt, k) optional: the activations as fused reads them (else prepare)
+//   kFusedAll                    optional, true: fused takes every product (and Acc, WBlock,
+//                                R, T, unpack, step are not needed), a block of tokens at a
+//                                time in equal chunks of up to kFusedTokens (from 9 tokens on
+//                                at least 4, so never under the lanes' minimum)
 // Must not touch: type-specific arithmetic.
 #pragma once
 
@@ -79,19 +83,39 @@ void with_count(int n, Fn&& fn) {
 
 template <class V, class K>
 struct Gemm {
-    using Acc = typename K::Acc;
-    static constexpr int R = K::R, T = K::T;
+    static constexpr bool kFusedAll = [] {
+        if constexpr (requires { K::kFusedAll; }) return K::kFusedAll;
+        else return false;
+    }();
 
     static void run(int64_t k, const void* W, size_t ldw, int64_t r0, int64_t r1, const void* X, size_t ldx,
                     int64_t nt, float* Y, size_t ldy) {
-        const int64_t per_token = K::act_bytes(k);
-        int64_t block = min64(kMaxTokenBlock, kActBudget / per_token) / T * T;
-        if (block < T) block = T;
         auto* w = static_cast<const uint8_t*>(W);
         auto* x = static_cast<const uint8_t*>(X);
-        if constexpr (K::kFusedTokens > 0) {
-            if (nt <= K::kFusedTokens) return fused(k, w, ldw, r0, r1, x, ldx, nt, Y, ldy);
+        if constexpr (kFusedAll) {
+            const int64_t block = token_block(k, K::kFusedTokens);
+            for (int64_t t0 = 0; t0 < nt; t0 += block)
+                fused(k, w, ldw, r0, r1, x + t0 * ldx, ldx, min64(block, nt - t0), Y + t0 * ldy, ldy);
+        } else {
+            if constexpr (K::kFusedTokens > 0) {
+                if (nt <= K::kFusedTokens) return fused(k, w, ldw, r0, r1, x, ldx, nt, Y, ldy);
+            }
+            stepped(k, w, ldw, r0, r1, x, ldx, nt, Y, ldy);
         }
+    }
+
+    // Tokens sharing one pass over the weights: as many as kActBudget holds, in multiples of
+    // `unit`, at most kMaxTokenBlock.
+    static int64_t token_block(int64_t k, int64_t unit) {
+        const int64_t block = min64(kMaxTokenBlock, kActBudget / K::act_bytes(k)) / unit * unit;
+        return block < unit ? unit : block;
+    }
+
+    // Many tokens: every step's weights unpacked once per tile of R rows and token block.
+    static void stepped(int64_t k, const uint8_t* w, size_t ldw, int64_t r0, int64_t r1, const uint8_t* x, size_t ldx,
+                        int64_t nt, float* Y, size_t ldy) {
+        constexpr int R = K::R;
+        const int64_t block = token_block(k, K::T);
         for (int64_t t0 = 0; t0 < nt; t0 += block) {
             const int64_t tb = min64(block, nt - t0);
             const typename K::Acts acts = K::prepare(x + t0 * ldx, ldx, tb, k);
@@ -103,16 +127,23 @@ struct Gemm {
         }
     }
 
-    // Few tokens: the family unpacks each weight block in registers for all of them.
+    // Few tokens (kFusedAll: a block of them): the family unpacks each weight block in
+    // registers for all of them, or for each of their chunks in turn (equal chunks of up to
+    // kFusedTokens) while a tile of rows stays in cache.
     static void fused(int64_t k, const uint8_t* w, size_t ldw, int64_t r0, int64_t r1, const uint8_t* x, size_t ldx,
                       int64_t nt, float* Y, size_t ldy) {
         const typename K::Acts acts = prepare_fused(x, ldx, nt, k);
+        const int64_t chunks = (nt + K::kFusedTokens - 1) / K::kFusedTokens;
         for (int64_t r = r0; r < r1; r += K::kFusedRows) {
-            with_count<K::kFusedRows>(static_cast<int>(min64(K::kFusedRows, r1 - r)), [&](auto nr) {
-                with_count<K::kFusedTokens>(static_cast<int>(nt), [&](auto ntc) {
-                    K::template fused<decltype(nr)::value, decltype(ntc)::value>(w + r * ldw, ldw, k, acts, 0, Y + r, ldy);
+            for (int64_t c = 0; c < chunks; ++c) {
+                const int64_t t0 = nt * c / chunks, n = nt * (c + 1) / chunks - t0;
+                with_count<K::kFusedRows>(static_cast<int>(min64(K::kFusedRows, r1 - r)), [&](auto nr) {
+                    with_count<K::kFusedTokens>(static_cast<int>(n), [&](auto ntc) {
+                        K::template fused<decltype(nr)::value, decltype(ntc)::value>(w + r * ldw, ldw, k, acts, t0,
+                                                                                     Y + t0 * ldy + r, ldy);
+                    });
                 });
-            });
+            }
         }
     }
 
@@ -124,7 +155,8 @@ struct Gemm {
     template <int NR>
     static void row_tile(int64_t k, const uint8_t* w, size_t ldw, const typename K::Acts& acts, int64_t tb, float* Y,
                          size_t ldy) {
-        alignas(64) Acc acc[NR * kMaxTokenBlock];
+        constexpr int T = K::T;
+        alignas(64) typename K::Acc acc[NR * kMaxTokenBlock];
         for (int r = 0; r < NR; ++r)
             for (int64_t t = 0; t < tb; ++t) acc[r * kMaxTokenBlock + t] = K::acc_zero();
         alignas(64) typename K::WBlock wb[NR];

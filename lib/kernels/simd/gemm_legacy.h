@@ -6,11 +6,11 @@
 // lane (off = 8, 16, 128, 128 for Q4_0, Q5_0, Q8_0, IQ4_NL; Q4_1/Q5_1 carry their min instead, as m * s
 // from the Q8_1 block). Per block and token:
 //     dot = d * da * (sum(u * a) - off * sum(a))  [+ m * s]
-// Every (row, token) is one chain of 8-lane FMAs over the blocks (Q4_1/Q5_1: plus one for
-// the mins), the order of llama.cpp's tinyBLAS Q8_0 kernel and GGML's AVX vec_dot_q8_0,
-// except where the row lanes take the products instead (gemm_legacy_rows16.h on AVX-512,
-// gemm_legacy_rows8.h on AVX2: up to 8 tokens, Q8_0 from 3, the others from 1, Q5_0 / Q5_1
-// on AVX-512 from 2).
+// Here (Q8_0's products of 1-2 tokens, the decode path) every (row, token) is one chain of
+// 8-lane FMAs over the blocks, the order of GGML's AVX vec_dot_q8_0 (and of llama.cpp's
+// tinyBLAS Q8_0 kernel). Every other product takes the row lanes (gemm_legacy_rows16.h on
+// AVX-512 up to 8 tokens, then gemm_legacy_x4.h; gemm_legacy_rows8.h on AVX2, 8 tokens at a
+// time), with their own order.
 // Must not touch: other weight families.
 #pragma once
 
@@ -27,13 +27,6 @@ namespace {
 namespace simd {
 
 constexpr int kLegacyBlocks = kStep / 32;
-
-// One row's step of 8 blocks; per-lane arrays have 8 int32 lanes per block.
-struct LBlock {
-    alignas(64) uint8_t u[kStep];
-    alignas(64) float d[kStep / 4];
-    alignas(64) float m[kStep / 4];  // the block's min in its first lane (Q4_1, Q5_1)
-};
 
 // One token's step of 8 Q8_0 / Q8_1 blocks.
 struct LActs {
@@ -110,23 +103,13 @@ struct IQ4NL {
 
 template <class V, class Type>
 struct Legacy {
-    using WBlock = LBlock;
     using Act = std::conditional_t<Type::kMin, strata::BlockQ8_1, strata::BlockQ8_0>;
-    static constexpr int R = V::kBytes == 64 ? 4 : 2;
-    static constexpr int T = 4;
-    // Every (row, token) is one chain of 8-lane FMAs over the blocks in order, at 256 bits on
-    // both variants: the order (and so the rounding) of llama.cpp's tinyBLAS Q8_0 kernel and
-    // of GGML's AVX vec_dot_q8_0_q8_0.
-    using Acc = __m256;
-    static Acc acc_zero() { return _mm256_setzero_ps(); }
-    static float acc_sum(const Acc& a) { return hsum256(a); }
 
     struct Acts {
         const LActs* panel;
         int64_t steps;
         const LActs* step(int64_t t, int64_t s) const { return panel + t * steps + s; }
     };
-    static int64_t act_bytes(int64_t k) { return steps(k) * static_cast<int64_t>(sizeof(LActs)); }
 
     // Lane j of a block's int32 products covers its elements 4j..4j+3, and its correction
     // is -off times their sum, so every lane holds exactly sum(w * a) of its four elements
@@ -155,21 +138,6 @@ struct Legacy {
         return {panel, ns};
     }
 
-    static void unpack(const uint8_t* row, int64_t k, int64_t s, LBlock& o) {
-        const auto* blocks = reinterpret_cast<const typename Type::Block*>(row) + s * kLegacyBlocks;
-        const int n = static_cast<int>(min64(kLegacyBlocks, k / 32 - s * kLegacyBlocks));
-        if constexpr (Type::kMin) std::memset(o.m, 0, sizeof o.m);
-        for (int i = 0; i < n; ++i) {
-            _mm256_storeu_si256(reinterpret_cast<__m256i*>(o.u + 32 * i), Type::values(blocks[i]));
-            fill_lanes(o.d + 8 * i, half_f(blocks[i].d));
-            if constexpr (Type::kMin) o.m[8 * i] = min_of(blocks[i]);
-        }
-        if (n < kLegacyBlocks) {  // the tail of the row: zero weights and scales
-            std::memset(o.u + 32 * n, 0, 32 * (kLegacyBlocks - n));
-            std::memset(o.d + 8 * n, 0, sizeof(float) * 8 * (kLegacyBlocks - n));
-        }
-    }
-
     // Block i of a step (8 blocks) of NR rows, given as unsigned values u, scales d and mins
     // m (8 lanes each), applied to NT tokens' prepared activations; the min terms go to msum
     // (which may be sum itself).
@@ -191,8 +159,8 @@ struct Legacy {
     // Few tokens: each block unpacked in registers (256 bits, one block per vector) and
     // applied at once, one row after another (one sequential weight stream: see
     // gemm_kquant.h). The row lanes (gemm_legacy_rows16.h, gemm_legacy_rows8.h) take Q8_0's
-    // products instead from kLaneTokens on, the other types' from 1 or 2: this path serves
-    // Q8_0's 1-2 tokens (and Q5_0 / Q5_1's one token on AVX-512).
+    // products instead from kLaneTokens on, the other types' from 1: this path serves Q8_0's
+    // 1-2 tokens.
     static constexpr int kFusedTokens = 8;  // as gemm_kquant.h: batched decode of up to 8 sessions
     static constexpr int kFusedRows = 1;
     static constexpr int kLaneTokens = 3;  // Q8_0 with up to 2 tokens keeps llama.cpp's rounding
@@ -227,28 +195,6 @@ struct Legacy {
         }
         for (int r = 0; r < NR; ++r)
             for (int t = 0; t < NT; ++t) Y[t * ldy + r] = hsum256(Type::kMin ? _mm256_add_ps(sum[r][t], msum[r][t]) : sum[r][t]);
-    }
-
-    // Continues each (row, token) chain through the 8 blocks of step s.
-    template <int NR, int NT>
-    static void step(const LBlock* w, const Acts& acts, int64_t t0, int64_t s, Acc* acc, int64_t stride) {
-        const LActs* a[NT];
-        for (int t = 0; t < NT; ++t) a[t] = acts.step(t0 + t, s);
-        __m256 sum[NR][NT];
-        for (int r = 0; r < NR; ++r)
-            for (int t = 0; t < NT; ++t) sum[r][t] = acc[r * stride + t];
-        for (int i = 0; i < kLegacyBlocks; ++i) {
-            __m256i u[NR];
-            __m256 d[NR], m[NR];
-            for (int r = 0; r < NR; ++r) {
-                u[r] = _mm256_load_si256(reinterpret_cast<const __m256i*>(w[r].u + 32 * i));
-                d[r] = _mm256_load_ps(w[r].d + 8 * i);
-                m[r] = Type::kMin ? _mm256_load_ps(w[r].m + 8 * i) : d[r];
-            }
-            apply_block<NR, NT>(u, d, m, a, i, sum, sum);
-        }
-        for (int r = 0; r < NR; ++r)
-            for (int t = 0; t < NT; ++t) acc[r * stride + t] = sum[r][t];
     }
 };
 
