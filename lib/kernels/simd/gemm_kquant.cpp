@@ -12,8 +12,8 @@
 namespace strata::kernels::detail::STRATA_SIMD_NS {
 namespace {
 
-// AVX-512: the 4 x 4 lane layout for many tokens; AVX2: gemm_kquant.h's, with the
-// K-quants' few-token products in gemm_kquant_rows8.h's lanes (IQ4_XS: gemm_kquant.h's).
+// AVX-512: the 4 x 4 lane layout for many tokens; AVX2: the K-quants' products in
+// gemm_kquant_rows8.h's lanes for every token count, IQ4_XS's in gemm_kquant.h's paths.
 template <class Type>
 constexpr GemmFn kquant_gemm() {
 #if defined(STRATA_SIMD_AVX512)

@@ -1,5 +1,6 @@
 // kernels/simd/gemm_kquant_rows8.h — AVX2 only: Q2_K, Q3_K, Q4_K, Q5_K and Q6_K products of 8
-// rows and a few tokens (batched decode) with a row in each int32 lane, the AVX2 counterpart
+// rows and up to 8 tokens (batched decode, and prefill 8 tokens at a time: gemm_driver.h's
+// kFusedAll) with a row in each int32 lane, the AVX2 counterpart
 // of gemm_kquant_rows16.h. A super-block's quant dwords are transposed across 8 rows to one
 // vector per position (lane = row), so a token's 4 activations at a position are one
 // dword broadcast to all lanes (a load, no vector pipe). AVX2 has no byte dot product
@@ -23,6 +24,11 @@
 // Q2_K (from 2 tokens) and Q3_K (from 3), against narrow_row, same bench: Q2_K 4 tokens
 // 119-121 -> 146-148, 8 tokens 98-108 -> 149-166; Q3_K 3 tokens 87-97 -> 97-104, 8 tokens
 // 68-107 -> 141-147. 8 sessions of 1B Q3_K_M (STRATA_ISA=avx2) 89-93 -> 125-130 tok/s.
+// Products of more than 8 tokens, against gemm_kquant.h's stepped path (each step of
+// weights unpacked once for a block of tokens): kernel_bench --isa avx2 --threads 1 --nt
+// 64,512 --shape 4096x4096, two alternating runs, GFLOP/s: Q4_K 106-114 -> 163-176, Q5_K
+// 104-113 -> 148-151, Q6_K 98-116 -> 132-135, Q2_K 106-112 -> 166-169, Q3_K 104-117 ->
+// 111-148; 1B Q4_K_M prefill (strata-bench --pp 512, STRATA_ISA=avx2) 105 -> 151 tok/s.
 // Must not touch: other weight types, the AVX-512 variant (its rows16 and quad lanes).
 #pragma once
 
@@ -326,7 +332,8 @@ struct Rows8 {
     }
 };
 
-// KQuant with the K-quants' products of 2..8 tokens in the 8-row lanes; fewer tokens as KQuant.
+// KQuant with the K-quants' products in the 8-row lanes, up to 8 tokens at a time (fewer
+// than the form's kMinTokens as KQuant's narrow_row).
 template <class V, class Type>
 struct KQuantRows8 : KQuant<V, Type> {
     using Base = KQuant<V, Type>;
@@ -336,6 +343,7 @@ struct KQuantRows8 : KQuant<V, Type> {
         std::conditional_t<std::is_same_v<Type, Q5K>, Rows8Q5K,
                            std::conditional_t<std::is_same_v<Type, Q6K>, Rows8Q6K, std::conditional_t<std::is_same_v<Type, Q2K>, Rows8Q2K, Rows8Q3K>>>>;
     static constexpr int kFusedTokens = 8, kFusedRows = 8;
+    static constexpr bool kFusedAll = true;
 
     template <int NR, int NT>
     static void fused(const uint8_t* w, size_t ldw, int64_t k, const Acts& acts, int64_t t0, float* Y, size_t ldy) {
