@@ -139,8 +139,7 @@ struct Legacy {
     }
 
     // Block i of a step (8 blocks) of NR rows, given as unsigned values u, scales d and mins
-    // m (8 lanes each), applied to NT tokens' prepared activations; the min terms go to msum
-    // (which may be sum itself).
+    // m (8 lanes each), applied to NT tokens' prepared activations; the min terms go to msum.
     template <int NR, int NT>
     static void apply_block(const __m256i (&u)[NR], const __m256 (&d)[NR], const __m256 (&m)[NR],
                             const LActs* const (&a)[NT], int i, __m256 (&sum)[NR][NT], __m256 (&msum)[NR][NT]) {
