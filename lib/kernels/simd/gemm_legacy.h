@@ -138,23 +138,6 @@ struct Legacy {
         return {panel, ns};
     }
 
-    // Block i of a step (8 blocks) of NR rows, given as unsigned values u, scales d and mins
-    // m (8 lanes each), applied to NT tokens' prepared activations; the min terms go to msum.
-    template <int NR, int NT>
-    static void apply_block(const __m256i (&u)[NR], const __m256 (&d)[NR], const __m256 (&m)[NR],
-                            const LActs* const (&a)[NT], int i, __m256 (&sum)[NR][NT], __m256 (&msum)[NR][NT]) {
-        for (int t = 0; t < NT; ++t) {
-            const __m256i q = _mm256_load_si256(reinterpret_cast<const __m256i*>(a[t]->q + 32 * i));
-            const __m256i corr = _mm256_load_si256(reinterpret_cast<const __m256i*>(a[t]->corr + 8 * i));
-            const __m256 da = _mm256_load_ps(a[t]->d + 8 * i);
-            for (int r = 0; r < NR; ++r) {
-                const __m256i dot = V::template dot_u8s8_256<Type::kWide>(u[r], q, corr);
-                sum[r][t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_mul_ps(d[r], da), sum[r][t]);
-                if constexpr (Type::kMin) msum[r][t] = _mm256_fmadd_ps(m[r], _mm256_load_ps(a[t]->s + 8 * i), msum[r][t]);
-            }
-        }
-    }
-
     // Few tokens: each block unpacked in registers (256 bits, one block per vector) and
     // applied at once, one row after another (one sequential weight stream: see
     // gemm_kquant.h). The row lanes (gemm_legacy_rows16.h, gemm_legacy_rows8.h) take Q8_0's
@@ -169,31 +152,30 @@ struct Legacy {
         for (int r = 0; r < NR; ++r) narrow_row<NT>(w + r * ldw, k, acts, t0, Y + r, ldy);
     }
 
-    // One row at 256 bits, one FMA chain per token (and one for the mins).
+    // One row at 256 bits, one FMA chain per token (and one for the mins): per block, its
+    // unsigned values u and scale d against each token's prepared block.
     template <int NT>
     static void narrow_row(const uint8_t* w, int64_t k, const Acts& acts, int64_t t0, float* Y, size_t ldy) {
-        constexpr int NR = 1;
-        using Block = typename Type::Block;
-        const Block* rows[NR] = {reinterpret_cast<const Block*>(w)};
-        // Q4_1/Q5_1's min terms in their own sums: two FMA chains per row instead of one.
-        __m256 sum[NR][NT], msum[NR][NT];
-        for (int r = 0; r < NR; ++r)
-            for (int t = 0; t < NT; ++t) sum[r][t] = msum[r][t] = _mm256_setzero_ps();
+        const auto* row = reinterpret_cast<const typename Type::Block*>(w);
+        // Q4_1/Q5_1's min terms in their own sums: two FMA chains instead of one.
+        __m256 sum[NT], msum[NT];
+        for (int t = 0; t < NT; ++t) sum[t] = msum[t] = _mm256_setzero_ps();
         for (int64_t b = 0; b < k / 32; ++b) {
             const int64_t s = b / kLegacyBlocks, i = b % kLegacyBlocks;
-            __m256i u[NR];
-            __m256 d[NR], m[NR];
-            for (int r = 0; r < NR; ++r) {
-                u[r] = Type::values(rows[r][b]);
-                d[r] = _mm256_set1_ps(half_f(rows[r][b].d));
-                m[r] = Type::kMin ? _mm256_set1_ps(min_of(rows[r][b])) : d[r];
+            const __m256i u = Type::values(row[b]);
+            const __m256 d = _mm256_set1_ps(half_f(row[b].d));
+            for (int t = 0; t < NT; ++t) {
+                const LActs* a = acts.step(t0 + t, s);
+                const __m256i q = _mm256_load_si256(reinterpret_cast<const __m256i*>(a->q + 32 * i));
+                const __m256i corr = _mm256_load_si256(reinterpret_cast<const __m256i*>(a->corr + 8 * i));
+                const __m256 da = _mm256_load_ps(a->d + 8 * i);
+                const __m256i dot = V::template dot_u8s8_256<Type::kWide>(u, q, corr);
+                sum[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_mul_ps(d, da), sum[t]);
+                if constexpr (Type::kMin)
+                    msum[t] = _mm256_fmadd_ps(_mm256_set1_ps(min_of(row[b])), _mm256_load_ps(a->s + 8 * i), msum[t]);
             }
-            const LActs* a[NT];
-            for (int t = 0; t < NT; ++t) a[t] = acts.step(t0 + t, s);
-            apply_block<NR, NT>(u, d, m, a, static_cast<int>(i), sum, msum);
         }
-        for (int r = 0; r < NR; ++r)
-            for (int t = 0; t < NT; ++t) Y[t * ldy + r] = hsum256(Type::kMin ? _mm256_add_ps(sum[r][t], msum[r][t]) : sum[r][t]);
+        for (int t = 0; t < NT; ++t) Y[t * ldy] = hsum256(Type::kMin ? _mm256_add_ps(sum[t], msum[t]) : sum[t]);
     }
 };
 
