@@ -286,14 +286,20 @@ struct Q3K {
         Prep() = default;
         Prep(__m256i v, __m256i hmask) : s16(v), s(v), hm(hmask) {}
     };
-    static __m256i signed_scales(const uint8_t* packed) {
-        uint32_t w[4];
-        q3k_scale_words(packed, w);
-        const __m128i sc = _mm_setr_epi32(static_cast<int>(w[0]), static_cast<int>(w[1]), static_cast<int>(w[2]),
-                                          static_cast<int>(w[3]));
+    // The sixteen scales (q3k_scales.h's packing: word k of the result is the low nibbles of
+    // packed word k % 2, shifted by 4 (k / 2), and bits 2k, 2k + 1 of word 2 as bits 4, 5)
+    // in vector lanes, from one load of qs' last word and the three packed words (inside
+    // the block): 10 vector instructions where the scalar unpacking and its transfer took
+    // 35 (one token's narrow_row loop, AVX2: 130 -> 105 instructions per super-block).
+    static __m256i signed_scales(const Block& x) {
+        static_assert(offsetof(Block, scales) >= 4 && offsetof(Block, scales) + sizeof x.scales <= sizeof(Block));
+        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(reinterpret_cast<const uint8_t*>(&x) + offsetof(Block, scales) - 4));
+        const __m128i low = _mm_srlv_epi32(_mm_shuffle_epi32(v, _MM_SHUFFLE(2, 1, 2, 1)), _mm_setr_epi32(0, 0, 4, 4));
+        const __m128i high = _mm_srlv_epi32(_mm_shuffle_epi32(v, _MM_SHUFFLE(3, 3, 3, 3)), _mm_setr_epi32(0, 2, 4, 6));
+        const __m128i sc = _mm_or_si128(_mm_and_si128(low, _mm_set1_epi8(0x0F)), _mm_slli_epi32(_mm_and_si128(high, _mm_set1_epi8(3)), 4));
         return _mm256_cvtepi8_epi16(_mm_sub_epi8(sc, _mm_set1_epi8(32)));
     }
-    static Prep prep(const Block& x) { return Prep(signed_scales(x.scales), load256(x.hmask)); }
+    static Prep prep(const Block& x) { return Prep(signed_scales(x), load256(x.hmask)); }
     // Two bits of plane C % 4 of qs[32(C / 4) + l], plus 4 when hmask bit C is set.
     template <int C>
     static __m256i u(const Block& x, const Prep& p) {
