@@ -47,6 +47,8 @@ struct V {
         s = _mm_max_ss(s, _mm_movehdup_ps(s));
         return _mm_cvtss_f32(s);
     }
+    // Whether any lane of a is greater than b's (ordered: NaN lanes are not).
+    static bool any_gt(F a, F b) { return _mm256_movemask_ps(_mm256_cmp_ps(a, b, _CMP_GT_OQ)) != 0; }
 
     static F load_i8(const int8_t* p) {
         return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));

@@ -37,6 +37,8 @@ struct V {
 
     static float hsum(F v) { return _mm512_reduce_add_ps(v); }
     static float hmax(F v) { return _mm512_reduce_max_ps(v); }
+    // Whether any lane of a is greater than b's (ordered: NaN lanes are not).
+    static bool any_gt(F a, F b) { return _mm512_cmp_ps_mask(a, b, _CMP_GT_OQ) != 0; }
 
     static F load_i8(const int8_t* p) {
         return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));

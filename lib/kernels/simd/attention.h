@@ -131,15 +131,23 @@ void softmax_whole_block(int G, int hd, float (*p)[strata::kernels::detail::kAtt
             x[i] = V::mul(V::load(p[g] + i * V::N), V::set1(scale));
             top = V::max(top, x[i]);
         }
-        const float mx = V::hmax(top);
+        // Most blocks of a long sequence do not raise the running max: then it stays, with no
+        // reduction, exponential or rescaling (the same values as taking them).
+        const bool grew = V::any_gt(top, V::set1(m[g]));
+        const float mx = grew ? V::hmax(top) : m[g];
         F sum = V::zero();
         for (int i = 0; i < P; ++i) {
             x[i] = exp<V>(V::sub(x[i], V::set1(mx)));
             V::store(p[g] + i * V::N, x[i]);
             sum = V::add(sum, x[i]);
         }
+        const float block_sum = V::hsum(sum);
+        if (!grew) {
+            l[g] += block_sum;
+            continue;
+        }
         const float corr = __builtin_expf(m[g] - mx);  // 0 while nothing was seen (m = -inf)
-        l[g] = l[g] * corr + V::hsum(sum);
+        l[g] = l[g] * corr + block_sum;
         m[g] = mx;
         rescale<V>(acc + size_t(g) * hd, hd, corr);
     }
