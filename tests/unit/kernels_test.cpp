@@ -506,15 +506,16 @@ BOOST_AUTO_TEST_CASE(vector_ops_match_scalar) {
 // F16-rounded input, times u.
 // Flash attention over several KV blocks (keys transposed per block), each ISA against a
 // float64 softmax of the same F16 inputs: groups of 1 to 9 queries, head sizes that do
-// and do not fill a vector, partial first and last blocks, the soft-cap, and two halves
-// computed apart and merged as the model merges its chunks.
+// and do not fill a vector, partial first and last blocks, whole blocks that do and do not
+// raise the running max, the soft-cap, and two halves computed apart and merged as the
+// model merges its chunks.
 BOOST_AUTO_TEST_CASE(attention_matches_a_float64_softmax) {
     constexpr int B = 16;
     std::mt19937 rng(11);
     for (int hd : {8, 64, 128})
         for (int G : {1, 2, 4, 5, 9})
             for (float cap : {0.0f, 20.0f}) {
-                const int blocks = 5, lo = 3, hi = 4 * B + 7;  // positions [lo, hi)
+                const int blocks = 8, lo = 3, hi = 7 * B + 7;  // positions [lo, hi): 5 whole blocks
                 const std::vector<float> qf = random_floats(rng, int64_t(G) * hd, 1.0f);
                 std::vector<uint16_t> kt(size_t(blocks) * hd * B), v(size_t(blocks) * B * hd);
                 for (auto& x : kt) x = strata::fp32_to_fp16(std::uniform_real_distribution<float>(-1, 1)(rng));

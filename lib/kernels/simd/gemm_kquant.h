@@ -286,11 +286,12 @@ struct Q3K {
         Prep() = default;
         Prep(__m256i v, __m256i hmask) : s16(v), s(v), hm(hmask) {}
     };
-    // The sixteen scales (q3k_scales.h's packing: word k of the result is the low nibbles of
-    // packed word k % 2, shifted by 4 (k / 2), and bits 2k, 2k + 1 of word 2 as bits 4, 5)
-    // in vector lanes, from one load of qs' last word and the three packed words (inside
-    // the block): 10 vector instructions where the scalar unpacking and its transfer took
-    // 35 (one token's narrow_row loop, AVX2: 130 -> 105 instructions per super-block).
+    // The sixteen scales, q3k_scales.h's packing in vector lanes: dword k of the result takes
+    // the nibbles of packed word k % 2 (low ones for k < 2, high for k >= 2) and, as bits 4
+    // and 5, bits 2k and 2k + 1 of each byte of word 2. One load of qs' last word and the
+    // three packed words (inside the block) and 10 vector instructions, where the scalar
+    // unpacking and its transfer took 35 (one token's narrow_row loop on AVX2: 130 -> 105
+    // instructions per super-block).
     static __m256i signed_scales(const Block& x) {
         static_assert(offsetof(Block, scales) >= 4 && offsetof(Block, scales) + sizeof x.scales <= sizeof(Block));
         const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(reinterpret_cast<const uint8_t*>(&x) + offsetof(Block, scales) - 4));
