@@ -55,4 +55,19 @@ void Buffer::lock(const char* what) const {
                                 std::string("cannot mlock ") + what + " (" + std::to_string(bytes_ >> 20) + " MiB; raise LimitMEMLOCK= or set memory.lock = false)");
 }
 
+Prefault::Prefault(std::vector<const Buffer*> buffers)
+    : thread_([this, buffers = std::move(buffers)] {
+          constexpr uint64_t kStep = 64ull << 20;  // a step between looks at stop_
+          for (const Buffer* b : buffers)
+              for (uint64_t at = 0; at < b->size(); at += kStep) {
+                  if (stop_.load(std::memory_order_relaxed)) return;
+                  if (::madvise(b->data() + at, static_cast<size_t>(std::min(kStep, b->size() - at)), MADV_POPULATE_WRITE) != 0) return;
+              }
+      }) {}
+
+Prefault::~Prefault() {
+    stop_.store(true, std::memory_order_relaxed);
+    thread_.join();
+}
+
 }  // namespace strata::weights

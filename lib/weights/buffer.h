@@ -1,11 +1,15 @@
 // weights/buffer.h — internal: page-aligned anonymous memory that holds weight bytes
 // (copies of resident layers, the streaming ring). Large buffers start on a 2 MiB
 // boundary and are advised MADV_HUGEPAGE, so that the forward pass walks them through
-// few TLB entries whatever the kernel does with the model file's page cache.
+// few TLB entries whatever the kernel does with the model file's page cache. Prefault
+// faults such memory in on a thread of its own, ahead of the reads that fill it.
 // Must not touch: what is read into it (streamed.cpp, reader.cpp).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <thread>
+#include <vector>
 
 namespace strata::weights {
 
@@ -26,6 +30,23 @@ public:
 private:
     uint8_t* data_ = nullptr;
     uint64_t bytes_;
+};
+
+// Faults the pages of `buffers` in, in order, on a thread of its own, until done or
+// destroyed (MADV_POPULATE_WRITE leaves what is there as it is, so reads may land in the
+// same memory meanwhile; on a kernel without it the reads fault the pages in themselves).
+// Fresh anonymous memory is zeroed on first touch, which on a 2-vCPU VM took about as long
+// as reading the weights from its disk: done ahead of the reads, the two overlap.
+class Prefault {
+public:
+    explicit Prefault(std::vector<const Buffer*> buffers);
+    ~Prefault();
+    Prefault(const Prefault&) = delete;
+    Prefault& operator=(const Prefault&) = delete;
+
+private:
+    std::atomic<bool> stop_{false};
+    std::thread thread_;
 };
 
 }  // namespace strata::weights

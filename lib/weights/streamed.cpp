@@ -42,9 +42,8 @@ public:
         copy_globals();
         ptrs_.resize(layout_.layers.size());
         for (size_t l = 0; l < layout_.layers.size(); ++l)
-            if (plan.resident[l]) keep_resident(static_cast<int>(l), opt.lock);
-            else streamed_.push_back(static_cast<int>(l));
-        if (streamed_.empty() && layout_.embeddings) copy_embeddings(opt.lock);
+            if (!plan.resident[l]) streamed_.push_back(static_cast<int>(l));
+        load_resident(plan, opt.lock);
         if (plan.experts_on_demand) experts_.emplace(layout_, reader_, plan.expert_slots, plan.expert_slot_bytes, align, opt.expert_policy);
         reader_.arm_faults();
         if (!streamed_.empty()) {
@@ -176,27 +175,44 @@ private:
         for (const auto* t : layout_.globals) globals_.emplace_back(t->data, t->data + t->nbytes);
     }
 
-    // Reads layer l into memory of its own, once.
-    void keep_resident(int l, bool lock) {
+    // Reads the layers the plan keeps (and the embedding table when it keeps them all) into
+    // memory of their own, once. Every read is queued at once, so that the disk streams
+    // without a pause at the end of each layer, while a Prefault thread faults the copies'
+    // pages in ahead of the reads (8B Q4_K_M on a 2-vCPU VM: 11.6 s for the layers when
+    // each layer was read, and its pages faulted in by the reads, before the next).
+    void load_resident(const Plan& plan, bool lock) {
+        struct Copy {
+            uint64_t tag;
+            std::string what;
+            const Buffer* buf;
+            int layer;  // -1: the embedding table
+        };
+        std::vector<Copy> copies;
         resident_.resize(layout_.layers.size());
-        auto& keep = resident_[l];
-        keep.emplace_back(ranges_[l].bytes);
-        const uint64_t tag = ~uint64_t(0) - 1 - uint64_t(l);
-        reader_.read(tag, ranges_[l].ranges, keep.back().data());
-        if (std::string error = reader_.wait(tag); !error.empty()) throw std::runtime_error("loading layer " + layer_name(l) + ": " + error);
-        if (lock) keep.back().lock(("layer " + layer_name(l)).c_str());
-        set_pointers(l, keep.back().data());
-    }
-
-    // The embedding table, read once like a resident layer.
-    void copy_embeddings(bool lock) {
-        const LayerRanges r = layer_ranges({layout_.embeddings}, 4096);
-        embd_copy_.emplace_back(r.bytes);
-        const uint64_t tag = ~uint64_t(0);
-        reader_.read(tag, r.ranges, embd_copy_.back().data());
-        if (std::string error = reader_.wait(tag); !error.empty()) throw std::runtime_error("loading the token embeddings: " + error);
-        if (lock) embd_copy_.back().lock("the token embeddings");
-        embd_offset_ = r.tensor_offset[0];
+        for (size_t l = 0; l < layout_.layers.size(); ++l)
+            if (plan.resident[l]) {
+                resident_[l].emplace_back(ranges_[l].bytes);
+                copies.push_back({~uint64_t(0) - 1 - l, "layer " + layer_name(static_cast<int>(l)), &resident_[l].back(), static_cast<int>(l)});
+            }
+        LayerRanges embd;
+        if (streamed_.empty() && layout_.embeddings) {
+            embd = layer_ranges({layout_.embeddings}, 4096);
+            embd_copy_.emplace_back(embd.bytes);
+            embd_offset_ = embd.tensor_offset[0];
+            copies.push_back({~uint64_t(0), "the token embeddings", &embd_copy_.back(), -1});
+        }
+        std::vector<const Buffer*> buffers;
+        for (const Copy& c : copies) buffers.push_back(c.buf);
+        const Prefault prefault(std::move(buffers));
+        for (const Copy& c : copies) reader_.read(c.tag, c.layer < 0 ? embd.ranges : ranges_[c.layer].ranges, c.buf->data());
+        std::string error;  // the first; every read is waited for before throwing
+        for (const Copy& c : copies)
+            if (std::string e = reader_.wait(c.tag); !e.empty() && error.empty()) error = "loading " + c.what + ": " + e;
+        if (!error.empty()) throw std::runtime_error(error);
+        for (const Copy& c : copies) {
+            if (lock) c.buf->lock(c.what.c_str());
+            if (c.layer >= 0) set_pointers(c.layer, c.buf->data());
+        }
     }
 
     struct Identity {

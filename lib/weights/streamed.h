@@ -7,7 +7,8 @@
 // reads whose pages are dropped with POSIX_FADV_DONTNEED), the ring of aligned layer
 // buffers refilled continuously in layer order (across pass boundaries, so the disk never
 // waits for the next pass), retries of failed and short reads, copies of the layers the
-// plan keeps in memory, and the read statistics. Must not touch: the plan's decisions
+// plan keeps in memory (read all at once at load, their pages faulted in ahead of the
+// reads by buffer.h's Prefault), and the read statistics. Must not touch: the plan's decisions
 // (planner.h), model semantics.
 #pragma once
 

@@ -3,7 +3,8 @@
 // logits bit-identical to resident on every golden model over many passes, experts of a
 // mixture read on demand into the expert cache, read errors
 // and short reads retried or reported (and recovered from), a truncated model file; the
-// resident plan's copies, which outlive a truncated file.
+// resident plan's copies, which outlive a truncated file, and the prefaulting of their
+// memory, which leaves what the reads write as it is.
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -12,6 +13,7 @@
 #include "model/model.h"
 #include "test_util.h"
 #include "weights/budget.h"
+#include "weights/buffer.h"
 #include "weights/planner.h"
 #include "weights/ranges.h"
 #include "weights/streamed.h"
@@ -326,6 +328,28 @@ BOOST_AUTO_TEST_CASE(resident_copies_match_the_mapping_and_outlive_the_file) {
     fs::resize_file(copy, 0);  // would fault a model computing from the mapping (SIGBUS)
     BOOST_TEST(test::logits_in_chunks(*copied, toks, 16) == batched);
     BOOST_TEST(test::logits_in_chunks(*copied, toks, 1) == one_by_one);
+}
+
+// Prefault runs beside the reads that fill the same memory: bytes written before it starts,
+// while it runs and after it stops stay, the rest reads as zeros, and it stops early when
+// destroyed at once.
+BOOST_AUTO_TEST_CASE(prefaulting_keeps_what_is_written) {
+    std::vector<Buffer> bufs;
+    for (int i = 0; i < 3; ++i) bufs.emplace_back(uint64_t(70 + i) << 20);  // past a 64 MiB step
+    auto fill = [](const Buffer& b, uint8_t v) {
+        for (uint64_t at = 0; at < b.size(); at += 4096 * 3) b.data()[at] = v;
+    };
+    fill(bufs[0], 7);
+    {
+        const Prefault pf({&bufs[0], &bufs[1], &bufs[2]});
+        fill(bufs[1], 9);
+    }
+    { const Prefault stopped_at_once({&bufs[2]}); }
+    for (int i = 0; i < 3; ++i)
+        for (uint64_t at = 0; at < bufs[i].size(); at += 4096) {
+            const uint8_t want = at % (4096 * 3) == 0 && i < 2 ? (i == 0 ? 7 : 9) : 0;
+            if (bufs[i].data()[at] != want) BOOST_FAIL("buffer " << i << " byte " << at << ": " << int(bufs[i].data()[at]) << ", want " << int(want));
+        }
 }
 
 BOOST_AUTO_TEST_CASE(a_truncated_file_is_a_clear_error) {
