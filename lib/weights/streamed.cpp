@@ -178,8 +178,9 @@ private:
     // Reads the layers the plan keeps (and the embedding table when it keeps them all) into
     // memory of their own, once. Every read is queued at once, so that the disk streams
     // without a pause at the end of each layer, while a Prefault thread faults the copies'
-    // pages in ahead of the reads (8B Q4_K_M on a 2-vCPU VM: 11.6 s for the layers when
-    // each layer was read, and its pages faulted in by the reads, before the next).
+    // pages in ahead of the reads. 8B Q4_K_M on a 2-vCPU VM (strata-bench's load_s, five
+    // alternating runs) loaded in 2.2-2.9 s where reading each layer before the next, its
+    // pages faulted in by the reads themselves, took 2.9-16.3 s.
     void load_resident(const Plan& plan, bool lock) {
         struct Copy {
             uint64_t tag;

@@ -1,7 +1,7 @@
 // kernels/simd/gemm_float.h — F32, F16 and BF16 weights against activations of the same
 // type: both sides widened to F32 (exactly) and multiplied with FMAs. Activations are
 // widened once per token block, weights once per step and token block (or, for a few
-// tokens, in registers straight from the row).
+// tokens, in registers straight from the row; for one token the activations too).
 // Summation order is llama.cpp's on AVX-512, so that F16/F32 products round exactly as the
 // reference engine's do (another order can move a later F16 rounding of an activation
 // across a boundary): for one token GGML's vec_dot (four chains of 16 float lanes over
@@ -35,6 +35,7 @@ template <class V>
 struct F32Elems {
     using Elem = float;
     static typename V::F load(const float* p) { return V::load(p); }
+    static float value(float x) { return x; }
     static float tail_sum(float sum, const float* w, const float* a, int64_t from, int64_t k) {
         for (int64_t i = from; i < k; ++i) sum = __builtin_fmaf(w[i], a[i], sum);  // as GCC contracts GGML's
         return sum;
@@ -45,6 +46,7 @@ template <class V, class Widen>
 struct HalfElems {
     using Elem = uint16_t;
     static typename V::F load(const uint16_t* p) { return Widen::load(p); }
+    static float value(uint16_t h) { return Widen::value(h); }
     static float tail_sum(float sum, const uint16_t* w, const float* a, int64_t from, int64_t k) {
         double d = sum;
         for (int64_t i = from; i < k; ++i) d += static_cast<double>(Widen::value(w[i]) * a[i]);
@@ -88,9 +90,11 @@ struct FloatGemm {
     static constexpr int R = V::N == 16 ? 4 : 2;
     static constexpr int T = V::N == 16 ? 4 : 2;
 
+    // The widened panel, or (one token, prepare_fused) the activations as they come.
     struct Acts {
         const float* panel;
         int64_t steps;
+        const Elem* raw = nullptr;
         const float* step(int64_t t, int64_t s) const { return panel + (t * steps + s) * kStep; }
     };
     static int64_t act_bytes(int64_t k) { return steps(k) * kStep * static_cast<int64_t>(sizeof(float)); }
@@ -103,6 +107,19 @@ struct FloatGemm {
             for (int64_t s = 0; s < ns; ++s) widen_step<V, Elems>(row, k, s, panel + (t * ns + s) * kStep);
         }
         return {panel, ns};
+    }
+
+    // One token's vec_dot widens the activations as it goes, as GGML's does: the F32 panel
+    // of a long row (32 KB for k = 8192, a 1B model's ffn_down) filled Zen 4's L1 beside
+    // the weight stream, where its 16-bit activations take half that. kernel_bench --type
+    // F16 --nt 1 --shape 2048x8192, three alternating runs, GB/s: 1 thread 11.7-12.5 ->
+    // 12.1-19.0 (AVX2 11.0-11.8 -> 15.8-19.2), 2 threads 19.1-22.7 -> 29.0-32.1 (AVX2
+    // 19.4-22.5 -> 28.4-32.6); 4096x14336 (8B), 2 threads, 18.3-21.1 -> 21.3-26.9.
+    static Acts prepare_fused(const uint8_t* x, size_t ldx, int64_t nt, int64_t k) {
+        if (nt > 1) return prepare(x, ldx, nt, k);
+        Acts acts{nullptr, steps(k)};
+        acts.raw = reinterpret_cast<const Elem*>(x);
+        return acts;
     }
 
     static void unpack(const uint8_t* row, int64_t k, int64_t s, FBlock& o) {
@@ -119,13 +136,13 @@ struct FloatGemm {
 
     template <int NR, int NT>
     static void fused(const uint8_t* w, size_t ldw, int64_t k, const Acts& acts, int64_t t0, float* Y, size_t ldy) {
-        if constexpr (NT == 1) vec_dot<NR>(w, ldw, k, acts.step(t0, 0), Y);
+        if constexpr (NT == 1) vec_dot<NR>(w, ldw, k, acts.raw, Y);
         else tiny_blas<NR, NT>(w, ldw, k, acts, t0, Y, ldy);
     }
 
     // One token, in GGML's vec_dot order.
     template <int NR>
-    static void vec_dot(const uint8_t* w, size_t ldw, int64_t k, const float* a, float* Y) {
+    static void vec_dot(const uint8_t* w, size_t ldw, int64_t k, const Elem* a, float* Y) {
         const Elem* rows[NR];
         for (int r = 0; r < NR; ++r) rows[r] = reinterpret_cast<const Elem*>(w + r * ldw);
         L sum[NR][4];
@@ -134,15 +151,17 @@ struct FloatGemm {
         const int64_t whole = k / 64 * 64;
         for (int64_t i = 0; i < whole; i += 64) {
             for (int c = 0; c < 4; ++c) {
-                const L av = L::load(V::load, a + i + 16 * c);
+                const L av = L::load(Elems::load, a + i + 16 * c);
                 for (int r = 0; r < NR; ++r) sum[r][c].fma(L::load(Elems::load, rows[r] + i + 16 * c), av);
             }
         }
+        float tail[64];
+        for (int64_t i = whole; i < k; ++i) tail[i - whole] = Elems::value(a[i]);
         for (int r = 0; r < NR; ++r) {
             sum[r][0].add(sum[r][2]);
             sum[r][1].add(sum[r][3]);
             sum[r][0].add(sum[r][1]);
-            Y[r] = Elems::tail_sum(sum[r][0].sum(), rows[r], a, whole, k);
+            Y[r] = Elems::tail_sum(sum[r][0].sum(), rows[r] + whole, tail, 0, k - whole);
         }
     }
 
