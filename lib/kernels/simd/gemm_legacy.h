@@ -1,16 +1,15 @@
 // kernels/simd/gemm_legacy.h — the 32-element block formats Q4_0, Q4_1, Q5_0, Q5_1, Q8_0
-// and IQ4_NL against Q8_0 / Q8_1 activations.
-// Weights unpack to unsigned integers u (the stored quant, Q8_0 shifted by +128) and
-// activations are prepared once per token block: the int8 values contiguous, each block's
-// scale repeated over its eight int32 lanes, and the offset correction -off * sum(a) per
-// lane (off = 8, 16, 128, 128 for Q4_0, Q5_0, Q8_0, IQ4_NL; Q4_1/Q5_1 carry their min instead, as m * s
-// from the Q8_1 block). Per block and token:
+// and IQ4_NL against Q8_0 / Q8_1 activations: their unpacking to unsigned integers u (the
+// stored quant, Q8_0 shifted by +128; Q4_1/Q5_1 carry their min as m * s from the Q8_1
+// block), which the row lanes share, so that per block and token
 //     dot = d * da * (sum(u * a) - off * sum(a))  [+ m * s]
-// Here (Q8_0's products of 1-2 tokens, the decode path) every (row, token) is one chain of
-// 8-lane FMAs over the blocks, the order of GGML's AVX vec_dot_q8_0 (and of llama.cpp's
-// tinyBLAS Q8_0 kernel). Every other product takes the row lanes (gemm_legacy_rows16.h on
-// AVX-512 up to 8 tokens, then gemm_legacy_x4.h; gemm_legacy_rows8.h on AVX2, 8 tokens at a
-// time), with their own order.
+// (off = 8, 16, 128, 128 for Q4_0, Q5_0, Q8_0, IQ4_NL).
+// Here only Q8_0's products of 1-2 tokens, the decode path: every (row, token) is one chain
+// of 8-lane FMAs over the blocks, each lane the exact integer sum of w * a over 4 elements,
+// the order of GGML's AVX vec_dot_q8_0 (and of llama.cpp's tinyBLAS Q8_0 kernel), with the
+// activation blocks read where they are. Every other product takes the row lanes
+// (gemm_legacy_rows16.h on AVX-512 up to 8 tokens, then gemm_legacy_x4.h;
+// gemm_legacy_rows8.h on AVX2, 8 tokens at a time), with their own order.
 // Must not touch: other weight families.
 #pragma once
 
@@ -28,14 +27,6 @@ namespace simd {
 
 constexpr int kLegacyBlocks = kStep / 32;
 
-// One token's step of 8 Q8_0 / Q8_1 blocks.
-struct LActs {
-    alignas(64) int8_t q[kStep];
-    alignas(64) float d[kStep / 4];
-    alignas(64) int32_t corr[kStep / 4];  // per lane: -off * the sum of its 4 values
-    alignas(64) float s[kStep / 4];       // Q8_1's s in the block's first lane
-};
-
 inline float half_f(uint16_t h) { return _cvtsh_ss(h); }
 
 // The block's min (Q4_1, Q5_1), 0 for the others.
@@ -43,10 +34,6 @@ template <class Block>
 float min_of(const Block& b) {
     if constexpr (requires { b.m; }) return half_f(b.m);
     else return 0.0f;
-}
-
-inline void fill_lanes(float* lanes, float v) {
-    for (int i = 0; i < 8; ++i) lanes[i] = v;
 }
 
 inline __m256i fifth_bits(const uint8_t* qh_bytes) {
@@ -105,77 +92,67 @@ template <class V, class Type>
 struct Legacy {
     using Act = std::conditional_t<Type::kMin, strata::BlockQ8_1, strata::BlockQ8_0>;
 
+    // The activation rows as they come. They were copied into a panel of 128 bytes per
+    // 34-byte block (each block's scale and correction repeated over the 8 lanes), which for
+    // a row of 8192 (a 1B model's ffn_down) filled Zen 4's L1 beside the weight stream: one
+    // token of kernel_bench --type Q8_0 --shape 2048x8192 read 7.5-8.9 GB/s against 23-27
+    // for 8192x2048 (see narrow_row).
     struct Acts {
-        const LActs* panel;
-        int64_t steps;
-        const LActs* step(int64_t t, int64_t s) const { return panel + t * steps + s; }
+        const uint8_t* x;
+        size_t ldx;
+        const Act* row(int64_t t) const { return reinterpret_cast<const Act*>(x + t * ldx); }
     };
+    static Acts prepare(const uint8_t* x, size_t ldx, int64_t, int64_t) { return {x, ldx}; }
 
-    // Lane j of a block's int32 products covers its elements 4j..4j+3, and its correction
-    // is -off times their sum, so every lane holds exactly sum(w * a) of its four elements
-    // (the lanes, and so the float rounding, of llama.cpp's tinyBLAS Q8_0 kernel).
-    static void prepare_block(const Act& a, LActs& p, int i) {
-        const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.qs));
-        _mm256_store_si256(reinterpret_cast<__m256i*>(p.q + 32 * i), q);
-        const __m256i sums = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_set1_epi8(1), q), _mm256_set1_epi16(1));
-        _mm256_store_si256(reinterpret_cast<__m256i*>(p.corr + 8 * i), _mm256_mullo_epi32(sums, _mm256_set1_epi32(-Type::kOffset)));
-        fill_lanes(p.d + 8 * i, half_f(a.d));
-        if constexpr (Type::kMin) p.s[8 * i] = half_f(a.s);
-    }
-
-    static Acts prepare(const uint8_t* x, size_t ldx, int64_t nt, int64_t k) {
-        const int64_t ns = steps(k), nb = k / 32;
-        auto* panel = static_cast<LActs*>(scratch(static_cast<size_t>(nt * ns) * sizeof(LActs)));
-        for (int64_t t = 0; t < nt; ++t) {
-            const Act* a = reinterpret_cast<const Act*>(x + t * ldx);
-            for (int64_t s = 0; s < ns; ++s) {
-                LActs& p = panel[t * ns + s];
-                std::memset(&p, 0, sizeof p);
-                for (int i = 0; i < kLegacyBlocks && s * kLegacyBlocks + i < nb; ++i)
-                    prepare_block(a[s * kLegacyBlocks + i], p, i);
-            }
-        }
-        return {panel, ns};
-    }
-
-    // Few tokens: each block unpacked in registers (256 bits, one block per vector) and
-    // applied at once, one row after another (one sequential weight stream: see
-    // gemm_kquant.h). The row lanes (gemm_legacy_rows16.h, gemm_legacy_rows8.h) take Q8_0's
-    // products instead from kLaneTokens on, the other types' from 1: this path serves Q8_0's
-    // 1-2 tokens.
+    // Few tokens: one row after another (one sequential weight stream: see gemm_kquant.h).
+    // The row lanes (gemm_legacy_rows16.h, gemm_legacy_rows8.h) take Q8_0's products from
+    // kLaneTokens on and the other types' from 1, so this path serves Q8_0's 1-2 tokens.
     static constexpr int kFusedTokens = 8;  // as gemm_kquant.h: batched decode of up to 8 sessions
     static constexpr int kFusedRows = 1;
     static constexpr int kLaneTokens = 3;  // Q8_0 with up to 2 tokens keeps llama.cpp's rounding
 
     template <int NR, int NT>
     static void fused(const uint8_t* w, size_t ldw, int64_t k, const Acts& acts, int64_t t0, float* Y, size_t ldy) {
+        static_assert(std::is_same_v<Type, Q8_0>, "only Q8_0's 1-2 tokens take this path");
         for (int r = 0; r < NR; ++r) narrow_row<NT>(w + r * ldw, k, acts, t0, Y + r, ldy);
     }
 
-    // One row at 256 bits, one FMA chain per token (and one for the mins): per block, its
-    // unsigned values u and scale d against each token's prepared block.
+    // Per int32 lane, the exact sum of w * a over its 4 elements, for signed weights w (|w|
+    // in m) and activations |a| <= 127: |w| against a with w's sign, one vpdpbusd when
+    // compiled for AVX-512, else a vpmaddubsw (pairs up to 2 x 128 x 127) and a vpmaddwd.
+    static __m256i lane_dots(__m256i m, __m256i w, __m256i a) {
+#if defined(__AVX512VNNI__) && defined(__AVX512VL__)
+        return _mm256_dpbusd_epi32(_mm256_setzero_si256(), m, _mm256_sign_epi8(a, w));
+#else
+        return _mm256_madd_epi16(_mm256_maddubs_epi16(m, _mm256_sign_epi8(a, w)), _mm256_set1_epi16(1));
+#endif
+    }
+
+    // One row at 256 bits, one FMA chain per token: per block, the lane dots against each
+    // token's block, converted, times d * da. With the activations read in place (three
+    // alternating runs of kernel_bench --type Q8_0 --nt 1, GB/s): 2048x8192, 1 thread,
+    // 7.4-8.6 -> 17.5-25.8 (AVX2 6.8-7.7 -> 15.3-25.3); 2 threads 12.5-15.5 -> 31.2-36.1
+    // (AVX2 12.8-15.0 -> 18.6-28.1); 4096x14336 (8B), 2 threads, 12.5-15.9 -> 29.5-34.2
+    // (AVX2 11.9-14.8 -> 21.0-27.3); in cache (4096x2048 --cache-mb 0) the same as before.
     template <int NT>
     static void narrow_row(const uint8_t* w, int64_t k, const Acts& acts, int64_t t0, float* Y, size_t ldy) {
-        const auto* row = reinterpret_cast<const typename Type::Block*>(w);
-        // Q4_1/Q5_1's min terms in their own sums: two FMA chains instead of one.
-        __m256 sum[NT], msum[NT];
-        for (int t = 0; t < NT; ++t) sum[t] = msum[t] = _mm256_setzero_ps();
+        const auto* row = reinterpret_cast<const strata::BlockQ8_0*>(w);
+        const Act* a[NT];
+        __m256 sum[NT];
+        for (int t = 0; t < NT; ++t) {
+            a[t] = acts.row(t0 + t);
+            sum[t] = _mm256_setzero_ps();
+        }
         for (int64_t b = 0; b < k / 32; ++b) {
-            const int64_t s = b / kLegacyBlocks, i = b % kLegacyBlocks;
-            const __m256i u = Type::values(row[b]);
-            const __m256 d = _mm256_set1_ps(half_f(row[b].d));
+            const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row[b].qs));
+            const __m256i m = _mm256_abs_epi8(q);  // -128 gives 0x80: 128 unsigned
+            const float d = half_f(row[b].d);
             for (int t = 0; t < NT; ++t) {
-                const LActs* a = acts.step(t0 + t, s);
-                const __m256i q = _mm256_load_si256(reinterpret_cast<const __m256i*>(a->q + 32 * i));
-                const __m256i corr = _mm256_load_si256(reinterpret_cast<const __m256i*>(a->corr + 8 * i));
-                const __m256 da = _mm256_load_ps(a->d + 8 * i);
-                const __m256i dot = V::template dot_u8s8_256<Type::kWide>(u, q, corr);
-                sum[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_mul_ps(d, da), sum[t]);
-                if constexpr (Type::kMin)
-                    msum[t] = _mm256_fmadd_ps(_mm256_set1_ps(min_of(row[b])), _mm256_load_ps(a->s + 8 * i), msum[t]);
+                const __m256i dot = lane_dots(m, q, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a[t][b].qs)));
+                sum[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_set1_ps(d * half_f(a[t][b].d)), sum[t]);
             }
         }
-        for (int t = 0; t < NT; ++t) Y[t * ldy] = hsum256(Type::kMin ? _mm256_add_ps(sum[t], msum[t]) : sum[t]);
+        for (int t = 0; t < NT; ++t) Y[t * ldy] = hsum256(sum[t]);
     }
 };
 
