@@ -690,10 +690,10 @@ struct KQuant {
             return _mm512_inserti64x4(_mm512_castsi256_si512(Type::template u<2 * P>(b, p)), Type::template u<2 * P + 1>(b, p), 1);
     }
 
-    // The super-block at `at` into L1 (or with kHint, another level).
-    template <int kHint = _MM_HINT_T0>
+    // The super-block at `at` into L1 (kLocality 3: prefetcht0), or into L2 (2: prefetcht1).
+    template <int kLocality = 3>
     static void prefetch(const char* at) {
-        for (size_t off = 0; off < sizeof(Block); off += 64) _mm_prefetch(at + off, static_cast<_mm_hint>(kHint));
+        for (size_t off = 0; off < sizeof(Block); off += 64) __builtin_prefetch(at + off, 0, kLocality);
     }
 
     template <int NR, int NT>
@@ -735,7 +735,7 @@ struct KQuant {
         for (int64_t s = 0; s < k / 256; ++s) {
             const Block& b = reinterpret_cast<const Block*>(w)[s];
             if (long_row) {
-                prefetch<_MM_HINT_T1>(reinterpret_cast<const char*>(&b + kAhead));
+                prefetch<2>(reinterpret_cast<const char*>(&b + kAhead));
                 prefetch(reinterpret_cast<const char*>(&b + kNear));
             } else {
                 prefetch(reinterpret_cast<const char*>(&b + kAhead));
