@@ -186,6 +186,7 @@ private:
             uint64_t tag;
             std::string what;
             const Buffer* buf;
+            std::span<const FileRange> ranges;
             int layer;  // -1: the embedding table
         };
         std::vector<Copy> copies;
@@ -193,19 +194,20 @@ private:
         for (size_t l = 0; l < layout_.layers.size(); ++l)
             if (plan.resident[l]) {
                 resident_[l].emplace_back(ranges_[l].bytes);
-                copies.push_back({~uint64_t(0) - 1 - l, "layer " + layer_name(static_cast<int>(l)), &resident_[l].back(), static_cast<int>(l)});
+                copies.push_back({~uint64_t(0) - 1 - l, "layer " + layer_name(static_cast<int>(l)), &resident_[l].back(), ranges_[l].ranges,
+                                  static_cast<int>(l)});
             }
         LayerRanges embd;
         if (streamed_.empty() && layout_.embeddings) {
             embd = layer_ranges({layout_.embeddings}, 4096);
             embd_copy_.emplace_back(embd.bytes);
             embd_offset_ = embd.tensor_offset[0];
-            copies.push_back({~uint64_t(0), "the token embeddings", &embd_copy_.back(), -1});
+            copies.push_back({~uint64_t(0), "the token embeddings", &embd_copy_.back(), embd.ranges, -1});
         }
         std::vector<const Buffer*> buffers;
         for (const Copy& c : copies) buffers.push_back(c.buf);
         const Prefault prefault(std::move(buffers));
-        for (const Copy& c : copies) reader_.read(c.tag, c.layer < 0 ? embd.ranges : ranges_[c.layer].ranges, c.buf->data());
+        for (const Copy& c : copies) reader_.read(c.tag, c.ranges, c.buf->data());
         std::string error;  // the first; every read is waited for before throwing
         for (const Copy& c : copies)
             if (std::string e = reader_.wait(c.tag); !e.empty() && error.empty()) error = "loading " + c.what + ": " + e;

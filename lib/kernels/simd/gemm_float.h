@@ -117,9 +117,7 @@ struct FloatGemm {
     // 19.4-22.5 -> 28.4-32.6); 4096x14336 (8B), 2 threads, 18.3-21.1 -> 21.3-26.9.
     static Acts prepare_fused(const uint8_t* x, size_t ldx, int64_t nt, int64_t k) {
         if (nt > 1) return prepare(x, ldx, nt, k);
-        Acts acts{nullptr, steps(k)};
-        acts.raw = reinterpret_cast<const Elem*>(x);
-        return acts;
+        return {nullptr, 0, reinterpret_cast<const Elem*>(x)};
     }
 
     static void unpack(const uint8_t* row, int64_t k, int64_t s, FBlock& o) {

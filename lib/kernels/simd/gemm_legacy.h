@@ -117,14 +117,14 @@ struct Legacy {
         for (int r = 0; r < NR; ++r) narrow_row<NT>(w + r * ldw, k, acts, t0, Y + r, ldy);
     }
 
-    // Per int32 lane, the exact sum of w * a over its 4 elements, for signed weights w (|w|
-    // in m) and activations |a| <= 127: |w| against a with w's sign, one vpdpbusd when
-    // compiled for AVX-512, else a vpmaddubsw (pairs up to 2 x 128 x 127) and a vpmaddwd.
-    static __m256i lane_dots(__m256i m, __m256i w, __m256i a) {
+    // Per int32 lane, the exact sum of w * a over its 4 elements, for signed weights w and
+    // activations |a| <= 127: |w| against a with w's sign, one vpdpbusd when compiled for
+    // AVX-512, else intrinsics.h's signed_pairs256 and a vpmaddwd.
+    static __m256i lane_dots(__m256i w, __m256i a) {
 #if defined(__AVX512VNNI__) && defined(__AVX512VL__)
-        return _mm256_dpbusd_epi32(_mm256_setzero_si256(), m, _mm256_sign_epi8(a, w));
+        return _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_abs_epi8(w), _mm256_sign_epi8(a, w));
 #else
-        return _mm256_madd_epi16(_mm256_maddubs_epi16(m, _mm256_sign_epi8(a, w)), _mm256_set1_epi16(1));
+        return _mm256_madd_epi16(signed_pairs256(w, a), _mm256_set1_epi16(1));
 #endif
     }
 
@@ -145,10 +145,9 @@ struct Legacy {
         }
         for (int64_t b = 0; b < k / 32; ++b) {
             const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row[b].qs));
-            const __m256i m = _mm256_abs_epi8(q);  // -128 gives 0x80: 128 unsigned
             const float d = half_f(row[b].d);
             for (int t = 0; t < NT; ++t) {
-                const __m256i dot = lane_dots(m, q, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a[t][b].qs)));
+                const __m256i dot = lane_dots(q, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a[t][b].qs)));
                 sum[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_set1_ps(d * half_f(a[t][b].d)), sum[t]);
             }
         }
