@@ -138,7 +138,16 @@ struct FloatGemm {
         else tiny_blas<NR, NT>(w, ldw, k, acts, t0, Y, ldy);
     }
 
-    // One token, in GGML's vec_dot order.
+    // One token, in GGML's vec_dot order. Rows longer than kL1Acts bytes (intrinsics.h:
+    // an 8B model's ffn_down, k = 14336; a 1B model's, k = 8192, in F16) bring the weights
+    // kFarAhead bytes ahead into L2 and kNearAhead into L1, as gemm_kquant.h's narrow_row does:
+    // before, the weights streaming through L1 pushed the activations out (F16 16 or 28 KB).
+    // kernel_bench --type F16 --nt 1 --shape 2048x8192,4096x14336, two alternating runs,
+    // GB/s, 1 thread: 20.3-20.9 -> 30.7-31.7 and 15.6-16.5 -> 27.6-29.2 (AVX2 18.4-19.0 ->
+    // 25.9-28.6, 14.4-15.2 -> 23.1-24.4); 2 threads 31.3-33.4 -> 35.4-36.4 and 28.0-28.2 ->
+    // 31.6-33.2. 4096 or 32768 ahead ran slower, 16384 the same; 256 or 1024 near the same.
+    // Shorter rows did not gain (8192x2048, 14336x4096), so they keep the hardware's
+    // prefetchers alone.
     template <int NR>
     static void vec_dot(const uint8_t* w, size_t ldw, int64_t k, const Elem* a, float* Y) {
         const Elem* rows[NR];
@@ -147,7 +156,14 @@ struct FloatGemm {
         for (int r = 0; r < NR; ++r)
             for (int c = 0; c < 4; ++c) sum[r][c] = L::zero();
         const int64_t whole = k / 64 * 64;
+        const bool long_row = k * int64_t(sizeof(Elem)) > kL1Acts;
         for (int64_t i = 0; i < whole; i += 64) {
+            if (long_row)
+                for (int r = 0; r < NR; ++r) {
+                    const auto* at = reinterpret_cast<const char*>(rows[r] + i);
+                    prefetch_bytes<2>(at + kFarAhead, 64 * sizeof(Elem));
+                    prefetch_bytes(at + kNearAhead, 64 * sizeof(Elem));
+                }
             for (int c = 0; c < 4; ++c) {
                 const L av = L::load(Elems::load, a + i + 16 * c);
                 for (int r = 0; r < NR; ++r) sum[r][c].fma(L::load(Elems::load, rows[r] + i + 16 * c), av);

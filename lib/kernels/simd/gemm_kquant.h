@@ -693,7 +693,7 @@ struct KQuant {
     // The super-block at `at` into L1 (kLocality 3: prefetcht0), or into L2 (2: prefetcht1).
     template <int kLocality = 3>
     static void prefetch(const char* at) {
-        for (size_t off = 0; off < sizeof(Block); off += 64) __builtin_prefetch(at + off, 0, kLocality);
+        prefetch_bytes<kLocality>(at, sizeof(Block));
     }
 
     template <int NR, int NT>
@@ -717,16 +717,15 @@ struct KQuant {
     // where 8 ahead did 16.4 and 16.1 (kernel_bench 4096x4096, 1 thread, AVX-512, medians
     // of 9 alternating runs on a noisy bus); 16 was between, 64 and 128 slower again; in
     // cache 8 and 32 run the same.
-    // Rows whose activations take more than kL1Acts bytes (one token: k above 10752, as an
-    // 8B model's ffn_down, k = 14336) bring the super-block kAhead later into L2 only, and
-    // the one kNear later into L1, so that the weights passing through do not push the
-    // activations out of L1. kernel_bench --nt 1 --shape 4096x14336, 1 thread, three
+    // Rows whose activations take more than kL1Acts bytes (intrinsics.h; one token: k above
+    // 10752, as an 8B model's ffn_down, k = 14336) bring the super-block kAhead later into
+    // L2 only, and the one kNear later into L1, so that the weights passing through do not
+    // push the activations out of L1. kernel_bench --nt 1 --shape 4096x14336, 1 thread, three
     // alternating runs, GB/s: Q4_K 16.5-17.1 -> 18.2-20.1 (AVX2 16.2-16.4 -> 17.5-19.1), Q6_K
     // 17.2-18.0 -> 21.9-25.3 (AVX2 13.9-17.3 -> 21.7-24.4), IQ4_XS 12.3-12.7 -> 18.2-19.2;
     // 8B Q4_K_M decoding, three alternating pairs, medians 6.0-8.1 -> 6.5-8.9 tok/s (+8 to
     // +16 % in each pair). Shorter rows lost a tenth that way, so they keep kAhead into L1.
     static constexpr int kAhead = 32, kNear = 4;
-    static constexpr int64_t kL1Acts = 12 * 1024;
     template <int NT>
     static void narrow_row(const uint8_t* w, int64_t k, const Acts& acts, int64_t t0, float* Y, size_t ldy) {
         __m256 acc[NT];

@@ -134,6 +134,10 @@ struct Legacy {
     // 7.4-8.6 -> 17.5-25.8 (AVX2 6.8-7.7 -> 15.3-25.3); 2 threads 12.5-15.5 -> 31.2-36.1
     // (AVX2 12.8-15.0 -> 18.6-28.1); 4096x14336 (8B), 2 threads, 12.5-15.9 -> 29.5-34.2
     // (AVX2 11.9-14.8 -> 21.0-27.3); in cache (4096x2048 --cache-mb 0) the same as before.
+    // Rows past kL1Acts bytes of activations (intrinsics.h; one token: k above 11563, an 8B
+    // model's ffn_down) prefetch as gemm_float.h's vec_dot does: 4096x14336, two alternating
+    // runs, GB/s, 1 thread 18.5-18.9 -> 26.7-28.0 (AVX2 15.4-16.8 -> 19.7-28.0), 2 threads
+    // 28.6-32.2 -> 36.6-37.7 (AVX2 29.1-29.3 -> 37.8-38.5); 14336x4096 the same.
     template <int NT>
     static void narrow_row(const uint8_t* w, int64_t k, const Acts& acts, int64_t t0, float* Y, size_t ldy) {
         const auto* row = reinterpret_cast<const strata::BlockQ8_0*>(w);
@@ -143,7 +147,12 @@ struct Legacy {
             a[t] = acts.row(t0 + t);
             sum[t] = _mm256_setzero_ps();
         }
+        const bool long_row = NT * (k / 32) * int64_t(sizeof(Act)) > kL1Acts;
         for (int64_t b = 0; b < k / 32; ++b) {
+            if (long_row) {
+                prefetch_bytes<2>(reinterpret_cast<const char*>(row + b) + kFarAhead, sizeof *row);
+                prefetch_bytes(reinterpret_cast<const char*>(row + b) + kNearAhead, sizeof *row);
+            }
             const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row[b].qs));
             const float d = half_f(row[b].d);
             for (int t = 0; t < NT; ++t) {

@@ -36,6 +36,23 @@ inline __m256i maddubs_wide256(__m256i u, __m256i a) {
     return signed_pairs256(_mm256_xor_si256(u, _mm256_set1_epi8(-128)), a);
 }
 
+// A one-token product reads a row's activations again for every row while the row's
+// weights stream through L1. Past kL1Acts bytes of activations (Zen 4's L1 holds 32 KB) the
+// weights brought into L1 far ahead push them out, so such long rows bring the weights far
+// ahead into L2 only and just before use into L1 (gemm_kquant.h's narrow_row,
+// gemm_float.h's vec_dot).
+// The float and Q8_0 rows bring them kFarAhead bytes ahead into L2 and kNearAhead into L1
+// (the K-quants count theirs in super-blocks).
+constexpr int64_t kL1Acts = 12 * 1024;
+constexpr size_t kFarAhead = 8192, kNearAhead = 512;
+
+// The cache lines of the `bytes` at `at` into L1 (Locality 3: prefetcht0) or into L2 (2:
+// prefetcht1).
+template <int Locality = 3>
+inline void prefetch_bytes(const void* at, size_t bytes) {
+    for (size_t off = 0; off < bytes; off += 64) __builtin_prefetch(static_cast<const char*>(at) + off, 0, Locality);
+}
+
 // Share i of n of the first `bytes` of Rows rows (ldw apart) into L2: the few-token
 // products that take whole rows (gemm_kquant_rows16.h, gemm_kquant_rows8.h) bring the next
 // tile's rows in as the super-blocks go, gemm_legacy_rows16.h as the blocks go.
