@@ -29,12 +29,14 @@
 #include <cstring>
 #include <ctime>
 #include <map>
+#include <numeric>
 #include <random>
 #include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include <immintrin.h>
 #include <unistd.h>
 
 #include "kernels/kernels.h"
@@ -43,6 +45,7 @@
 #include "tensor/blocks.h"
 #include "tensor/fp16.h"
 #include "tensor/quantize.h"
+#include "weights/buffer.h"
 
 namespace k = strata::kernels;
 using strata::DType;
@@ -87,6 +90,50 @@ std::map<int, double> stream_read_gbps(const std::string& program) {
             out[threads] = gbps;
     }
     pclose(f);
+    return out;
+}
+
+// One thread's share of a read sweep, summed so that the loads are not optimised away:
+// 256-bit loads into four sums (AVX2), or 64-bit words without it.
+__attribute__((target("avx2"))) uint64_t sum_avx2(const uint8_t* p, size_t n) {
+    __m256i s[4] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256()};
+    for (size_t i = 0; i + 128 <= n; i += 128)
+        for (int j = 0; j < 4; ++j) s[j] = _mm256_add_epi64(s[j], _mm256_load_si256(reinterpret_cast<const __m256i*>(p + i + 32 * j)));
+    const __m256i t = _mm256_add_epi64(_mm256_add_epi64(s[0], s[1]), _mm256_add_epi64(s[2], s[3]));
+    return static_cast<uint64_t>(_mm256_extract_epi64(t, 0) + _mm256_extract_epi64(t, 1) + _mm256_extract_epi64(t, 2) + _mm256_extract_epi64(t, 3));
+}
+
+uint64_t sum_words(const uint8_t* p, size_t n) {
+    uint64_t s = 0;
+    for (size_t i = 0; i + 8 <= n; i += 8) s += *reinterpret_cast<const uint64_t*>(p + i);
+    return s;
+}
+
+// The read bandwidth (GB/s) per thread count of the memory the model keeps its weights in
+// (a 1 GiB weights::Buffer, far past the last-level cache), each thread sweeping its own
+// contiguous share, best of 5 sweeps: the bus as a forward pass can use it. stream_bw's
+// figure (malloc'd memory, OpenMP) runs below it on some machines.
+std::map<int, double> read_gbps(const std::vector<int>& threads) {
+    const strata::weights::Buffer buffer(size_t(1) << 30);
+    std::memset(buffer.data(), 1, buffer.size());
+    const bool avx2 = k::isa_supported(k::Isa::Avx2);
+    std::map<int, double> out;
+    for (int n : threads) {
+        k::ThreadPool pool(n);
+        const size_t share = buffer.size() / n / 128 * 128;
+        std::vector<uint64_t> sums(n);
+        double best = 1e30;
+        for (int rep = 0; rep < 5; ++rep) {
+            const auto start = std::chrono::steady_clock::now();
+            pool.parallel_for(n, 1, [&](int64_t i, int64_t, int) {
+                const uint8_t* p = buffer.data() + i * share;
+                sums[i] += avx2 ? sum_avx2(p, share) : sum_words(p, share);
+            });
+            best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+        }
+        if (std::accumulate(sums.begin(), sums.end(), uint64_t{0}) == 0) throw std::logic_error("read sweep summed nothing");
+        out[n] = double(share) * n / best / 1e9;
+    }
     return out;
 }
 
@@ -170,9 +217,11 @@ std::vector<size_t> scale_fields(DType t) {
     }
 }
 
-std::vector<uint8_t> random_matrix(DType t, int64_t rows, int64_t cols, std::mt19937& rng) {
+// Random weights in the memory the model keeps resident weights in (weights::Buffer:
+// 2 MiB-aligned, MADV_HUGEPAGE), so that a sweep walks the TLB as a forward pass does.
+strata::weights::Buffer random_matrix(DType t, int64_t rows, int64_t cols, std::mt19937& rng) {
     const size_t row_bytes = strata::dtype_bytes(t, cols);
-    std::vector<uint8_t> m(row_bytes * rows);
+    strata::weights::Buffer m(row_bytes * rows);
     std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
     if (t == DType::F32 || t == DType::F16 || t == DType::BF16) {
         std::vector<float> row(cols);
@@ -182,9 +231,9 @@ std::vector<uint8_t> random_matrix(DType t, int64_t rows, int64_t cols, std::mt1
         }
         return m;
     }
-    for (auto& b : m) b = static_cast<uint8_t>(rng());
+    std::generate_n(m.data(), m.size(), [&] { return static_cast<uint8_t>(rng()); });
     const auto& info = strata::dtype_info(t);
-    for (size_t off = 0; off < m.size(); off += info.block_bytes)
+    for (size_t off = 0; off + info.block_bytes <= m.size(); off += info.block_bytes)
         for (size_t f : scale_fields(t)) {
             const uint16_t h = strata::fp32_to_fp16(0.01f * dist(rng));
             std::memcpy(m.data() + off + f, &h, sizeof h);
@@ -238,7 +287,7 @@ struct Result {
 struct Weights {
     DType type;
     int64_t rows, cols;
-    std::vector<std::vector<uint8_t>> copies;
+    std::vector<strata::weights::Buffer> copies;
 
     Weights(DType t, int64_t r, int64_t c, const Options& o, std::mt19937& rng) : type(t), rows(r), cols(c) {
         const size_t bytes = strata::dtype_bytes(t, c) * r;
@@ -265,7 +314,7 @@ Result time_gemv(k::ThreadPool& pool, const Weights& w, const Options& o, std::m
 }
 
 Result time_gemm(k::ThreadPool& pool, const Weights& w, int64_t nt, const Options& o, std::mt19937& rng) {
-    const std::vector<uint8_t>& m = w.copies.front();
+    const strata::weights::Buffer& m = w.copies.front();
     const std::vector<uint8_t> x = activations(w.type, nt, w.cols, rng);
     std::vector<float> y(w.rows * nt);
     auto seconds = [&](int64_t used) {
@@ -389,6 +438,13 @@ void print_attention(const Options& o, std::mt19937& rng) {
     std::printf("\n]}\n");
 }
 
+void print_gbps(const std::map<int, double>& gbps) {
+    std::printf("{");
+    for (auto it = gbps.begin(); it != gbps.end(); ++it)
+        std::printf("%s\"%d\":%.2f", it == gbps.begin() ? "" : ",", it->first, it->second);
+    std::printf("}");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) try {
@@ -398,12 +454,13 @@ int main(int argc, char** argv) try {
         print_attention(o, rng);
         return 0;
     }
-    const std::map<int, double> stream = stream_read_gbps(o.stream);
-    std::printf("{\"bench\":\"kernels\",\"detected_isa\":\"%s\",\"stream_read_gbps\":{",
+    const std::map<int, double> stream = stream_read_gbps(o.stream), read = read_gbps(o.threads);
+    std::printf("{\"bench\":\"kernels\",\"detected_isa\":\"%s\",\"stream_read_gbps\":",
                 std::string(k::isa_name(k::detected_isa())).c_str());
-    for (auto it = stream.begin(); it != stream.end(); ++it)
-        std::printf("%s\"%d\":%.2f", it == stream.begin() ? "" : ",", it->first, it->second);
-    std::printf("},\"results\":[");
+    print_gbps(stream);
+    std::printf(",\"read_gbps\":");
+    print_gbps(read);
+    std::printf(",\"results\":[");
     bool first = true;
     for (DType w : o.types) {
         for (auto [rows, cols] : o.shapes) {
@@ -424,6 +481,7 @@ int main(int argc, char** argv) try {
                             std::printf("\"ms\":%.3f,\"gbps\":%.2f,\"cpu_util\":%.2f", r.seconds_per_run * 1e3, gbps, r.cpu_util);
                             if (auto it = stream.find(threads); it != stream.end() && it->second > 0)
                                 std::printf(",\"of_stream\":%.2f", gbps / it->second);
+                            std::printf(",\"of_read\":%.2f", gbps / read.at(threads));
                             std::printf("}");
                         } else {
                             const Result r = time_gemm(pool, weights, nt, o, rng);
