@@ -2,7 +2,9 @@
 // document: per weight type, ISA, shape and thread count, the matrix-vector speed (nt = 1)
 // in GB/s of weight bytes and the matrix-matrix speed (nt > 1) in GFLOP/s.
 // Matrix-vector runs stream through enough copies of the weights to exceed the last-level
-// cache, as a forward pass does, so GB/s is DRAM bandwidth. Matrix-matrix runs on as many
+// cache, as a forward pass does, so GB/s is DRAM bandwidth; each is also given as a share
+// of stream_bw's read bandwidth (of_stream, when the peer harness has it) and of read_gbps,
+// this program's own sweep of the same kind of memory (of_read). Matrix-matrix runs on as many
 // rows as make a run last long enough (it is compute-bound, so fewer rows do not change
 // the rate). Rows are split among threads in chunks through kernels::ThreadPool.
 //
