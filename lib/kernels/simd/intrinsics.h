@@ -39,10 +39,9 @@ inline __m256i maddubs_wide256(__m256i u, __m256i a) {
 // A one-token product reads a row's activations again for every row while the row's
 // weights stream through L1. Past kL1Acts bytes of activations (Zen 4's L1 holds 32 KB) the
 // weights brought into L1 far ahead push them out, so such long rows bring the weights far
-// ahead into L2 only and just before use into L1 (gemm_kquant.h's narrow_row,
-// gemm_float.h's vec_dot).
-// The float and Q8_0 rows bring them kFarAhead bytes ahead into L2 and kNearAhead into L1
-// (the K-quants count theirs in super-blocks).
+// ahead into L2 only and just before use into L1: gemm_float.h's vec_dot and Q8_0's
+// narrow_row (gemm_legacy.h) kFarAhead and kNearAhead bytes ahead, the K-quants' narrow_row
+// (gemm_kquant.h) a count of super-blocks.
 constexpr int64_t kL1Acts = 12 * 1024;
 constexpr size_t kFarAhead = 8192, kNearAhead = 512;
 
