@@ -62,6 +62,8 @@ std::string prometheus_text(const engine::Status& s, const Counters& c, size_t o
     e.add("strata_forward_passes_total", "counter", "Forward passes run.", s.forward_passes);
     e.add("strata_sessions", "gauge", "Named sessions.", s.sessions);
     e.add("strata_kv_cache_bytes", "gauge", "Bytes held by KV caches (a block shared by several counts once).", s.kv_bytes);
+    e.add("strata_kv_cache_mapped_bytes", "gauge", "Memory mapped for KV blocks (huge-page chunks; freed slots are kept for new blocks).",
+          s.kv_mapped_bytes);
     e.add("strata_kv_cache_budget_bytes", "gauge", "memory.kv_budget.", s.kv_budget_bytes);
     e.add("strata_kv_cache_running_bytes", "gauge", "KV bytes of running requests.", s.kv_bytes_running);
     e.add("strata_kv_cache_idle_bytes", "gauge", "KV bytes of idle sessions.", s.kv_bytes_idle);

@@ -116,6 +116,7 @@ json::object status_json(const engine::Status& s, size_t connections) {
             {"generate_tps_recent", finite(s.generate_tps_recent)},
             {"prompt_tps_recent", finite(s.prompt_tps_recent)},
             {"kv_bytes", s.kv_bytes},
+            {"kv_mapped_bytes", s.kv_mapped_bytes},
             {"kv_type", s.kv_type},
             {"kv_budget_bytes", s.kv_budget_bytes},
             {"kv_bytes_running", s.kv_bytes_running},

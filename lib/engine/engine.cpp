@@ -326,6 +326,7 @@ Status Engine::status() const {
     st.generate_tps_recent = secs > 0 ? gen / secs : 0;
     st.prompt_tps_recent = secs > 0 ? prompt / secs : 0;
     st.kv_bytes = m.kv_ledger->bytes();
+    st.kv_mapped_bytes = m.kv_ledger->mapped_bytes();
     st.kv_type = std::string(kv::kv_type_name(m.config.memory.kv_type));
     st.kv_budget_bytes = m.kv_budget;
     st.kv_bytes_running = m.kv_kinds.running;

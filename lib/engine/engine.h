@@ -179,6 +179,7 @@ struct Status {
     double generate_tps_recent = 0;  // aggregate over the last completed steps
     double prompt_tps_recent = 0;
     uint64_t kv_bytes = 0, rss_bytes = 0;
+    uint64_t kv_mapped_bytes = 0;   // the memory the KV blocks live in (kv::BlockPool): freed slots are kept
     std::string kv_type;            // memory.kv_type
     // KV memory: the budget, what holds it (a block shared by several counts once), LRU
     // evictions (idle sessions' caches and cached prefix blocks), and the prefix cache.

@@ -30,13 +30,14 @@ std::optional<KvType> kv_type_from_name(std::string_view name) {
 }
 
 Block::Block(int32_t n_layer, BlockFormat format, std::shared_ptr<Ledger> ledger)
-    : layer_bytes_(format.layer_bytes()), data_(size_t(n_layer) * layer_bytes_), ledger_(std::move(ledger)) {
-    ledger_->add(bytes());
+    : layer_bytes_(format.layer_bytes()), bytes_(size_t(n_layer) * layer_bytes_), ledger_(std::move(ledger)), data_(ledger_->take(bytes_)) {}
+
+Block::Block(const Block& other)
+    : layer_bytes_(other.layer_bytes_), bytes_(other.bytes_), ledger_(other.ledger_), data_(ledger_->take(bytes_)) {
+    std::memcpy(data_, other.data_, bytes_);
 }
 
-Block::Block(const Block& other) : layer_bytes_(other.layer_bytes_), data_(other.data_), ledger_(other.ledger_) { ledger_->add(bytes()); }
-
-Block::~Block() { ledger_->remove(bytes()); }
+Block::~Block() { ledger_->give(data_, bytes_); }
 
 KvCache::KvCache(Shape shape, int32_t capacity, std::shared_ptr<Ledger> ledger, KvType type)
     : shape_(std::move(shape)), capacity_(capacity), format_{type, shape_.dim}, ledger_(ledger ? std::move(ledger) : std::make_shared<Ledger>()) {

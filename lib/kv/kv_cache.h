@@ -4,8 +4,9 @@
 // sequence, in blocks of kBlockTokens positions; growth up to a fixed capacity; keeping
 // only the window of sliding-window layers; copy-on-write of shared blocks before any
 // write; truncation; adopting another cache's blocks (prefix sharing); the bytes every
-// live block takes (Ledger); saving to and restoring from disk. Must not touch: attention
-// math (model/), which prefixes are worth keeping (prefix_cache.h), scheduling (engine/).
+// live block takes, in the pool of memory it lives in (Ledger, block_pool.h); saving to
+// and restoring from disk. Must not touch: attention math (model/), which prefixes are
+// worth keeping (prefix_cache.h), scheduling (engine/).
 //
 // Two kinds of layers, two blocks per kBlockTokens positions (Blocks): `full` holds those
 // positions of the layers that attend to the whole sequence, `window` those of the
@@ -30,6 +31,8 @@
 #include <string_view>
 #include <vector>
 
+#include "kv/block_pool.h"
+
 namespace strata::kv {
 
 inline constexpr int32_t kBlockTokens = 16;
@@ -37,21 +40,29 @@ inline constexpr int32_t kBlockTokens = 16;
 // little (a prompt that is cached whole recomputes its last token) and keep its window.
 inline constexpr int32_t kWindowSlack = kBlockTokens;
 
-// Bytes and count of every live block of the caches that share it (one per engine).
+// Where the live blocks of the caches that share it (one per engine) live, and their
+// bytes and count: the budget counts bytes(); the memory mapped for them (their pool's
+// chunks, mapped_bytes()) is at most the most bytes() ever was, rounded up to chunks.
 class Ledger {
 public:
     uint64_t bytes() const { return bytes_.load(std::memory_order_relaxed); }
     uint64_t blocks() const { return blocks_.load(std::memory_order_relaxed); }
-    void add(uint64_t bytes) {
+    uint64_t mapped_bytes() const { return pool_.mapped_bytes(); }
+    // A zeroed block of `bytes`, counted.
+    uint8_t* take(size_t bytes) {
+        uint8_t* block = pool_.take(bytes);
         bytes_.fetch_add(bytes, std::memory_order_relaxed);
         blocks_.fetch_add(1, std::memory_order_relaxed);
+        return block;
     }
-    void remove(uint64_t bytes) {
+    void give(uint8_t* block, size_t bytes) {
+        pool_.give(block, bytes);
         bytes_.fetch_sub(bytes, std::memory_order_relaxed);
         blocks_.fetch_sub(1, std::memory_order_relaxed);
     }
 
 private:
+    BlockPool pool_;
     std::atomic<uint64_t> bytes_{0}, blocks_{0};
 };
 
@@ -85,14 +96,14 @@ public:
     Block& operator=(const Block&) = delete;
     ~Block();
 
-    uint8_t* layer(int32_t l) { return data_.data() + size_t(l) * layer_bytes_; }
-    const uint8_t* layer(int32_t l) const { return data_.data() + size_t(l) * layer_bytes_; }
-    uint64_t bytes() const { return data_.size(); }
+    uint8_t* layer(int32_t l) { return data_ + size_t(l) * layer_bytes_; }
+    const uint8_t* layer(int32_t l) const { return data_ + size_t(l) * layer_bytes_; }
+    uint64_t bytes() const { return bytes_; }
 
 private:
-    size_t layer_bytes_;
-    std::vector<uint8_t> data_;
+    size_t layer_bytes_, bytes_;
     std::shared_ptr<Ledger> ledger_;
+    uint8_t* data_;  // from ledger_
 };
 
 using BlockRef = std::shared_ptr<Block>;

@@ -12,8 +12,6 @@
 namespace strata::weights {
 namespace {
 
-constexpr uint64_t kHugePage = 2ull << 20;
-
 uint64_t round_up(uint64_t n, uint64_t to) { return (n + to - 1) / to * to; }
 
 // Maps `bytes` (a multiple of the huge page size) at a 2 MiB boundary: maps one huge page
@@ -32,7 +30,7 @@ uint8_t* map_aligned(uint64_t bytes) {
 
 }  // namespace
 
-Buffer::Buffer(uint64_t bytes) : bytes_(std::max<uint64_t>(bytes, 1)) {
+Buffer::Buffer(uint64_t bytes, const char* what) : bytes_(std::max<uint64_t>(bytes, 1)) {
     if (bytes_ >= kHugePage) {
         bytes_ = round_up(bytes_, kHugePage);
         data_ = map_aligned(bytes_);
@@ -40,7 +38,7 @@ Buffer::Buffer(uint64_t bytes) : bytes_(std::max<uint64_t>(bytes, 1)) {
         void* p = ::mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         data_ = p == MAP_FAILED ? nullptr : static_cast<uint8_t*>(p);
     }
-    if (!data_) throw std::system_error(errno, std::generic_category(), "cannot allocate " + std::to_string(bytes_ >> 20) + " MiB for weights");
+    if (!data_) throw std::system_error(errno, std::generic_category(), "cannot allocate " + std::to_string(bytes_ >> 20) + " MiB for " + what);
 }
 
 Buffer::~Buffer() {

@@ -1,9 +1,10 @@
-// weights/buffer.h — internal: page-aligned anonymous memory that holds weight bytes
-// (copies of resident layers, the streaming ring). Large buffers start on a 2 MiB
-// boundary and are advised MADV_HUGEPAGE, so that the forward pass walks them through
-// few TLB entries whatever the kernel does with the model file's page cache. Prefault
-// faults such memory in on a thread of its own, ahead of the reads that fill it.
-// Must not touch: what is read into it (streamed.cpp, reader.cpp).
+// weights/buffer.h — page-aligned anonymous memory for what the forward pass streams
+// through: weight bytes (copies of resident layers, the streaming ring) and the chunks
+// that KV blocks live in (kv/block_pool.h). Large buffers start on a 2 MiB boundary and
+// are advised MADV_HUGEPAGE, so that the forward pass walks them through few TLB entries
+// whatever the kernel does with the model file's page cache. Prefault faults such memory
+// in on a thread of its own, ahead of the reads that fill it.
+// Must not touch: what is read into it (streamed.cpp, reader.cpp, kv/).
 #pragma once
 
 #include <atomic>
@@ -13,10 +14,14 @@
 
 namespace strata::weights {
 
+// The transparent huge page of x86-64: buffers of at least this size start on its boundary
+// and are a whole number of them.
+inline constexpr uint64_t kHugePage = 2ull << 20;
+
 class Buffer {
 public:
-    // Throws std::system_error naming the size when the memory cannot be mapped.
-    explicit Buffer(uint64_t bytes);
+    // Throws std::system_error naming the size and `what` when the memory cannot be mapped.
+    explicit Buffer(uint64_t bytes, const char* what = "weights");
     ~Buffer();
     Buffer(Buffer&& o) noexcept;
     Buffer(const Buffer&) = delete;

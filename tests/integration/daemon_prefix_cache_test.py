@@ -75,6 +75,9 @@ class TinyKvBudgetTest(DaemonTestCase):
         status = self.daemon.status()
         self.assertGreater(status["kv_evictions"], 0)
         self.assertLessEqual(status["kv_bytes"], status["kv_budget_bytes"])
+        # The blocks live in chunks of 2 MiB huge pages, at least as many as they need.
+        self.assertGreaterEqual(status["kv_mapped_bytes"], status["kv_bytes"])
+        self.assertEqual(status["kv_mapped_bytes"] % (2 << 20), 0)
 
 
 if __name__ == "__main__":

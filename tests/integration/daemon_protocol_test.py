@@ -189,7 +189,7 @@ class ProtocolTest(DaemonTestCase):
         for key in ("model", "weights_mode", "memory_plan", "threads", "uptime_s", "sessions", "requests_running",
                     "requests_queued", "requests_total", "requests_failed", "prompt_tokens_total",
                     "completion_tokens_total", "cached_tokens_total", "generate_tps_recent", "prompt_tps_recent",
-                    "kv_bytes", "rss_bytes", "connections"):
+                    "kv_bytes", "kv_mapped_bytes", "rss_bytes", "connections"):
             self.assertIn(key, status)
         self.assertGreaterEqual(status["connections"], 1)
         self.assertEqual(status["threads"], 1)

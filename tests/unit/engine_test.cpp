@@ -324,6 +324,8 @@ BOOST_AUTO_TEST_CASE(sessions_sharing_a_system_prompt_share_its_kv) {
     const Status st = e.status();
     BOOST_TEST(st.kv_bytes < 2 * one, st.kv_bytes << " bytes for 8 sessions, " << one << " for one");
     BOOST_TEST(st.kv_bytes_idle > 0u);
+    BOOST_TEST(st.kv_mapped_bytes >= st.kv_bytes);  // one 2 MiB chunk holds these small blocks
+    BOOST_TEST(st.kv_mapped_bytes <= st.kv_bytes + (2u << 20));
 }
 
 BOOST_AUTO_TEST_CASE(a_tiny_kv_budget_evicts_but_loses_no_session) {

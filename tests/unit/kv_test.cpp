@@ -1,5 +1,6 @@
 // tests/unit/kv_test.cpp — KV blocks (growth, copy-on-write, sharing, the ledger, the file
-// form) and the prefix cache's index (lookup along a chain, deduplication, LRU order).
+// form), the pool of huge-page chunks they live in, and the prefix cache's index (lookup
+// along a chain, deduplication, LRU order).
 #include <boost/test/unit_test.hpp>
 
 #include <cstdio>
@@ -8,8 +9,12 @@
 #include <random>
 #include <cmath>
 #include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <thread>
 #include <unistd.h>
 
+#include "kv/block_pool.h"
 #include "kv/kv_cache.h"
 #include "kv/prefix_cache.h"
 #include "tensor/fp16.h"
@@ -320,6 +325,83 @@ BOOST_AUTO_TEST_CASE(eviction_is_least_recent_first_and_trims_prefixes_from_thei
     c.truncate(0);
     pc.clear();
     BOOST_TEST(ledger->bytes() == 0u);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(block_pool)
+
+constexpr uint64_t kHuge = 2ull << 20;
+
+BOOST_AUTO_TEST_CASE(a_chunk_spans_the_fewest_huge_pages_that_waste_at_most_a_sixteenth) {
+    BOOST_TEST(BlockPool::chunk_pages(512 << 10) == 1u);     // a 1B model's F16 block: 4 to a page
+    BOOST_TEST(BlockPool::chunk_pages(kHuge) == 1u);         // an 8B model's
+    BOOST_TEST(BlockPool::chunk_pages(3 * kHuge / 2) == 3u);  // 2 pages hold 2 slots and waste a quarter
+    BOOST_TEST(BlockPool::chunk_pages(1114112) == 5u);       // an 8B model's Q8_0 block (1.06 MiB): 9 slots
+    BOOST_TEST(BlockPool::chunk_pages(1000) == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(slots_are_reused_zeroed_and_chunks_mapped_only_when_all_are_taken) {
+    BlockPool pool;
+    const size_t slot = 512 << 10;  // 4 to a chunk
+    std::vector<uint8_t*> taken;
+    for (int i = 0; i < 4; ++i) taken.push_back(pool.take(slot));
+    BOOST_TEST(reinterpret_cast<uintptr_t>(taken[0]) % kHuge == 0u);  // a chunk starts on a huge page
+    BOOST_TEST(pool.mapped_bytes() == kHuge);
+    const auto at = [](const uint8_t* p) { return reinterpret_cast<uintptr_t>(p); };
+    for (int i = 1; i < 4; ++i) BOOST_TEST(at(taken[size_t(i)]) == at(taken[0] + i * slot));
+    taken.push_back(pool.take(slot));
+    BOOST_TEST(pool.mapped_bytes() == 2 * kHuge);
+    std::memset(taken[1], 0xab, slot);
+    pool.give(taken[1], slot);
+    uint8_t* again = pool.take(slot);
+    BOOST_TEST(at(again) == at(taken[1]));  // the fuller chunk's free slot, before the emptier's
+    BOOST_TEST(std::all_of(again, again + slot, [](uint8_t b) { return b == 0; }));
+    BOOST_TEST(pool.mapped_bytes() == 2 * kHuge);
+    for (uint8_t* p : taken) pool.give(p, slot);
+    BOOST_TEST(pool.mapped_bytes() == kHuge);  // one empty chunk is kept for the next block
+    // Another size has chunks of its own.
+    uint8_t* other = pool.take(3 * kHuge / 2);
+    BOOST_TEST(pool.mapped_bytes() == 4 * kHuge);
+    pool.give(other, 3 * kHuge / 2);
+    BOOST_TEST(at(pool.take(slot)) - at(taken[0]) < kHuge);  // the first chunk to empty is the one kept
+}
+
+BOOST_AUTO_TEST_CASE(blocks_may_be_taken_and_given_on_several_threads) {
+    BlockPool pool;
+    const size_t slot = 256 << 10;  // 8 to a chunk
+    std::atomic<bool> intact{true};
+    const auto churn = [&](uint8_t tag) {
+        std::vector<uint8_t*> mine;
+        for (int round = 0; round < 50; ++round) {
+            for (int i = 0; i < 8; ++i) {
+                mine.push_back(pool.take(slot));
+                std::memset(mine.back(), tag, slot);
+            }
+            for (uint8_t* p : mine)
+                if (p[0] != tag || p[slot - 1] != tag) intact = false;
+            for (uint8_t* p : mine) pool.give(p, slot);
+            mine.clear();
+        }
+    };
+    std::thread a(churn, uint8_t(1)), b(churn, uint8_t(2));
+    a.join();
+    b.join();
+    BOOST_TEST(intact.load());
+    BOOST_TEST(pool.mapped_bytes() == kHuge);  // at most 16 slots were taken at once: 2 chunks, one kept
+}
+
+BOOST_AUTO_TEST_CASE(the_ledger_maps_what_its_blocks_need) {
+    auto ledger = std::make_shared<Ledger>();
+    {
+        KvCache c({kLayers, kDim}, 1000, ledger);
+        fill(c, 0, 1000, 0);
+        BOOST_TEST(holds(c, 0, 1000, 0));
+        BOOST_TEST(ledger->mapped_bytes() >= ledger->bytes());
+        BOOST_TEST(ledger->mapped_bytes() < ledger->bytes() + kHuge);
+    }
+    BOOST_TEST(ledger->bytes() == 0u);
+    BOOST_TEST(ledger->mapped_bytes() == kHuge);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
