@@ -93,15 +93,22 @@ struct Gemm {
         auto* w = static_cast<const uint8_t*>(W);
         auto* x = static_cast<const uint8_t*>(X);
         if constexpr (kFusedAll) {
-            const int64_t block = token_block(k, K::kFusedTokens);
-            for (int64_t t0 = 0; t0 < nt; t0 += block)
-                fused(k, w, ldw, r0, r1, x + t0 * ldx, ldx, min64(block, nt - t0), Y + t0 * ldy, ldy);
+            fused_blocks(k, w, ldw, r0, r1, x, ldx, nt, Y, ldy);
         } else {
             if constexpr (K::kFusedTokens > 0) {
                 if (nt <= K::kFusedTokens) return fused(k, w, ldw, r0, r1, x, ldx, nt, Y, ldy);
             }
             stepped(k, w, ldw, r0, r1, x, ldx, nt, Y, ldy);
         }
+    }
+
+    // Any number of tokens through the fused path: blocks of them whose activations stay
+    // within kActBudget, each in equal chunks (kFusedAll, and gemm_x4.h's short products).
+    static void fused_blocks(int64_t k, const uint8_t* w, size_t ldw, int64_t r0, int64_t r1, const uint8_t* x, size_t ldx,
+                             int64_t nt, float* Y, size_t ldy) {
+        const int64_t block = token_block(k, K::kFusedTokens);
+        for (int64_t t0 = 0; t0 < nt; t0 += block)
+            fused(k, w, ldw, r0, r1, x + t0 * ldx, ldx, min64(block, nt - t0), Y + t0 * ldy, ldy);
     }
 
     // Tokens sharing one pass over the weights: as many as kActBudget holds, in multiples of

@@ -3,7 +3,7 @@
 // group sum; per group (16 or 32 elements) one vpmulld by each lane's row scale; per
 // super-block the group corrections against the activation bsums and the float scales —
 // all once per 16 (row, token) pairs.
-// Few tokens (the fused path) use gemm_kquant_rows16.h's (Q4_K, Q5_K, Q6_K, IQ4_XS) or
+// Up to kX4ChunkedTokens (the fused path, 8 at a time) use gemm_kquant_rows16.h's (Q4_K, Q5_K, Q6_K, IQ4_XS) or
 // gemm_kquant_quads.h's (Q4_K, Q6_K) layout or gemm_kquant.h's; the AVX2 variant
 // gemm_kquant_rows8.h's (Q4_K, Q6_K) or gemm_kquant.h's.
 // Must not touch: other weight families.

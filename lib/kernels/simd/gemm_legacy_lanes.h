@@ -37,7 +37,7 @@ struct LegacyLanes : Legacy<V, Type> {
         int64_t nt = 0;
     };
     // The lanes take every product the driver hands them (gemm_driver.h): on AVX2 all of them,
-    // in chunks of up to 8 tokens; on AVX-512 GemmX4 hands them up to 8 tokens.
+    // in chunks of up to 8 tokens; on AVX-512 GemmX4 hands them up to kX4ChunkedTokens.
     static constexpr bool kFusedAll = true;
     static int64_t act_bytes(int64_t k) { return k / 32 * static_cast<int64_t>(sizeof(Q8Lane)); }
     static Acts prepare(const uint8_t* x, size_t ldx, int64_t nt, int64_t k) { return Acts{Base::prepare(x, ldx, nt, k)}; }

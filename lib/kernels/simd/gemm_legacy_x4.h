@@ -5,8 +5,8 @@
 // Q5_1's m * s), once per 16 (row, token) pairs.
 // Not llama.cpp's summation order (its tinyBLAS keeps 8 float lanes per pair and block,
 // at four times the float work): prefill results differ from it in the last bits, while
-// Q8_0's 1-2 tokens (gemm_legacy.h's fused path, used here too) keep it. Up to 8 tokens go
-// to Small (the 16-row lanes).
+// Q8_0's 1-2 tokens (gemm_legacy.h's fused path, used here too) keep it. Up to
+// kX4ChunkedTokens go to Small (the 16-row lanes, 8 tokens at a time).
 // Must not touch: other weight families.
 #pragma once
 
