@@ -44,6 +44,7 @@
 #include "kernels/kernels.h"
 #include "kernels/threadpool.h"
 #include "kv/kv_cache.h"
+#include "read_sweep.h"
 #include "tensor/blocks.h"
 #include "tensor/fp16.h"
 #include "tensor/quantize.h"
@@ -95,46 +96,15 @@ std::map<int, double> stream_read_gbps(const std::string& program) {
     return out;
 }
 
-// One thread's share of a read sweep, summed so that the loads are not optimised away:
-// 256-bit loads into four sums (AVX2), or 64-bit words without it.
-__attribute__((target("avx2"))) uint64_t sum_avx2(const uint8_t* p, size_t n) {
-    __m256i s[4] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256()};
-    for (size_t i = 0; i + 128 <= n; i += 128)
-        for (int j = 0; j < 4; ++j) s[j] = _mm256_add_epi64(s[j], _mm256_load_si256(reinterpret_cast<const __m256i*>(p + i + 32 * j)));
-    const __m256i t = _mm256_add_epi64(_mm256_add_epi64(s[0], s[1]), _mm256_add_epi64(s[2], s[3]));
-    return static_cast<uint64_t>(_mm256_extract_epi64(t, 0) + _mm256_extract_epi64(t, 1) + _mm256_extract_epi64(t, 2) + _mm256_extract_epi64(t, 3));
-}
-
-uint64_t sum_words(const uint8_t* p, size_t n) {
-    uint64_t s = 0;
-    for (size_t i = 0; i + 8 <= n; i += 8) s += *reinterpret_cast<const uint64_t*>(p + i);
-    return s;
-}
-
 // The read bandwidth (GB/s) per thread count of the memory the model keeps its weights in
-// (a 1 GiB weights::Buffer, far past the last-level cache), each thread sweeping its own
-// contiguous share, best of 5 sweeps: the bus as a forward pass can use it. stream_bw's
-// figure (malloc'd memory, OpenMP) runs below it on some machines.
+// (read_sweep.h over 1 GiB), best of 5 sweeps: the bus as a forward pass can use it.
+// stream_bw's figure (malloc'd memory, OpenMP) runs below it on some machines.
 std::map<int, double> read_gbps(const std::vector<int>& threads) {
-    const strata::weights::Buffer buffer(size_t(1) << 30);
-    std::memset(buffer.data(), 1, buffer.size());
-    const bool avx2 = k::isa_supported(k::Isa::Avx2);
+    const strata::bench::ReadSweep sweep(size_t(1) << 30);
     std::map<int, double> out;
     for (int n : threads) {
         k::ThreadPool pool(n);
-        const size_t share = buffer.size() / n / 128 * 128;
-        std::vector<uint64_t> sums(n);
-        double best = 1e30;
-        for (int rep = 0; rep < 5; ++rep) {
-            const auto start = std::chrono::steady_clock::now();
-            pool.parallel_for(n, 1, [&](int64_t i, int64_t, int) {
-                const uint8_t* p = buffer.data() + i * share;
-                sums[i] += avx2 ? sum_avx2(p, share) : sum_words(p, share);
-            });
-            best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-        }
-        if (std::accumulate(sums.begin(), sums.end(), uint64_t{0}) == 0) throw std::logic_error("read sweep summed nothing");
-        out[n] = double(share) * n / best / 1e9;
+        out[n] = sweep.gbps(pool, 5);
     }
     return out;
 }

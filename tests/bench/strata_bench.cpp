@@ -6,12 +6,17 @@
 // each session waits for its next token). When the llama.cpp harness (../shared/tools/peer,
 // installed in $STRATA_PEER_DIR or ~/.cache/strata-peer) is present and sessions is 1,
 // runs of both engines alternate on the same file and the line also carries llama.cpp's
-// figures ("peer") and the ratios strata / llama.cpp.
+// figures ("peer") and the ratios strata / llama.cpp: of the medians (ratio_*), and the
+// median of each rep's ratio to the llama.cpp run right after it (ratio_*_paired), which a
+// bus that drifts from minute to minute moves less. *_spread is (max - min) / median of the
+// reps. --bus-probe sweeps 512 MiB of memory like the resident weights (read_sweep.h) with
+// as many threads after each rep of strata and reports the bus's GB/s rep by rep
+// (bus_gbps_runs, bus_spread): a spread the machine's bus shows too is not the engine's.
 //
 // usage: strata-bench MODEL [--threads N] [--pp 512] [--tg 128] [--reps 3] [--tg-prompt 16]
 //                           [--sessions N] [--budget SIZE] [--mode auto|resident|streamed]
 //                           [--peer auto|off] [--seed S] [--fresh-copy] [--kv-type f16|q8_0]
-//                           [--expert-policy lru|lfu]
+//                           [--expert-policy lru|lfu] [--bus-probe]
 //        strata-bench MODEL --read-speed
 // --fresh-copy benchmarks (both engines) a copy of MODEL written just before, beside it,
 // as an admin's copy or download is right before the daemon starts; the copy is removed.      (the file's sequential read speed, O_DIRECT)
@@ -34,6 +39,7 @@
 #include "engine/memory.h"
 #include "kernels/kernels.h"
 #include "model/model.h"
+#include "read_sweep.h"
 #include "weights/streamed.h"
 
 namespace {
@@ -49,6 +55,7 @@ struct Options {
     bool peer = true;
     bool read_speed = false;  // only measure the file's read speed
     bool fresh_copy = false;
+    bool bus_probe = false;
     uint64_t seed = 42;
     kv::KvType kv_type = kv::KvType::F16;
     weights::ExpertPolicy expert_policy = weights::ExpertPolicy::Lru;
@@ -58,7 +65,7 @@ struct Options {
     std::fprintf(stderr,
                  "strata-bench: %s\nusage: strata-bench MODEL [--threads N] [--pp 512] [--tg 128] [--reps 3] [--tg-prompt 16] [--sessions N]\n"
                  "                    [--budget SIZE] [--mode auto|resident|streamed] [--peer auto|off] [--seed S]\n"
-                 "                    [--fresh-copy] [--kv-type f16|q8_0] [--expert-policy lru|lfu]\n"
+                 "                    [--fresh-copy] [--kv-type f16|q8_0] [--expert-policy lru|lfu] [--bus-probe]\n"
                  "       strata-bench MODEL --read-speed\n",
                  why.c_str());
     std::exit(2);
@@ -95,6 +102,7 @@ Options parse(int argc, char** argv) {
         else if (a == "--mode") o.mode = value();
         else if (a == "--read-speed") o.read_speed = true;
         else if (a == "--fresh-copy") o.fresh_copy = true;
+        else if (a == "--bus-probe") o.bus_probe = true;
         else if (a == "--kv-type") {
             const auto type = kv::kv_type_from_name(value());
             if (!type) usage("--kv-type must be f16 or q8_0");
@@ -125,6 +133,7 @@ double median(std::vector<double> v) {
 
 double lowest(const std::vector<double>& v) { return v.empty() ? 0 : *std::min_element(v.begin(), v.end()); }
 double highest(const std::vector<double>& v) { return v.empty() ? 0 : *std::max_element(v.begin(), v.end()); }
+double spread(const std::vector<double>& v) { return median(v) > 0 ? (highest(v) - lowest(v)) / median(v) : 0; }
 
 std::string json_array(const std::vector<double>& v) {
     std::string s = "[";
@@ -231,9 +240,9 @@ public:
                       o_.model.c_str());
         char step[320];
         std::snprintf(step, sizeof step,
-                      ",\"tg_step_ms_median\":%.3f,\"expert_cache_bytes\":%llu,\"expert_cache_hits\":%llu,\"expert_cache_misses\":%llu,"
+                      ",\"pp_spread\":%.3f,\"tg_spread\":%.3f,\"tg_step_ms_median\":%.3f,\"expert_cache_bytes\":%llu,\"expert_cache_hits\":%llu,\"expert_cache_misses\":%llu,"
                       "\"expert_cache_hit_rate\":%.4f,\"expert_bytes_read\":%llu",
-                      median(step_ms_), (unsigned long long)ws.expert_cache_bytes, (unsigned long long)ws.expert_hits,
+                      spread(pp), spread(tg), median(step_ms_), (unsigned long long)ws.expert_cache_bytes, (unsigned long long)ws.expert_hits,
                       (unsigned long long)ws.expert_misses, ws.expert_hit_rate(),
                       (unsigned long long)ws.expert_bytes_read);
         return std::string(buf) + step;
@@ -336,6 +345,18 @@ double field(const std::string& json, const std::string& key) {
     return at == std::string::npos ? 0 : std::strtod(json.c_str() + at + key.size() + 3, nullptr);
 }
 
+// --bus-probe: the read bandwidth of 512 MiB of memory like the resident weights, with the
+// engine's thread count, best of 3 sweeps (about a twentieth of a second).
+class BusProbe {
+public:
+    explicit BusProbe(int threads) : pool_(threads), sweep_(size_t(512) << 20) {}
+    double gbps() { return sweep_.gbps(pool_, 3); }
+
+private:
+    kernels::ThreadPool pool_;
+    bench::ReadSweep sweep_;
+};
+
 // A copy of the model written now, beside it (same file system); removed when done.
 class FreshCopy {
 public:
@@ -370,28 +391,42 @@ int main(int argc, char** argv) {
         StrataRun strata(o);
         const std::string peer = o.peer && o.sessions == 1 ? peer_bench_path() : "";
         const int threads = o.threads > 0 ? o.threads : model::physical_cores();
-        std::vector<double> pp, tg, peer_pp, peer_tg;
+        std::optional<BusProbe> bus;
+        if (o.bus_probe) bus.emplace(threads);
+        std::vector<double> pp, tg, peer_pp, peer_tg, paired_pp, paired_tg, bus_gbps;
         std::string peer_last;
         for (int r = 0; r < o.reps; ++r) {
             if (o.pp) pp.push_back(strata.pp_once());
             if (o.tg) tg.push_back(strata.tg_once());
+            if (bus) bus_gbps.push_back(bus->gbps());
             if (peer.empty()) continue;
             std::string j = peer_once(peer, o, threads);
             if (j.empty()) continue;
             peer_pp.push_back(field(j, "pp_tps"));
             peer_tg.push_back(field(j, "tg_tps"));
+            if (o.pp && peer_pp.back() > 0) paired_pp.push_back(pp.back() / peer_pp.back());
+            if (o.tg && peer_tg.back() > 0) paired_tg.push_back(tg.back() / peer_tg.back());
             peer_last = std::move(j);
         }
         std::string line = "{" + strata.json(pp, tg);
         if (o.fresh_copy) line += ",\"fresh_copy\":true";
+        if (bus) {
+            char buf[256];
+            std::snprintf(buf, sizeof buf, ",\"bus_gbps\":%.2f,\"bus_min_gbps\":%.2f,\"bus_max_gbps\":%.2f,\"bus_spread\":%.3f,\"bus_gbps_runs\":",
+                          median(bus_gbps), lowest(bus_gbps), highest(bus_gbps), spread(bus_gbps));
+            line += buf + json_array(bus_gbps);
+        }
         if (!peer_last.empty()) {
             char buf[1024];
             const double ppr = median(peer_pp) > 0 ? median(pp) / median(peer_pp) : 0, tgr = median(peer_tg) > 0 ? median(tg) / median(peer_tg) : 0;
             std::snprintf(buf, sizeof buf,
                           ",\"peer_pp_tps\":%.4f,\"peer_tg_tps\":%.4f,\"ratio_pp\":%.3f,\"ratio_tg\":%.3f,\"peer_pp_runs\":%s,\"peer_tg_runs\":%s,"
-                          "\"peer_pp_min_tps\":%.4f,\"peer_pp_max_tps\":%.4f,\"peer_tg_min_tps\":%.4f,\"peer_tg_max_tps\":%.4f",
+                          "\"peer_pp_min_tps\":%.4f,\"peer_pp_max_tps\":%.4f,\"peer_tg_min_tps\":%.4f,\"peer_tg_max_tps\":%.4f,"
+                          "\"peer_pp_spread\":%.3f,\"peer_tg_spread\":%.3f,\"ratio_pp_paired\":%.3f,\"ratio_tg_paired\":%.3f,"
+                          "\"ratio_tg_paired_runs\":%s",
                           median(peer_pp), median(peer_tg), ppr, tgr, json_array(peer_pp).c_str(), json_array(peer_tg).c_str(), lowest(peer_pp),
-                          highest(peer_pp), lowest(peer_tg), highest(peer_tg));
+                          highest(peer_pp), lowest(peer_tg), highest(peer_tg), spread(peer_pp), spread(peer_tg), median(paired_pp),
+                          median(paired_tg), json_array(paired_tg).c_str());
             line += buf;
             line += ",\"peer\":" + peer_last;
         }
