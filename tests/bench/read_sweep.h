@@ -1,9 +1,9 @@
 // tests/bench/read_sweep.h — the read bandwidth of memory like the model's resident weights
 // (a weights::Buffer: 2 MiB-aligned, MADV_HUGEPAGE, far past the last-level cache), each
 // of a pool's threads sweeping its own contiguous share with 256-bit loads (64-bit words
-// without AVX2). kernel_bench's read_gbps (the bus a forward pass can use) and
-// strata-bench's --bus-probe (the bus between reps, to tell the machine's drift from the
-// engine's) are this one sweep.
+// without AVX2). kernel_bench's read_gbps (the fastest sweep: the bus a forward pass can
+// use) and strata-bench's --bus-probe (the mean over a quarter of a second between reps,
+// to tell the machine's drift from the engine's) are this one sweep.
 // Must not touch: anything a benchmark times besides the sweep.
 #pragma once
 
@@ -44,26 +44,41 @@ public:
     // `bytes` of memory, written once so that every page is mapped before the first sweep.
     explicit ReadSweep(size_t bytes) : buffer_(bytes, "the read sweep") { std::memset(buffer_.data(), 1, buffer_.size()); }
 
-    // GB/s of the fastest of `sweeps` sweeps by the pool's threads.
-    double gbps(kernels::ThreadPool& pool, int sweeps) const {
-        const int n = pool.size();
-        const size_t share = buffer_.size() / n / 128 * 128;
-        const bool avx2 = kernels::isa_supported(kernels::Isa::Avx2);
-        std::vector<uint64_t> sums(n);
+    // GB/s of the fastest of `sweeps` sweeps by the pool's threads: what the bus can give.
+    double best_gbps(kernels::ThreadPool& pool, int sweeps) const {
         double best = 1e30;
-        for (int rep = 0; rep < sweeps; ++rep) {
-            const auto start = std::chrono::steady_clock::now();
-            pool.parallel_for(n, 1, [&](int64_t i, int64_t, int) {
-                const uint8_t* p = buffer_.data() + i * share;
-                sums[i] += avx2 ? sum_avx2(p, share) : sum_words(p, share);
-            });
-            best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-        }
-        if (std::accumulate(sums.begin(), sums.end(), uint64_t{0}) == 0) throw std::logic_error("read sweep summed nothing");
-        return double(share) * n / best / 1e9;
+        for (int rep = 0; rep < sweeps; ++rep) best = std::min(best, sweep(pool));
+        return bytes(pool) / best / 1e9;
+    }
+
+    // GB/s over sweeps lasting at least `seconds` together: what it gave over that time.
+    double mean_gbps(kernels::ThreadPool& pool, double seconds) const {
+        double spent = 0;
+        int sweeps = 0;
+        for (; spent < seconds; ++sweeps) spent += sweep(pool);
+        return bytes(pool) * sweeps / spent / 1e9;
     }
 
 private:
+    size_t share(const kernels::ThreadPool& pool) const { return buffer_.size() / pool.size() / 128 * 128; }
+    double bytes(const kernels::ThreadPool& pool) const { return double(share(pool)) * pool.size(); }
+
+    // Seconds of one sweep: each thread sums its own contiguous share.
+    double sweep(kernels::ThreadPool& pool) const {
+        const int n = pool.size();
+        const size_t each = share(pool);
+        const bool avx2 = kernels::isa_supported(kernels::Isa::Avx2);
+        std::vector<uint64_t> sums(n);
+        const auto start = std::chrono::steady_clock::now();
+        pool.parallel_for(n, 1, [&](int64_t i, int64_t, int) {
+            const uint8_t* p = buffer_.data() + i * each;
+            sums[i] = avx2 ? sum_avx2(p, each) : sum_words(p, each);
+        });
+        const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        if (std::accumulate(sums.begin(), sums.end(), uint64_t{0}) == 0) throw std::logic_error("read sweep summed nothing");
+        return seconds;
+    }
+
     weights::Buffer buffer_;
 };
 

@@ -10,8 +10,9 @@
 // median of each rep's ratio to the llama.cpp run right after it (ratio_*_paired), which a
 // bus that drifts from minute to minute moves less. *_spread is (max - min) / median of the
 // reps. --bus-probe sweeps 512 MiB of memory like the resident weights (read_sweep.h) with
-// as many threads after each rep of strata and reports the bus's GB/s rep by rep
-// (bus_gbps_runs, bus_spread): a spread the machine's bus shows too is not the engine's.
+// as many threads for a quarter of a second after each rep of strata (and of llama.cpp) and reports the bus's GB/s
+// rep by rep (bus_gbps_runs, peer_bus_gbps_runs, bus_spread): a spread the machine's bus
+// shows too is not the engine's, and each engine's rep lies between two sweeps.
 //
 // usage: strata-bench MODEL [--threads N] [--pp 512] [--tg 128] [--reps 3] [--tg-prompt 16]
 //                           [--sessions N] [--budget SIZE] [--mode auto|resident|streamed]
@@ -346,11 +347,11 @@ double field(const std::string& json, const std::string& key) {
 }
 
 // --bus-probe: the read bandwidth of 512 MiB of memory like the resident weights, with the
-// engine's thread count, best of 3 sweeps (about a twentieth of a second).
+// engine's thread count, over sweeps of a quarter of a second together.
 class BusProbe {
 public:
     explicit BusProbe(int threads) : pool_(threads), sweep_(size_t(512) << 20) {}
-    double gbps() { return sweep_.gbps(pool_, 3); }
+    double gbps() { return sweep_.mean_gbps(pool_, 0.25); }
 
 private:
     kernels::ThreadPool pool_;
@@ -393,7 +394,7 @@ int main(int argc, char** argv) {
         const int threads = o.threads > 0 ? o.threads : model::physical_cores();
         std::optional<BusProbe> bus;
         if (o.bus_probe) bus.emplace(threads);
-        std::vector<double> pp, tg, peer_pp, peer_tg, paired_pp, paired_tg, bus_gbps;
+        std::vector<double> pp, tg, peer_pp, peer_tg, paired_pp, paired_tg, bus_gbps, peer_bus_gbps;
         std::string peer_last;
         for (int r = 0; r < o.reps; ++r) {
             if (o.pp) pp.push_back(strata.pp_once());
@@ -401,6 +402,7 @@ int main(int argc, char** argv) {
             if (bus) bus_gbps.push_back(bus->gbps());
             if (peer.empty()) continue;
             std::string j = peer_once(peer, o, threads);
+            if (bus) peer_bus_gbps.push_back(bus->gbps());
             if (j.empty()) continue;
             peer_pp.push_back(field(j, "pp_tps"));
             peer_tg.push_back(field(j, "tg_tps"));
@@ -415,6 +417,7 @@ int main(int argc, char** argv) {
             std::snprintf(buf, sizeof buf, ",\"bus_gbps\":%.2f,\"bus_min_gbps\":%.2f,\"bus_max_gbps\":%.2f,\"bus_spread\":%.3f,\"bus_gbps_runs\":",
                           median(bus_gbps), lowest(bus_gbps), highest(bus_gbps), spread(bus_gbps));
             line += buf + json_array(bus_gbps);
+            if (!peer_bus_gbps.empty()) line += ",\"peer_bus_gbps_runs\":" + json_array(peer_bus_gbps);
         }
         if (!peer_last.empty()) {
             char buf[1024];
