@@ -93,7 +93,6 @@ struct GemmX4 {
     static void run(int64_t k, const void* W, size_t ldw, int64_t r0, int64_t r1, const void* X, size_t ldx,
                     int64_t nt, float* Y, size_t ldy) {
         using Small = typename F::Small;
-        if (nt <= Small::kFusedTokens) return Gemm<V, Small>::run(k, W, ldw, r0, r1, X, ldx, nt, Y, ldy);
         auto* w = static_cast<const uint8_t*>(W);
         auto* x = static_cast<const uint8_t*>(X);
         if (nt <= kX4ChunkedTokens) return Gemm<V, Small>::fused_blocks(k, w, ldw, r0, r1, x, ldx, nt, Y, ldy);
