@@ -31,14 +31,12 @@
 #include <cstring>
 #include <ctime>
 #include <map>
-#include <numeric>
 #include <random>
 #include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
-#include <immintrin.h>
 #include <unistd.h>
 
 #include "kernels/kernels.h"

@@ -10,17 +10,18 @@
 // median of each rep's ratio to the llama.cpp run right after it (ratio_*_paired), which a
 // bus that drifts from minute to minute moves less. *_spread is (max - min) / median of the
 // reps. --bus-probe sweeps 512 MiB of memory like the resident weights (read_sweep.h) with
-// as many threads for a quarter of a second after each rep of strata (and of llama.cpp) and reports the bus's GB/s
-// rep by rep (bus_gbps_runs, peer_bus_gbps_runs, bus_spread): a spread the machine's bus
-// shows too is not the engine's, and each engine's rep lies between two sweeps.
+// as many threads for a quarter of a second after each rep of strata (and of llama.cpp)
+// and reports the bus's GB/s rep by rep (bus_gbps_runs, peer_bus_gbps_runs, bus_spread): a
+// spread the machine's bus shows too is not the engine's, and each engine's rep lies
+// between two sweeps.
 //
 // usage: strata-bench MODEL [--threads N] [--pp 512] [--tg 128] [--reps 3] [--tg-prompt 16]
 //                           [--sessions N] [--budget SIZE] [--mode auto|resident|streamed]
 //                           [--peer auto|off] [--seed S] [--fresh-copy] [--kv-type f16|q8_0]
 //                           [--expert-policy lru|lfu] [--bus-probe]
-//        strata-bench MODEL --read-speed
+//        strata-bench MODEL --read-speed      (the file's sequential read speed, O_DIRECT)
 // --fresh-copy benchmarks (both engines) a copy of MODEL written just before, beside it,
-// as an admin's copy or download is right before the daemon starts; the copy is removed.      (the file's sequential read speed, O_DIRECT)
+// as an admin's copy or download is right before the daemon starts; the copy is removed.
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -239,7 +240,7 @@ public:
                       tg_tokens_ ? double(tg_read_) / tg_tokens_ : 0.0, tg_passes_ ? double(tg_weight_read_) / tg_passes_ : 0.0,
                       tg_seconds_ > 0 ? tg_read_busy_s_ / tg_seconds_ : 0.0, tg_tokens_ ? double(tg_majflt_) / tg_tokens_ : 0.0, ws.read_bytes_per_s(), ws.stall_s, load_s_, ru.ru_maxrss, hp.n_vocab,
                       o_.model.c_str());
-        char step[320];
+        char step[512];
         std::snprintf(step, sizeof step,
                       ",\"pp_spread\":%.3f,\"tg_spread\":%.3f,\"tg_step_ms_median\":%.3f,\"expert_cache_bytes\":%llu,\"expert_cache_hits\":%llu,\"expert_cache_misses\":%llu,"
                       "\"expert_cache_hit_rate\":%.4f,\"expert_bytes_read\":%llu",
@@ -423,14 +424,15 @@ int main(int argc, char** argv) {
             char buf[1024];
             const double ppr = median(peer_pp) > 0 ? median(pp) / median(peer_pp) : 0, tgr = median(peer_tg) > 0 ? median(tg) / median(peer_tg) : 0;
             std::snprintf(buf, sizeof buf,
-                          ",\"peer_pp_tps\":%.4f,\"peer_tg_tps\":%.4f,\"ratio_pp\":%.3f,\"ratio_tg\":%.3f,\"peer_pp_runs\":%s,\"peer_tg_runs\":%s,"
+                          ",\"peer_pp_tps\":%.4f,\"peer_tg_tps\":%.4f,\"ratio_pp\":%.3f,\"ratio_tg\":%.3f,"
                           "\"peer_pp_min_tps\":%.4f,\"peer_pp_max_tps\":%.4f,\"peer_tg_min_tps\":%.4f,\"peer_tg_max_tps\":%.4f,"
-                          "\"peer_pp_spread\":%.3f,\"peer_tg_spread\":%.3f,\"ratio_pp_paired\":%.3f,\"ratio_tg_paired\":%.3f,"
-                          "\"ratio_tg_paired_runs\":%s",
-                          median(peer_pp), median(peer_tg), ppr, tgr, json_array(peer_pp).c_str(), json_array(peer_tg).c_str(), lowest(peer_pp),
-                          highest(peer_pp), lowest(peer_tg), highest(peer_tg), spread(peer_pp), spread(peer_tg), median(paired_pp),
-                          median(paired_tg), json_array(paired_tg).c_str());
+                          "\"peer_pp_spread\":%.3f,\"peer_tg_spread\":%.3f,\"ratio_pp_paired\":%.3f,\"ratio_tg_paired\":%.3f",
+                          median(peer_pp), median(peer_tg), ppr, tgr, lowest(peer_pp), highest(peer_pp), lowest(peer_tg), highest(peer_tg),
+                          spread(peer_pp), spread(peer_tg), median(paired_pp), median(paired_tg));
+            // The runs go after the fixed-size fields: their length grows with --reps.
             line += buf;
+            line += ",\"peer_pp_runs\":" + json_array(peer_pp) + ",\"peer_tg_runs\":" + json_array(peer_tg) +
+                    ",\"ratio_tg_paired_runs\":" + json_array(paired_tg);
             line += ",\"peer\":" + peer_last;
         }
         std::printf("%s}\n", line.c_str());
