@@ -8,10 +8,18 @@
 // positions are added as int16 (no overflow: Q4_K 8 x 2 x 15 x 128, Q6_K 2 x 2 x 63 x 128,
 // Q2_K and Q3_K a whole group of 4, 4 x 2 x 7 x 128)
 // before one vpmaddwd by the 8 rows' group scale (as int16 pairs) takes them to int32.
-// Per super-block the mins or offsets are a vpmaddwd per group against the activations'
-// bsums, and one float step serves 8 rows; the results are stored by lane, with no
-// reduction. narrow_row (gemm_kquant.h) instead takes a vpmaddubsw, a vpmaddwd and an add
-// per 32 weights, row and token, and a horizontal sum per row and token.
+// Per super-block and token the mins or offsets are a vpmaddwd per pair of groups
+// (Form::corr): Q2_K, Q3_K and Q6_K against the activations' bsums as they come (a dword per pair of 16),
+// Q4_K and Q5_K against the sums of their groups of 32 (one vpmaddwd and a pack from the
+// bsums, a vpermd per pair: 4 vpmaddwd where one per group took 8, and one load where
+// there were 8 broadcasts; measured against the 8 per group, kernel_bench --isa avx2 --threads
+// 1 --shape 4096x4096, four alternating runs, medians, GFLOP/s: Q4_K 8 tokens 156 -> 178, 16
+// 159 -> 169, 64 159 -> 167, Q5_K 64 125 -> 151; 8 sessions of 1B Q4_K_M decoding,
+// STRATA_ISA=avx2, three alternating runs 116-123 -> 121-137 tok/s; the 16-element groups' bsums loaded
+// once and broadcast by vpermd instead were slower, Q6_K 53 -> 49 flops a cycle in cache).
+// One float step serves 8 rows; the results are stored by lane, with no reduction.
+// narrow_row (gemm_kquant.h) instead takes a vpmaddubsw, a vpmaddwd and an add per 32
+// weights, row and token, and a horizontal sum per row and token.
 // The activations are the Q8_K rows as they come (group g, position j: qs + kGroup g + 4j;
 // bsums dword i: groups 2i, 2i + 1 of 16).
 // Measured (Zen 4 run as AVX2 with STRATA_ISA / kernel_bench --isa avx2, against the
@@ -53,6 +61,14 @@ inline __m256i to_words(__m256i v, int b0, int b1) {
     return _mm256_shuffle_epi8(v, _mm256_setr_epi32(at(0), at(1), at(2), at(3), at(0), at(1), at(2), at(3)));
 }
 
+// The correction of 16-element groups for one token: the pairs (groups 2i, 2i + 1) against
+// the bsums dword i.
+inline __m256i bsum_corr(const __m256i (&pair)[8], const strata::BlockQ8_K& a) {
+    __m256i corr = _mm256_setzero_si256();
+    for (int i = 0; i < 8; ++i) corr = _mm256_add_epi32(corr, _mm256_madd_epi16(pair[i], dword8(a.bsums + 2 * i)));
+    return corr;
+}
+
 // Sixteen signed scale bytes by lane (sc[c]: bytes 4c .. 4c + 3) as int16 in both words of
 // their lane, and as int16 pairs (groups 2i, 2i + 1, against bsums dword i) times
 // 2^(8 - PairShift): the offset's correction (Q6_K, Q3_K).
@@ -70,8 +86,9 @@ struct Rows8Q4K {
     using Block = strata::BlockQ4_K;
     using Type = Q4K;
     static constexpr int kGroups = 8, kPositions = 8, kSpan = 8, kMinTokens = 2;
-    // By lane: each group's scale and min as int16 in both words, d and dmin.
-    __m256i scale[8], pair[8];
+    // By lane: each group's scale as int16 in both words, the mins of groups 2m and 2m + 1 as
+    // int16 words (m = 0..3), d and dmin.
+    __m256i scale[8], pair[4];
     __m256 d, dc;
 
     Rows8Q4K(const uint8_t* w, const RowSpan8& rows) {
@@ -83,16 +100,30 @@ struct Rows8Q4K {
         const __m256i mn[2] = {_mm256_and_si256(h[2], m6), _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi32(h[3], 4), m4),
                                                                            _mm256_and_si256(_mm256_srli_epi32(h[2], 2), top))};
 #pragma GCC unroll 8
-        for (int g = 0; g < 8; ++g) {
-            scale[g] = to_words<false>(sc[g / 4], g % 4, g % 4);
-            pair[g] = to_words<false>(mn[g / 4], g % 4, g % 4);
-        }
+        for (int g = 0; g < 8; ++g) scale[g] = to_words<false>(sc[g / 4], g % 4, g % 4);
+#pragma GCC unroll 4
+        for (int m = 0; m < 4; ++m) pair[m] = to_words<false>(mn[m / 2], 2 * (m % 2), 2 * (m % 2) + 1);
         // Words d of the 8 rows in the low 128 bits, dmin in the high.
         const __m256i split = _mm256_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15, 0, 1, 4, 5, 8, 9, 12, 13, 2, 3,
                                                6, 7, 10, 11, 14, 15);
         const __m256i halves = _mm256_permute4x64_epi64(_mm256_shuffle_epi8(h[0], split), _MM_SHUFFLE(3, 1, 2, 0));
         d = _mm256_cvtph_ps(_mm256_castsi256_si128(halves));
         dc = _mm256_cvtph_ps(_mm256_extracti128_si256(halves, 1));
+    }
+
+    // The mins' correction for one token: the bsums summed by group of 32 (int32 by dword,
+    // then packed to int16 within each 128-bit half: groups 0-3 in the low half, twice, and
+    // 4-7 in the high), each pair of groups (dwords 0, 1, 4, 5) broadcast against pair[m].
+    __m256i corr(const strata::BlockQ8_K& a) const {
+        const __m256i sums = _mm256_madd_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.bsums)), _mm256_set1_epi16(1));
+        const __m256i packed = _mm256_packs_epi32(sums, sums);
+        __m256i out = _mm256_setzero_si256();
+#pragma GCC unroll 4
+        for (int m = 0; m < 4; ++m) {
+            const __m256i sum_pair = _mm256_permutevar8x32_epi32(packed, _mm256_set1_epi32(m % 2 + 4 * (m / 2)));
+            out = _mm256_add_epi32(out, _mm256_madd_epi16(pair[m], sum_pair));
+        }
+        return out;
     }
 
     // f(g, u): group g's 8 position vectors, for g = 0..7. Chunk c (32 qs bytes) holds
@@ -159,6 +190,8 @@ struct Rows8Q6K {
         signed_scales8<3>(sc, scale, pair);  // pairs: 32 * scale
         d = dc = halves8(w + offsetof(Block, d), rows);
     }
+
+    __m256i corr(const strata::BlockQ8_K& a) const { return bsum_corr(pair, a); }
 
     // f(g, u) for g = 0..15. Half n (128 elements) takes ql bytes 64n .. 64n + 63 (A: the
     // first 32, B: the next) and qh bytes 32n .. 32n + 31 (H); dword j of each holds position
@@ -233,6 +266,8 @@ struct Rows8Q2K {
         dc = halves8(w + offsetof(Block, dmin), rows);
     }
 
+    __m256i corr(const strata::BlockQ8_K& a) const { return bsum_corr(pair, a); }
+
     template <class F>
     static void groups(const uint8_t* w, const RowSpan8& rows, F&& f) {
         two_bit_groups8(w + offsetof(Block, qs), rows, f,
@@ -267,6 +302,8 @@ struct Rows8Q3K {
         signed_scales8<6>(sc, scale, pair);  // pairs: 4 * scale
         d = dc = halves8(w + offsetof(Block, d), rows);
     }
+
+    __m256i corr(const strata::BlockQ8_K& a) const { return bsum_corr(pair, a); }
 
     // two_bit_groups8, plus 4 where bit 4n + s of the bytes of hmask dword 4h + j is set
     // (shifted to bit 2 of its byte, within 16-bit words).
@@ -318,8 +355,7 @@ struct Rows8 {
                 }
             });
             for (int t = 0; t < NT; ++t) {
-                __m256i corr = _mm256_setzero_si256();
-                for (int i = 0; i < 8; ++i) corr = _mm256_add_epi32(corr, _mm256_madd_epi16(form.pair[i], dword8(a[t]->bsums + 2 * i)));
+                const __m256i corr = form.corr(*a[t]);
                 const __m256 da = _mm256_set1_ps(a[t]->d);
                 fold<typename Form::Type, W256>(acc[t], total[t], corr, _mm256_mul_ps(form.d, da), _mm256_mul_ps(form.dc, da));
             }
