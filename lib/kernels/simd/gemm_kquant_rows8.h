@@ -9,14 +9,15 @@
 // Q2_K and Q3_K a whole group of 4, 4 x 2 x 7 x 128)
 // before one vpmaddwd by the 8 rows' group scale (as int16 pairs) takes them to int32.
 // Per super-block and token the mins or offsets are a vpmaddwd per pair of groups
-// (Form::corr): Q2_K, Q3_K and Q6_K against the activations' bsums as they come (a dword per pair of 16),
-// Q4_K and Q5_K against the sums of their groups of 32 (one vpmaddwd and a pack from the
-// bsums, a vpermd per pair: 4 vpmaddwd where one per group took 8, and one load where
-// there were 8 broadcasts; measured against the 8 per group, kernel_bench --isa avx2 --threads
-// 1 --shape 4096x4096, four alternating runs, medians, GFLOP/s: Q4_K 8 tokens 156 -> 178, 16
-// 159 -> 169, 64 159 -> 167, Q5_K 64 125 -> 151; 8 sessions of 1B Q4_K_M decoding,
-// STRATA_ISA=avx2, three alternating runs 116-123 -> 121-137 tok/s; the 16-element groups' bsums loaded
-// once and broadcast by vpermd instead were slower, Q6_K 53 -> 49 flops a cycle in cache).
+// (Form::corr): Q2_K, Q3_K and Q6_K against the activations' bsums as they come (a dword
+// per pair of 16), Q4_K and Q5_K against the sums of their groups of 32 (one vpmaddwd and a
+// pack from the bsums, a vpermd per pair: 4 vpmaddwd where one per group took 8, and one
+// load where there were 8 broadcasts). Measured against one per group (kernel_bench --isa
+// avx2 --threads 1 --shape 4096x4096, four alternating runs, medians, GFLOP/s): Q4_K 8
+// tokens 156 -> 178, 16 tokens 159 -> 169, 64 tokens 159 -> 167, Q5_K 64 tokens 125 -> 151;
+// 8 sessions of 1B Q4_K_M decoding (STRATA_ISA=avx2, three alternating runs) 116-123 ->
+// 121-137 tok/s. For the groups of 16, the bsums loaded once and broadcast by vpermd were
+// slower than the 8 broadcast loads (Q6_K, in cache: 53 -> 49 flops a TSC cycle).
 // One float step serves 8 rows; the results are stored by lane, with no reduction.
 // narrow_row (gemm_kquant.h) instead takes a vpmaddubsw, a vpmaddwd and an add per 32
 // weights, row and token, and a horizontal sum per row and token.
