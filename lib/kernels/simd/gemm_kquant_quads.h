@@ -233,7 +233,8 @@ struct KQuantQuads : KQuant<V, Type> {
     // GFLOP/s: Q4_K 2048x2048 307 -> 398, 5632x2048 392 -> 422, Q6_K 2048x2048 255 -> 281.
     struct QuadOrder {
         static constexpr int source(int d) { return act_dword<Form::kGroup>(d / 4, d % 4); }
-        // The first of the two source vectors that vector v of the copy reads.
+        // The first of the two source vectors that vector v of the copy reads (evaluated
+        // at compile time only: a form that needed more would not compile).
         static constexpr int first(int v) {
             int low = 3, high = 0;
             for (int d = 16 * v; d < 16 * v + 16; ++d) {
@@ -245,11 +246,12 @@ struct KQuantQuads : KQuant<V, Type> {
         }
         __m512i index[4];
         QuadOrder() {
-            for (int v = 0; v < 4; ++v) {
+            for_chunks<4>([&](auto c) {
+                constexpr int v = decltype(c)::value, f = first(v);
                 alignas(64) int32_t at[16];
-                for (int d = 0; d < 16; ++d) at[d] = source(16 * v + d) - 16 * first(v);
+                for (int d = 0; d < 16; ++d) at[d] = source(16 * v + d) - 16 * f;
                 index[v] = _mm512_load_si512(at);
-            }
+            });
         }
         void copy(const int8_t* from, int8_t* to) const {
             __m512i z[4];
