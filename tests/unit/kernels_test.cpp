@@ -107,7 +107,9 @@ void random_weight_row(DType w, uint8_t* row, int64_t k, std::mt19937& rng, std:
 }
 
 // One gemm problem: weights rows [0, r1 + 2) (rows outside [r0, r1) must not be read into
-// Y), nt activation rows, all with strides larger than a row.
+// Y), nt activation rows, all with strides larger than a row. The bytes between weight rows
+// are 0xFF, NaN as F16 and F32, so that a kernel using bytes past a row's end (a masked load
+// with the wrong mask) fails.
 struct Problem {
     DType w;
     int64_t k, r0, r1, nt;
@@ -124,7 +126,7 @@ struct Problem {
         ldw = row_bytes(w, k) + 64;
         ldx = row_bytes(at, k) + 96;
         ldy = static_cast<size_t>(r1) + 5;
-        W.assign(ldw * (r1 + 2), 0xA5);
+        W.assign(ldw * (r1 + 2), 0xFF);
         for (int64_t r = 0; r < r1 + 2; ++r) random_weight_row(w, W.data() + r * ldw, k, rng, fill);
         X.assign(ldx * nt, 0x5A);
         const UseIsa scalar(k::Isa::Scalar);
@@ -221,8 +223,10 @@ void check_gemm(const Problem& p) {
 
 std::vector<int64_t> test_ks(DType w) {
     if (is_float(w)) return {1, 7, 31, 300, 4096};
+    // 32-element blocks: 11 blocks are two of AVX-512's one-token quads and a part one.
     const int64_t b = block_elems(w);
-    return {b, 3 * b, b == 32 ? 4096 : 11 * b};
+    if (b == 32) return {b, 3 * b, 11 * b, 4096};
+    return {b, 3 * b, 11 * b};
 }
 
 // Rows for the conversion tests: random rows at several magnitudes, then edge cases.

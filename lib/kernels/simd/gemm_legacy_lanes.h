@@ -1,8 +1,9 @@
 // kernels/simd/gemm_legacy_lanes.h — what the row-lane products of the 32-element block types
 // share (gemm_legacy_rows16.h on AVX-512, gemm_legacy_rows8.h on AVX2): the activations'
 // copy, made once per product (block by block with the tokens side by side, each block's
-// scale as a float, -off times its quants' sum and Q8_1's s), and the choice by token count
-// between the lanes' tile and Legacy's narrow_row.
+// scale as a float, -off times its quants' sum and Q8_1's s; for AVX-512's one token, four
+// blocks at a time in gemm_legacy_row.h's order), and the choice by token count between
+// the lanes' tile, the row (gemm_legacy_row.h) and Legacy's narrow_row.
 // Must not touch: the lanes' tiles, Legacy's paths.
 #pragma once
 
@@ -24,6 +25,17 @@ struct Q8Lane {
     float s;
 };
 
+// Four of the token's blocks in the row quads' order: dword lane L of lo holds elements
+// 4g .. 4g + 3 of block L % 4 (g = L / 4), of hi elements 16 + 4g .., and off[L] is -off
+// times the sum of those 8 quants (so that each lane ends with an exact sum of w * a);
+// then per block its scale and Q8_1's s (Q4_1, Q5_1). Blocks past k are zero.
+struct alignas(64) Q8Quad {
+    int8_t lo[64], hi[64];
+    int32_t off[16];
+    float d[4];
+    float s[4];
+};
+
 // Legacy, with products of Tiles::kMinTokens..8 tokens in Tiles::tile<NT>(w, ldw, nr, blocks,
 // lanes, nt, Y, ldy) (token t's block b at lanes[b * nt + t]).
 template <class V, class Type, class Tiles>
@@ -31,11 +43,18 @@ struct LegacyLanes : Legacy<V, Type> {
     using Base = Legacy<V, Type>;
     using Act = typename Base::Act;
 
-    // Legacy's panel, or (from kMinTokens) the lanes' copy.
+    // Legacy's panel, or (from kMinTokens) the lanes' copy, or (one token, row()) the row's.
     struct Acts : Base::Acts {
         const Q8Lane* lanes = nullptr;
         int64_t nt = 0;
+        const Q8Quad* quads = nullptr;
     };
+    // One token goes through Tiles::Row where the tiles have one (AVX-512:
+    // gemm_legacy_row.h) and take one token at all (not Q8_0).
+    static constexpr bool row() {
+        if constexpr (requires { typename Tiles::Row; }) return Tiles::kMinTokens == 1;
+        else return false;
+    }
     // The lanes take every product the driver hands them (gemm_driver.h): on AVX2 all of them,
     // in chunks of up to 8 tokens; on AVX-512 GemmX4 hands them up to kX4ChunkedTokens.
     static constexpr bool kFusedAll = true;
@@ -43,30 +62,89 @@ struct LegacyLanes : Legacy<V, Type> {
     static Acts prepare(const uint8_t* x, size_t ldx, int64_t nt, int64_t k) { return Acts{Base::prepare(x, ldx, nt, k)}; }
     static Acts prepare_fused(const uint8_t* x, size_t ldx, int64_t nt, int64_t k) {
         if (nt < Tiles::kMinTokens) return prepare(x, ldx, nt, k);
-        const int64_t nb = k / 32;
-        auto* lanes = static_cast<Q8Lane*>(scratch(static_cast<size_t>(nb * nt) * sizeof(Q8Lane)));
-        for (int64_t t = 0; t < nt; ++t) {
-            const Act* a = reinterpret_cast<const Act*>(x + t * ldx);
-            for (int64_t b = 0; b < nb; ++b) {
-                Q8Lane& o = lanes[b * nt + t];
-                std::memcpy(o.q, a[b].qs, sizeof o.q);
-                o.d = half_f(a[b].d);
-                int32_t sum = 0;
-                for (int8_t q : a[b].qs) sum += q;
-                o.off = -Type::kOffset * sum;
-                if constexpr (Type::kMin) o.s = half_f(a[b].s);
-                else o.s = 0.0f;
+        Acts acts{};
+        if constexpr (row()) {
+            if (nt == 1) {
+                acts.quads = prepare_quads(x, k);
+                return acts;
             }
         }
-        Acts acts{};
-        acts.lanes = lanes;
+        acts.lanes = prepare_lanes(x, ldx, nt, k);
         acts.nt = nt;
         return acts;
     }
 
+    // A token's block as the lanes read it.
+    static Q8Lane lane(const Act& a) {
+        Q8Lane o;
+        std::memcpy(o.q, a.qs, sizeof o.q);
+        o.d = half_f(a.d);
+        int32_t sum = 0;
+        for (int8_t q : a.qs) sum += q;
+        o.off = -Type::kOffset * sum;
+        o.s = s_of(a);
+        return o;
+    }
+
+    // Q8_1's s as a float (Q4_1, Q5_1), else 0.
+    static float s_of(const Act& a) {
+        if constexpr (Type::kMin) return half_f(a.s);
+        else return 0.0f;
+    }
+
+    // nt tokens' blocks, token t's block b at [b * nt + t], in per-thread scratch.
+    static const Q8Lane* prepare_lanes(const uint8_t* x, size_t ldx, int64_t nt, int64_t k) {
+        const int64_t nb = k / 32;
+        auto* lanes = static_cast<Q8Lane*>(scratch(static_cast<size_t>(nb * nt) * sizeof(Q8Lane)));
+        for (int64_t t = 0; t < nt; ++t) {
+            const Act* a = reinterpret_cast<const Act*>(x + t * ldx);
+            for (int64_t b = 0; b < nb; ++b) lanes[b * nt + t] = lane(a[b]);
+        }
+        return lanes;
+    }
+
+    // One token's blocks (k / 32 of them) as Q8Quads, in per-thread scratch (AVX-512 only).
+    static const Q8Quad* prepare_quads(const uint8_t* x, int64_t k) {
+        const int64_t nb = k / 32, quads = (nb + 3) / 4;
+        auto* out = static_cast<Q8Quad*>(scratch(static_cast<size_t>(quads) * sizeof(Q8Quad)));
+        const Act* a = reinterpret_cast<const Act*>(x);
+        for (int64_t q = 0; q < nb / 4; ++q) quad(a + 4 * q, out[q]);
+        if (nb % 4) {
+            Act last[4] = {};  // zero blocks (d = 0) past k
+            std::memcpy(last, a + nb / 4 * 4, static_cast<size_t>(nb % 4) * sizeof(Act));
+            quad(last, out[nb / 4]);
+        }
+        return out;
+    }
+
+    // Blocks a[0..3] as a Q8Quad: their 16-byte halves side by side, each 4 x 4 dwords
+    // transposed (dword g of block i to lane 4g + i), and the lanes' offsets from one
+    // vpdpbusd of off (unsigned) against each half.
+    template <class I = __m512i>
+    static void quad(const Act* a, Q8Quad& o) {
+        auto halves = [&](int at) {
+            I v = _mm512_castsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a[0].qs + at)));
+            v = _mm512_inserti32x4(v, _mm_loadu_si128(reinterpret_cast<const __m128i*>(a[1].qs + at)), 1);
+            v = _mm512_inserti32x4(v, _mm_loadu_si128(reinterpret_cast<const __m128i*>(a[2].qs + at)), 2);
+            v = _mm512_inserti32x4(v, _mm_loadu_si128(reinterpret_cast<const __m128i*>(a[3].qs + at)), 3);
+            return _mm512_permutexvar_epi32(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), v);
+        };
+        const I lo = halves(0), hi = halves(16);
+        _mm512_store_si512(o.lo, lo);
+        _mm512_store_si512(o.hi, hi);
+        const I off = _mm512_set1_epi8(static_cast<char>(Type::kOffset));
+        const I sums = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), off, lo), off, hi);
+        _mm512_store_si512(o.off, _mm512_sub_epi32(_mm512_setzero_si512(), sums));
+        for (int i = 0; i < 4; ++i) {
+            o.d[i] = half_f(a[i].d);
+            o.s[i] = s_of(a[i]);
+        }
+    }
+
     template <int NR, int NT>
     static void fused(const uint8_t* w, size_t ldw, int64_t k, const Acts& acts, int64_t t0, float* Y, size_t ldy) {
-        if constexpr (NT >= Tiles::kMinTokens) Tiles::template tile<NT>(w, ldw, NR, k / 32, acts.lanes + t0, acts.nt, Y, ldy);
+        if constexpr (NT == 1 && row()) Tiles::Row::rows(w, ldw, NR, k / 32, acts.quads, Y);
+        else if constexpr (NT >= Tiles::kMinTokens) Tiles::template tile<NT>(w, ldw, NR, k / 32, acts.lanes + t0, acts.nt, Y, ldy);
         else Base::template fused<NR, NT>(w, ldw, k, acts, t0, Y, ldy);
     }
 };

@@ -22,7 +22,7 @@
 // 150-172, IQ4_NL 88-91 -> 227-235 (3 tokens: 1.4-1.8x); 8 sessions of 1B Q4_0 74-80 ->
 // 161-172 tok/s. One token (Q4_0, IQ4_NL; Q4_1 also at 2, Q5_0 / Q5_1 from 2), against
 // narrow_row: in cache, 1 thread, Q4_0 15.0-15.4 -> 18.2-18.9 GB/s, IQ4_NL 14.1-14.9 ->
-// 16.2-17.5 (the nibble types' one token has since moved to the 8-row lanes, below); 2
+// 16.2-17.5 (the nibble types' one token has since moved to gemm_legacy_row.h); 2
 // tokens from DRAM (14336x4096, 2 threads) Q4_0 75-92 -> 199-210 GFLOP/s, Q5_0 54-64 ->
 // 109-146; 1B Q4_0 decoding one sequence (strata-bench, llama.cpp in the same
 // run) 32-35 -> 42.4 tok/s, 0.82-0.86x -> 1.02-1.20x llama.cpp.
@@ -34,7 +34,7 @@
 #include <type_traits>
 
 #include "kernels/simd/gemm_legacy_lanes.h"
-#include "kernels/simd/gemm_legacy_rows8.h"
+#include "kernels/simd/gemm_legacy_row.h"
 #include "kernels/simd/rows16.h"
 
 namespace {
@@ -44,19 +44,11 @@ template <class V, class Type>
 struct LegacyRows16 : LegacyLanes<V, Type, LegacyRows16<V, Type>> {
     using Block = typename Type::Block;
     // Q8_0 with 1-2 tokens keeps llama.cpp's rounding (and reads the bus at one token); the
-    // other types take the lanes from one token.
+    // other types take the lanes from 2 tokens, and Row for one.
     static constexpr int kMinTokens = std::is_same_v<Type, Q8_0> ? Legacy<V, Type>::kLaneTokens : 1;
     static constexpr int kFusedRows = 16;
-    // One token of every type but Q8_0 takes gemm_legacy_rows8.h's 8-row lanes, twice: the
-    // same exact integer dots and float steps, so the same results. On Zen 4 (512-bit
-    // operations in two halves) the 16-row transposes cost more than one token's products
-    // save there: kernel_bench --type T --nt 1 --shape 4096x2048 --cache-mb 0, 1 thread,
-    // three alternating runs, GB/s: Q4_0 16.3-17.9 -> 19.0-21.0, Q4_1 13.3-14.8 -> 17.8-19.0;
-    // Q5_0 11.9-15.2 -> 15.9-16.8 and Q5_1 11.0-13.3 -> 16.2-16.4 against narrow_row (the
-    // 16-row lanes' fifth bits had cost as much as they saved with one token). IQ4_NL, whose
-    // lookup is cheaper in 512 bits, moved with the 8-row lanes' vpdpbusd (gemm_legacy_rows8.h):
-    // 16.9-17.4 -> 17.7-20.1.
-    static constexpr bool kOneTokenIn8 = !std::is_same_v<Type, Q8_0>;
+    // One token of every type but Q8_0 takes a row at a time instead (gemm_legacy_row.h).
+    using Row = LegacyRow<Type>;
 
     // The unsigned values of a block of 16 rows, position j (elements 4j .. 4j + 3) in u[j].
     static void positions(const uint8_t* block, const RowSpan& rows, __m512i (&u)[8]) {
@@ -91,12 +83,6 @@ struct LegacyRows16 : LegacyLanes<V, Type, LegacyRows16<V, Type>> {
     // next 16 rows' run comes into L2 in equal shares, one per 8 blocks.
     template <int NT>
     static void tile(const uint8_t* w, size_t ldw, int nr, int64_t blocks, const Q8Lane* x, int64_t nt, float* Y, size_t ldy) {
-        if constexpr (NT == 1 && kOneTokenIn8) {
-            using Eight = LegacyRows8<V, Type>;
-            Eight::template tile<1>(w, ldw, nr < 8 ? nr : 8, blocks, x, nt, Y, ldy);
-            if (nr > 8) Eight::template tile<1>(w + 8 * ldw, ldw, nr - 8, blocks, x, nt, Y + 8, ldy);
-            return;
-        }
         const RowSpan rows(ldw, nr);
         const int64_t parts = (blocks + kLegacyBlocks - 1) / kLegacyBlocks;
         __m512 acc[NT];

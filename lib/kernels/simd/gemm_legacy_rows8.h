@@ -1,7 +1,6 @@
-// kernels/simd/gemm_legacy_rows8.h — 256-bit: products of 8 rows and up to 8 tokens of the
+// kernels/simd/gemm_legacy_rows8.h — AVX2 only: products of 8 rows and up to 8 tokens of the
 // 32-element block types (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL) with a row in each int32
-// lane, the AVX2 counterpart of gemm_legacy_rows16.h (whose one-token product of all but Q8_0
-// is this one, in the AVX-512 variant too). A block's quant dwords are transposed across
+// lane, the AVX2 counterpart of gemm_legacy_rows16.h. A block's quant dwords are transposed across
 // 8 rows (rows8.h) to one vector per position of 4 elements (the nibble types: low
 // nibbles of dword j for elements 4j .. 4j + 3, high ones for 16 + 4j ..), so a token's 4
 // activations at a position are one dword broadcast to all lanes. AVX2 has no byte dot
@@ -13,7 +12,6 @@
 // - Q8_0 and IQ4_NL (signed values, IQ4_NL's looked up in its table): vpmaddubsw of |w|
 //   (once per block for every token) against the activations with w's sign (vpsignb), and a
 //   vpmaddwd by ones per position (a pair sum reaches 2 x 128 x 127), with no offset.
-// Compiled for AVX-512, the types but Q8_0 take one 256-bit vpdpbusd per position (kVnni).
 // One float step per block and token serves the 8 rows (Q4_1, Q5_1: and one for m * s).
 // Legacy::narrow_row instead unpacks, multiplies, widens, converts and scales per block,
 // row and token, and sums each row and token horizontally.
@@ -50,21 +48,8 @@ template <class V, class Type>
 struct LegacyRows8 : LegacyLanes<V, Type, LegacyRows8<V, Type>> {
     using Block = typename Type::Block;
     static constexpr bool kFifth = requires(Block b) { b.qh; };
-#if defined(__AVX512VNNI__) && defined(__AVX512VL__)
-    // Compiled for AVX-512 (gemm_legacy_rows16.h's one token, which Q8_0 does not take): the
-    // values unsigned (IQ4_NL's + 128) and one 256-bit vpdpbusd per position, in two chains, one
-    // from -off times the block's activation sum, as the 16-row lanes take them. Against
-    // vpmaddubsw (kernel_bench --type T --isa avx512 --nt 1 --shape 4096x2048 --cache-mb 0,
-    // 1 thread, alternating runs, GB/s): Q4_0 17.3-20.8 -> 18.4-22.1, Q4_1 17.2-19.7 ->
-    // 19.9-20.2, Q5_0 14.1-17.0 -> 17.6-19.8, Q5_1 14.0-16.6 -> 12.2-15.5 (decode the same:
-    // strata-bench 1B Q5_1 31.6-32.4 against 31.1-32.6 tok/s); one chain was slower.
-    static constexpr bool kVnni = !std::is_same_v<Type, Q8_0>;
-#else
-    static constexpr bool kVnni = false;
-#endif
-    // Signed values without VNNI: |w| against the activations with w's sign, one position at
-    // a time.
-    static constexpr bool kSigned = !kVnni && (std::is_same_v<Type, Q8_0> || std::is_same_v<Type, IQ4NL>);
+    // Signed values: |w| against the activations with w's sign, one position at a time.
+    static constexpr bool kSigned = std::is_same_v<Type, Q8_0> || std::is_same_v<Type, IQ4NL>;
     static constexpr int kSpan = kSigned ? 1 : kFifth ? 4 : 8;
     // Q8_0 with 1-2 tokens keeps llama.cpp's rounding.
     static constexpr int kMinTokens = std::is_same_v<Type, Q8_0> ? Legacy<V, Type>::kLaneTokens : 1;
@@ -97,24 +82,13 @@ struct LegacyRows8 : LegacyLanes<V, Type, LegacyRows8<V, Type>> {
             const __m256i index = _mm256_setr_epi32(at, 0x04040404 + at, 0x08080808 + at, 0x0C0C0C0C + at, at, 0x04040404 + at,
                                                     0x08080808 + at, 0x0C0C0C0C + at);
             const __m256i test = _mm256_set1_epi32(static_cast<int>(0x08040201u << 4 * (j % 2)));
-#if defined(__AVX512BW__) && defined(__AVX512VL__)
-            // Compiled for AVX-512 (gemm_legacy_rows16.h's one token): a masked add, where the
-            // compare, and, or below made Q5_0's one token slower than narrow_row.
-            u[j] = _mm256_mask_add_epi8(u[j], _mm256_test_epi8_mask(_mm256_shuffle_epi8(bits, index), test), u[j], _mm256_set1_epi8(0x10));
-#else
             const __m256i set = _mm256_cmpeq_epi8(_mm256_and_si256(_mm256_shuffle_epi8(bits, index), test), test);
             u[j] = _mm256_or_si256(u[j], _mm256_and_si256(set, _mm256_set1_epi8(0x10)));
-#endif
         }
     }
 
     // The int32 dot of a token's block (a) with the 8 rows' values u (and |u| in m, signed).
     static __m256i dot(const __m256i (&u)[8], const __m256i (&m)[8], const Q8Lane& a) {
-        if constexpr (kVnni) {
-            __m256i dot[2] = {_mm256_set1_epi32(a.off), _mm256_setzero_si256()};
-            for (int j = 0; j < 8; ++j) dot[j % 2] = _mm256_dpbusd_epi32(dot[j % 2], u[j], dword8(a.q + 4 * j));
-            return _mm256_add_epi32(dot[0], dot[1]);
-        }
         const __m256i ones = _mm256_set1_epi16(1);
         __m256i dot = kSigned ? _mm256_setzero_si256() : _mm256_set1_epi32(a.off);  // signed values need no offset
         for (int j0 = 0; j0 < 8; j0 += kSpan) {

@@ -1,7 +1,6 @@
-// kernels/simd/rows8.h — 256-bit: 8 weight rows in the int32 lanes of a 256-bit vector, what
+// kernels/simd/rows8.h — AVX2: 8 weight rows in the int32 lanes of a 256-bit vector, what
 // the few-token products that take a row per lane share (gemm_kquant_rows8.h,
-// gemm_legacy_rows8.h; the AVX2 variant's, and the AVX-512 variant's one-token product of
-// the nibble types): a tile's row starts, the transposition of the rows' dwords to one
+// gemm_legacy_rows8.h): a tile's row starts, the transposition of the rows' dwords to one
 // vector per position (rows in natural lane order), the dword broadcast, F16 values by lane.
 // The AVX-512 counterpart is rows16.h.
 // Must not touch: any weight type's layout.
