@@ -12,7 +12,7 @@ namespace strata::kernels::detail::STRATA_SIMD_NS {
 namespace {
 
 // AVX-512: the 4 x 4 lane layout for many tokens, the 16-row lanes (gemm_legacy_rows16.h)
-// for up to 8, a row at a time for one (gemm_legacy_row.h, all types but Q8_0); AVX2: the
+// for up to 8, a row at a time for 1-2 (gemm_legacy_row.h, all types but Q8_0); AVX2: the
 // 8-row lanes (gemm_legacy_rows8.h) for every token count.
 template <class Type>
 constexpr GemmFn legacy_gemm() {

@@ -8,7 +8,7 @@
 // of 8-lane FMAs over the blocks, each lane the exact integer sum of w * a over 4 elements,
 // the order of GGML's AVX vec_dot_q8_0 (and of llama.cpp's tinyBLAS Q8_0 kernel), with the
 // activation blocks read where they are. Every other product takes the row lanes
-// (gemm_legacy_rows16.h on AVX-512 up to 8 tokens, the other types' one token a row at a
+// (gemm_legacy_rows16.h on AVX-512 up to 8 tokens, the other types' 1-2 tokens a row at a
 // time in gemm_legacy_row.h, then gemm_legacy_x4.h; gemm_legacy_rows8.h on AVX2, 8 tokens at
 // a time), with their own order.
 // Must not touch: other weight families.

@@ -1,7 +1,7 @@
 // kernels/simd/gemm_legacy_lanes.h — what the row-lane products of the 32-element block types
 // share (gemm_legacy_rows16.h on AVX-512, gemm_legacy_rows8.h on AVX2): the activations'
 // copy, made once per product (block by block with the tokens side by side, each block's
-// scale as a float, -off times its quants' sum and Q8_1's s; for AVX-512's one token, four
+// scale as a float, -off times its quants' sum and Q8_1's s; for AVX-512's 1-2 tokens, four
 // blocks at a time in gemm_legacy_row.h's order), and the choice by token count between
 // the lanes' tile, the row (gemm_legacy_row.h) and Legacy's narrow_row.
 // Must not touch: the lanes' tiles, Legacy's paths.
@@ -43,17 +43,21 @@ struct LegacyLanes : Legacy<V, Type> {
     using Base = Legacy<V, Type>;
     using Act = typename Base::Act;
 
-    // Legacy's panel, or (from kMinTokens) the lanes' copy, or (one token, row()) the row's.
+    // Legacy's panel, or (from kMinTokens) the lanes' copy, or (up to row_tokens()) the
+    // row's, token t's quads at quads + t * stride.
     struct Acts : Base::Acts {
         const Q8Lane* lanes = nullptr;
         int64_t nt = 0;
         const Q8Quad* quads = nullptr;
+        int64_t stride = 0;
     };
-    // One token goes through Tiles::Row where the tiles have one (AVX-512:
-    // gemm_legacy_row.h) and take one token at all (not Q8_0).
-    static constexpr bool row() {
-        if constexpr (requires { typename Tiles::Row; }) return Tiles::kMinTokens == 1;
-        else return false;
+    // How many tokens go through Tiles::Row: up to its kTokens where the tiles have one
+    // (AVX-512: gemm_legacy_row.h) and take one token at all (not Q8_0), else none.
+    static constexpr int row_tokens() {
+        if constexpr (requires { typename Tiles::Row; }) {
+            if constexpr (Tiles::kMinTokens == 1) return Tiles::Row::kTokens;
+        }
+        return 0;
     }
     // The lanes take every product the driver hands them (gemm_driver.h): on AVX2 all of them,
     // in chunks of up to 8 tokens; on AVX-512 GemmX4 hands them up to kX4ChunkedTokens.
@@ -63,9 +67,10 @@ struct LegacyLanes : Legacy<V, Type> {
     static Acts prepare_fused(const uint8_t* x, size_t ldx, int64_t nt, int64_t k) {
         if (nt < Tiles::kMinTokens) return prepare(x, ldx, nt, k);
         Acts acts{};
-        if constexpr (row()) {
-            if (nt == 1) {
-                acts.quads = prepare_quads(x, k);
+        if constexpr (row_tokens() > 0) {
+            if (nt <= row_tokens()) {
+                acts.stride = (k / 32 + 3) / 4;
+                acts.quads = prepare_quads(x, ldx, nt, k);
                 return acts;
             }
         }
@@ -103,16 +108,20 @@ struct LegacyLanes : Legacy<V, Type> {
         return lanes;
     }
 
-    // One token's blocks (k / 32 of them) as Q8Quads, in per-thread scratch (AVX-512 only).
-    static const Q8Quad* prepare_quads(const uint8_t* x, int64_t k) {
+    // nt tokens' blocks (k / 32 each) as Q8Quads, token t's from [t * quads], in per-thread
+    // scratch (AVX-512 only).
+    static const Q8Quad* prepare_quads(const uint8_t* x, size_t ldx, int64_t nt, int64_t k) {
         const int64_t nb = k / 32, quads = (nb + 3) / 4;
-        auto* out = static_cast<Q8Quad*>(scratch(static_cast<size_t>(quads) * sizeof(Q8Quad)));
-        const Act* a = reinterpret_cast<const Act*>(x);
-        for (int64_t q = 0; q < nb / 4; ++q) quad(a + 4 * q, out[q]);
-        if (nb % 4) {
-            Act last[4] = {};  // zero blocks (d = 0) past k
-            std::memcpy(last, a + nb / 4 * 4, static_cast<size_t>(nb % 4) * sizeof(Act));
-            quad(last, out[nb / 4]);
+        auto* out = static_cast<Q8Quad*>(scratch(static_cast<size_t>(nt * quads) * sizeof(Q8Quad)));
+        for (int64_t t = 0; t < nt; ++t) {
+            const Act* a = reinterpret_cast<const Act*>(x + t * ldx);
+            Q8Quad* o = out + t * quads;
+            for (int64_t q = 0; q < nb / 4; ++q) quad(a + 4 * q, o[q]);
+            if (nb % 4) {
+                Act last[4] = {};  // zero blocks (d = 0) past k
+                std::memcpy(last, a + nb / 4 * 4, static_cast<size_t>(nb % 4) * sizeof(Act));
+                quad(last, o[nb / 4]);
+            }
         }
         return out;
     }
@@ -143,7 +152,8 @@ struct LegacyLanes : Legacy<V, Type> {
 
     template <int NR, int NT>
     static void fused(const uint8_t* w, size_t ldw, int64_t k, const Acts& acts, int64_t t0, float* Y, size_t ldy) {
-        if constexpr (NT == 1 && row()) Tiles::Row::rows(w, ldw, NR, k / 32, acts.quads, Y);
+        if constexpr (NT <= row_tokens())
+            Tiles::Row::template rows<NT>(w, ldw, NR, k / 32, acts.quads + t0 * acts.stride, acts.stride, Y, ldy);
         else if constexpr (NT >= Tiles::kMinTokens) Tiles::template tile<NT>(w, ldw, NR, k / 32, acts.lanes + t0, acts.nt, Y, ldy);
         else Base::template fused<NR, NT>(w, ldw, k, acts, t0, Y, ldy);
     }

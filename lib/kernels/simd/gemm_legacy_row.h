@@ -1,5 +1,6 @@
-// kernels/simd/gemm_legacy_row.h — AVX-512 only: one token's product of the nibble block
-// types (Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL), a row at a time, four blocks to a 512-bit vector.
+// kernels/simd/gemm_legacy_row.h — AVX-512 only: products of one or two tokens of the nibble
+// block types (Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL), a row at a time, four blocks to a 512-bit
+// vector.
 // Two 64-byte loads cover four blocks (72-96 bytes), and one word permutation picks their
 // quant bytes so that dword lane L holds bytes 4g .. 4g + 3 of block L % 4 (g = L / 4):
 // low nibbles are elements 4g .. 4g + 3, high ones 16 + 4g ... The activations are copied
@@ -20,6 +21,10 @@
 // 1B decoding (strata-bench --tg 64 --reps 5, two rounds, tok/s) IQ4_NL 41.0-41.5 ->
 // 48.1-49.0, Q4_0 42.3-45.5 -> 46.7-48.1, Q5_0 32.6-32.7 -> 39.1-42.8; against llama.cpp in
 // the same run IQ4_NL 1.02-1.03x (two runs) -> 1.03-1.20x (three; README, Benchmarks).
+// Two tokens (each quad unpacked once for both) against the 16-row lanes' tile<2>,
+// kernel_bench --nt 2, three alternating runs, GFLOP/s: 4096x2048 --cache-mb 0, 1 thread,
+// Q4_1 76-89 -> 88-98, Q5_0 74-75 -> 82-87, IQ4_NL and Q4_0 the same; 14336x4096, 2
+// threads, Q4_1 133-164 -> 166-185, Q5_0 131-140 -> 132-168, Q5_1 101-110 -> 121-137.
 // Must not touch: the few-token lanes (gemm_legacy_rows16.h), Q8_0 (gemm_legacy.h).
 #pragma once
 
@@ -74,44 +79,56 @@ struct LegacyRow {
     alignas(64) static constexpr auto kHigh = table<int8_t>([](int p) { return 4 * (p % 16 / 4) + 2 + p / 32; });
     alignas(64) static constexpr auto kBit = table<uint8_t>([](int p) { return 1u << (4 * (p / 16 % 2) + p % 4); });
 
-    // Rows w .. w + nr - 1 (ldw apart, `blocks` blocks each) against one token, to Y[r].
-    static void rows(const uint8_t* w, size_t ldw, int nr, int64_t blocks, const Q8Quad* a, float* Y) {
-        const bool long_row = (blocks + 3) / 4 * static_cast<int64_t>(sizeof(Q8Quad)) > kL1Acts;
-        for (int r = 0; r < nr; ++r) Y[r] = long_row ? row<true>(w + r * ldw, blocks, a) : row<false>(w + r * ldw, blocks, a);
+    // Up to kTokens tokens take this path (each quad unpacked once for all of them); from 3
+    // the 16-row lanes are quicker.
+    static constexpr int kTokens = 2;
+
+    // Rows w .. w + nr - 1 (ldw apart, `blocks` blocks each) against NT tokens (token t's
+    // quads at a + t * stride), to Y[t * ldy + r].
+    template <int NT>
+    static void rows(const uint8_t* w, size_t ldw, int nr, int64_t blocks, const Q8Quad* a, int64_t stride, float* Y, size_t ldy) {
+        const bool long_row = NT * (blocks + 3) / 4 * static_cast<int64_t>(sizeof(Q8Quad)) > kL1Acts;
+        for (int r = 0; r < nr; ++r) {
+            if (long_row) row<NT, true>(w + r * ldw, blocks, a, stride, Y + r, ldy);
+            else row<NT, false>(w + r * ldw, blocks, a, stride, Y + r, ldy);
+        }
     }
 
     // Rows whose activations pass kL1Acts bring the weights far ahead into L2 and just before
     // use into L1 (as gemm_legacy.h's narrow_row); shorter ones leave it to the hardware.
-    template <bool kLong>
-    static float row(const uint8_t* w, int64_t blocks, const Q8Quad* a) {
-        // Two accumulators, quads alternating between them.
-        __m512 even = _mm512_setzero_ps(), odd = _mm512_setzero_ps();
+    template <int NT, bool kLong>
+    static void row(const uint8_t* w, int64_t blocks, const Q8Quad* a, int64_t stride, float* Y, size_t ldy) {
+        // Two accumulators per token, quads alternating between them.
+        __m512 even[NT], odd[NT];
+        for (int t = 0; t < NT; ++t) even[t] = odd[t] = _mm512_setzero_ps();
         const int64_t full = blocks / 4;
-        auto next = [&](int64_t q, __m512 acc) {
+        auto next = [&](int64_t q, __m512 (&acc)[NT]) {
             const uint8_t* p = w + q * kQuad;
             if constexpr (kLong) {
                 prefetch_bytes<2>(p + kFarAhead, kQuad);
                 prefetch_bytes(p + kNearAhead, kQuad);
             }
-            return quad(_mm512_loadu_si512(p), _mm512_loadu_si512(p + kSecond), a[q], acc);
+            quad<NT>(_mm512_loadu_si512(p), _mm512_loadu_si512(p + kSecond), a + q, stride, acc);
         };
         int64_t q = 0;
         for (; q + 1 < full; q += 2) {
-            even = next(q, even);
-            odd = next(q + 1, odd);
+            next(q, even);
+            next(q + 1, odd);
         }
-        if (q < full) even = next(q, even);
+        if (q < full) next(q, even);
         if (const int64_t bytes = blocks % 4 * kBlock) {
             const uint8_t* p = w + full * kQuad;
             const __mmask64 first = bytes >= 64 ? ~__mmask64{0} : (__mmask64{1} << bytes) - 1;
             const __mmask64 second = bytes > kSecond ? (__mmask64{1} << (bytes - kSecond)) - 1 : 0;
-            odd = quad(_mm512_maskz_loadu_epi8(first, p), _mm512_maskz_loadu_epi8(second, p + kSecond), a[full], odd);
+            quad<NT>(_mm512_maskz_loadu_epi8(first, p), _mm512_maskz_loadu_epi8(second, p + kSecond), a + full, stride, odd);
         }
-        return _mm512_reduce_add_ps(_mm512_add_ps(even, odd));
+        for (int t = 0; t < NT; ++t) Y[t * ldy] = _mm512_reduce_add_ps(_mm512_add_ps(even[t], odd[t]));
     }
 
-    // acc plus four blocks (b0: the quad's first 64 bytes, b1: its last 64) against a.
-    static __m512 quad(__m512i b0, __m512i b1, const Q8Quad& a, __m512 acc) {
+    // acc[t] plus four blocks (b0: the quad's first 64 bytes, b1: its last 64) against token
+    // t's quad a[t * stride].
+    template <int NT>
+    static void quad(__m512i b0, __m512i b1, const Q8Quad* a, int64_t stride, __m512 (&acc)[NT]) {
         const __m512i q = _mm512_permutex2var_epi16(b0, load(kQs), b1);
         __m512i lo = _mm512_and_si512(q, _mm512_set1_epi8(0x0F));
         __m512i hi = _mm512_and_si512(_mm512_srli_epi16(q, 4), _mm512_set1_epi8(0x0F));
@@ -120,15 +137,18 @@ struct LegacyRow {
             lo = iq4_unsigned16(lo);
             hi = iq4_unsigned16(hi);
         }
-        __m512i dot = _mm512_load_si512(a.off);
-        dot = _mm512_dpbusd_epi32(dot, lo, _mm512_load_si512(a.lo));
-        dot = _mm512_dpbusd_epi32(dot, hi, _mm512_load_si512(a.hi));
         const __m512i scales = _mm512_permutex2var_epi16(b0, load(kScales), b1);
-        const __m512 d = _mm512_mul_ps(_mm512_cvtph_ps(_mm512_castsi512_si256(scales)), _mm512_broadcast_f32x4(_mm_load_ps(a.d)));
-        acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), d, acc);
-        if constexpr (Type::kMin)
-            acc = _mm512_fmadd_ps(_mm512_cvtph_ps(_mm512_extracti64x4_epi64(scales, 1)), _mm512_zextps128_ps512(_mm_load_ps(a.s)), acc);
-        return acc;
+        const __m512 d = _mm512_cvtph_ps(_mm512_castsi512_si256(scales));
+        for (int t = 0; t < NT; ++t) {
+            const Q8Quad& at = a[t * stride];
+            __m512i dot = _mm512_load_si512(at.off);
+            dot = _mm512_dpbusd_epi32(dot, lo, _mm512_load_si512(at.lo));
+            dot = _mm512_dpbusd_epi32(dot, hi, _mm512_load_si512(at.hi));
+            acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(d, _mm512_broadcast_f32x4(_mm_load_ps(at.d))), acc[t]);
+            if constexpr (Type::kMin)
+                acc[t] = _mm512_fmadd_ps(_mm512_cvtph_ps(_mm512_extracti64x4_epi64(scales, 1)), _mm512_zextps128_ps512(_mm_load_ps(at.s)),
+                                         acc[t]);
+        }
     }
 
     // Q5_0 / Q5_1: bit e of block i's qh (element e) as 16 added to the byte of element e.

@@ -22,7 +22,7 @@
 // 150-172, IQ4_NL 88-91 -> 227-235 (3 tokens: 1.4-1.8x); 8 sessions of 1B Q4_0 74-80 ->
 // 161-172 tok/s. One token (Q4_0, IQ4_NL; Q4_1 also at 2, Q5_0 / Q5_1 from 2), against
 // narrow_row: in cache, 1 thread, Q4_0 15.0-15.4 -> 18.2-18.9 GB/s, IQ4_NL 14.1-14.9 ->
-// 16.2-17.5 (the nibble types' one token has since moved to gemm_legacy_row.h); 2
+// 16.2-17.5 (the nibble types' 1-2 tokens have since moved to gemm_legacy_row.h); 2
 // tokens from DRAM (14336x4096, 2 threads) Q4_0 75-92 -> 199-210 GFLOP/s, Q5_0 54-64 ->
 // 109-146; 1B Q4_0 decoding one sequence (strata-bench, llama.cpp in the same
 // run) 32-35 -> 42.4 tok/s, 0.82-0.86x -> 1.02-1.20x llama.cpp.
@@ -44,10 +44,11 @@ template <class V, class Type>
 struct LegacyRows16 : LegacyLanes<V, Type, LegacyRows16<V, Type>> {
     using Block = typename Type::Block;
     // Q8_0 with 1-2 tokens keeps llama.cpp's rounding (and reads the bus at one token); the
-    // other types take the lanes from 2 tokens, and Row for one.
+    // other types take the lanes from 3 tokens, and Row for 1-2.
     static constexpr int kMinTokens = std::is_same_v<Type, Q8_0> ? Legacy<V, Type>::kLaneTokens : 1;
     static constexpr int kFusedRows = 16;
-    // One token of every type but Q8_0 takes a row at a time instead (gemm_legacy_row.h).
+    // One or two tokens of every type but Q8_0 take a row at a time instead
+    // (gemm_legacy_row.h).
     using Row = LegacyRow<Type>;
 
     // The unsigned values of a block of 16 rows, position j (elements 4j .. 4j + 3) in u[j].
