@@ -36,6 +36,9 @@ struct alignas(64) Q8Quad {
     float s[4];
 };
 
+// The Q8Quads that hold `blocks` blocks: one token's share of a copy.
+inline int64_t quads_of(int64_t blocks) { return (blocks + 3) / 4; }
+
 // Legacy, with products of Tiles::kMinTokens..8 tokens in Tiles::tile<NT>(w, ldw, nr, blocks,
 // lanes, nt, Y, ldy) (token t's block b at lanes[b * nt + t]).
 template <class V, class Type, class Tiles>
@@ -44,12 +47,11 @@ struct LegacyLanes : Legacy<V, Type> {
     using Act = typename Base::Act;
 
     // Legacy's panel, or (from kMinTokens) the lanes' copy, or (up to row_tokens()) the
-    // row's, token t's quads at quads + t * stride.
+    // row's, token t's quads at quads + t * quads_of(k / 32).
     struct Acts : Base::Acts {
         const Q8Lane* lanes = nullptr;
         int64_t nt = 0;
         const Q8Quad* quads = nullptr;
-        int64_t stride = 0;
     };
     // How many tokens go through Tiles::Row: up to its kTokens where the tiles have one
     // (AVX-512: gemm_legacy_row.h) and take one token at all (not Q8_0), else none.
@@ -69,7 +71,6 @@ struct LegacyLanes : Legacy<V, Type> {
         Acts acts{};
         if constexpr (row_tokens() > 0) {
             if (nt <= row_tokens()) {
-                acts.stride = (k / 32 + 3) / 4;
                 acts.quads = prepare_quads(x, ldx, nt, k);
                 return acts;
             }
@@ -111,7 +112,7 @@ struct LegacyLanes : Legacy<V, Type> {
     // nt tokens' blocks (k / 32 each) as Q8Quads, token t's from [t * quads], in per-thread
     // scratch (AVX-512 only).
     static const Q8Quad* prepare_quads(const uint8_t* x, size_t ldx, int64_t nt, int64_t k) {
-        const int64_t nb = k / 32, quads = (nb + 3) / 4;
+        const int64_t nb = k / 32, quads = quads_of(nb);
         auto* out = static_cast<Q8Quad*>(scratch(static_cast<size_t>(nt * quads) * sizeof(Q8Quad)));
         for (int64_t t = 0; t < nt; ++t) {
             const Act* a = reinterpret_cast<const Act*>(x + t * ldx);
@@ -153,7 +154,7 @@ struct LegacyLanes : Legacy<V, Type> {
     template <int NR, int NT>
     static void fused(const uint8_t* w, size_t ldw, int64_t k, const Acts& acts, int64_t t0, float* Y, size_t ldy) {
         if constexpr (NT <= row_tokens())
-            Tiles::Row::template rows<NT>(w, ldw, NR, k / 32, acts.quads + t0 * acts.stride, acts.stride, Y, ldy);
+            Tiles::Row::template rows<NT>(w, ldw, NR, k / 32, acts.quads + t0 * quads_of(k / 32), Y, ldy);
         else if constexpr (NT >= Tiles::kMinTokens) Tiles::template tile<NT>(w, ldw, NR, k / 32, acts.lanes + t0, acts.nt, Y, ldy);
         else Base::template fused<NR, NT>(w, ldw, k, acts, t0, Y, ldy);
     }

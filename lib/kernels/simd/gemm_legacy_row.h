@@ -84,10 +84,11 @@ struct LegacyRow {
     static constexpr int kTokens = 2;
 
     // Rows w .. w + nr - 1 (ldw apart, `blocks` blocks each) against NT tokens (token t's
-    // quads at a + t * stride), to Y[t * ldy + r].
+    // quads at a + t * quads_of(blocks)), to Y[t * ldy + r].
     template <int NT>
-    static void rows(const uint8_t* w, size_t ldw, int nr, int64_t blocks, const Q8Quad* a, int64_t stride, float* Y, size_t ldy) {
-        const bool long_row = NT * (blocks + 3) / 4 * static_cast<int64_t>(sizeof(Q8Quad)) > kL1Acts;
+    static void rows(const uint8_t* w, size_t ldw, int nr, int64_t blocks, const Q8Quad* a, float* Y, size_t ldy) {
+        const int64_t stride = quads_of(blocks);
+        const bool long_row = NT * stride * static_cast<int64_t>(sizeof(Q8Quad)) > kL1Acts;
         for (int r = 0; r < nr; ++r) {
             if (long_row) row<NT, true>(w + r * ldw, blocks, a, stride, Y + r, ldy);
             else row<NT, false>(w + r * ldw, blocks, a, stride, Y + r, ldy);
