@@ -633,6 +633,14 @@ struct KQuant {
     // 33) where Zen 5 was 10 % slower with it (Q4_K 33 -> 30); from DRAM the bus binds
     // either on both.
     static constexpr bool narrow(int64_t nt) { return V::kBytes == 32 || nt == 1; }
+    // Tried and left out (2026-11-28): Q4_K's and Q5_K's chunks 2P and 2P + 1 blended dword by
+    // dword (chunk 2P in even dwords, 2P + 1 in odd ones; the activations copied in that
+    // order), so that the two vectors' int16 pair sums add before one vpmaddwd by one scale
+    // vector: per super-block 4 scale shuffles and 4 vpmaddwd (vpdpwssd) fewer, 8 blends, 4
+    // vpshufd and 4 vpaddw more. kernel_bench --nt 1, alternating runs: AVX-512 Q4_K from DRAM
+    // (2 threads, 14336x4096) 49.5-49.6 -> 44.8-45.0 GB/s, Q5_K 48.3-50.6 -> 43.6-45.6, Q4_K in
+    // L2 (1 thread, 1024x1024) 24-26 -> 23-24; AVX2 from DRAM 38.5-42.9 -> 37.0-45.3.
+
     // A wide type that has a lane order (w_lanes): narrow_row reads activations prepared in
     // that order and signed weights.
     static constexpr bool kLanes = requires(const Block& b, const Prep& p) { Type::template w_lanes<0>(b, p); };
