@@ -639,7 +639,13 @@ struct KQuant {
     // vector: per super-block 4 scale shuffles and 4 vpmaddwd (vpdpwssd) fewer, 8 blends, 4
     // vpshufd and 4 vpaddw more. kernel_bench --nt 1, alternating runs: AVX-512 Q4_K from DRAM
     // (2 threads, 14336x4096) 49.5-49.6 -> 44.8-45.0 GB/s, Q5_K 48.3-50.6 -> 43.6-45.6, Q4_K in
-    // L2 (1 thread, 1024x1024) 24-26 -> 23-24; AVX2 from DRAM 38.5-42.9 -> 37.0-45.3.
+    // L2 (1 thread, 1024x1024) 24-26 -> 23-24; AVX2 from DRAM 38.5-42.9 -> 37.0-45.3. Also
+    // tried: each chunk's scale vector as a broadcast load from the super-block's scales16
+    // stored to the stack (one shuffle and a store where there were 8 shuffles): Q4_K in L2
+    // 25-26 -> 17-19 GB/s on AVX-512, 21.6-22.4 -> 18.3-19.7 on AVX2; stored a super-block
+    // ahead (two buffers), so that no load waits on a store just made, Q4_K on AVX-512 still
+    // went 26.6-27.3 -> 20.2-20.4: the 8 broadcast loads per super-block, beside its 20 other
+    // loads, cost more than the shuffles they replace.
 
     // A wide type that has a lane order (w_lanes): narrow_row reads activations prepared in
     // that order and signed weights.
