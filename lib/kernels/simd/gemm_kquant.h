@@ -645,7 +645,9 @@ struct KQuant {
     // 25-26 -> 17-19 GB/s on AVX-512, 21.6-22.4 -> 18.3-19.7 on AVX2; stored a super-block
     // ahead (two buffers), so that no load waits on a store just made, Q4_K on AVX-512 still
     // went 26.6-27.3 -> 20.2-20.4: the 8 broadcast loads per super-block, beside its 20 other
-    // loads, cost more than the shuffles they replace.
+    // loads, cost more than the shuffles they replace. Nor did loading each 32 bytes of qs once
+    // for both nibble halves (4 loads fewer per super-block) help: in L2 the same, from DRAM (2
+    // threads) Q4_K 52 -> 42.5 GB/s in two of three alternating rounds, 41-43 in the third.
 
     // A wide type that has a lane order (w_lanes): narrow_row reads activations prepared in
     // that order and signed weights.
