@@ -146,7 +146,7 @@ bool can_be_weight(DType w) {
         case DType::F32: case DType::F16: case DType::BF16:
         case DType::Q4_0: case DType::Q4_1: case DType::Q5_0: case DType::Q5_1: case DType::Q8_0:
         case DType::Q2_K: case DType::Q3_K: case DType::Q4_K: case DType::Q5_K: case DType::Q6_K:
-        case DType::IQ4_NL: case DType::IQ4_XS:
+        case DType::IQ4_NL: case DType::IQ4_XS: case DType::Q4_K_R:
             return true;
         default: return false;
     }
@@ -158,7 +158,7 @@ DType activation_type(DType w) {
         case DType::Q4_0: case DType::Q5_0: case DType::Q8_0: case DType::IQ4_NL: return DType::Q8_0;
         case DType::Q4_1: case DType::Q5_1: return DType::Q8_1;
         case DType::Q2_K: case DType::Q3_K: case DType::Q4_K: case DType::Q5_K: case DType::Q6_K:
-        case DType::IQ4_XS:
+        case DType::IQ4_XS: case DType::Q4_K_R:
             return DType::Q8_K;
         default: break;
     }

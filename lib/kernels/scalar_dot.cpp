@@ -4,11 +4,13 @@
 // (K-quants: eight float lanes per super-block, the mins through the activation bsums).
 // The SIMD variants are tested against these. Must not touch: SIMD, threads.
 #include <cstring>
+#include <vector>
 
 #include "kernels/q3k_scales.h"
 #include "kernels/table.h"
 #include "tensor/blocks.h"
 #include "tensor/fp16.h"
+#include "tensor/repack.h"
 
 namespace strata::kernels::detail {
 namespace {
@@ -223,6 +225,14 @@ float dot_q4_k(const void* vw, const void* va, int64_t k) {
     });
 }
 
+// Q4_K_R (tensor/repack.h): the row back in Q4_K's order, then as Q4_K.
+float dot_q4_k_r(const void* vw, const void* va, int64_t k) {
+    thread_local std::vector<BlockQ4_K> row;
+    row.resize(static_cast<size_t>(k / QK_K));
+    q4_k_from_resident(vw, row.data(), k / QK_K);
+    return dot_q4_k(row.data(), va, k);
+}
+
 float dot_q5_k(const void* vw, const void* va, int64_t k) {
     return dot_k4<BlockQ5_K>(vw, va, k, [](const BlockQ5_K& x, int8_t* q) {
         uint8_t m = 1;
@@ -313,6 +323,7 @@ void install_scalar_gemm(Table& t) {
     t.gemm[slot(DType::Q2_K)] = gemm_by_dots<dot_q2_k>;
     t.gemm[slot(DType::Q3_K)] = gemm_by_dots<dot_q3_k>;
     t.gemm[slot(DType::Q4_K)] = gemm_by_dots<dot_q4_k>;
+    t.gemm[slot(DType::Q4_K_R)] = gemm_by_dots<dot_q4_k_r>;
     t.gemm[slot(DType::Q5_K)] = gemm_by_dots<dot_q5_k>;
     t.gemm[slot(DType::Q6_K)] = gemm_by_dots<dot_q6_k>;
     t.gemm[slot(DType::IQ4_NL)] = gemm_by_dots<dot_iq4_nl>;

@@ -19,7 +19,7 @@ bool iequals(std::string_view a, std::string_view b) {
 
 std::optional<DTypeInfo> dtype_info(uint32_t id) {
     for (const auto& t : kDTypeTable)
-        if (static_cast<uint32_t>(t.type) == id) return t;
+        if (static_cast<uint32_t>(t.type) == id && t.in_files) return t;
     return std::nullopt;
 }
 

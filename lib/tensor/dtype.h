@@ -1,6 +1,7 @@
 // tensor/dtype.h — element types and their storage geometry (block size, bytes per block).
-// Owns: the DType enum (numbered exactly as GGML's ggml_type so GGUF type ids map 1:1),
-// names, block geometry and row-size arithmetic. Must not touch: files, kernels, models.
+// Owns: the DType enum (numbered exactly as GGML's ggml_type so GGUF type ids map 1:1,
+// plus strata's own in-memory layouts, which no file holds), names, block geometry and
+// row-size arithmetic. Must not touch: files, kernels, models.
 #pragma once
 
 #include <cstddef>
@@ -33,6 +34,9 @@ enum class DType : uint32_t {
     I64 = 27,
     F64 = 28,
     BF16 = 30,
+    // strata's own layouts (tensor/repack.h), above GGML's ids: weights rearranged at load,
+    // never read from or written to a file.
+    Q4_K_R = 100,
 };
 
 struct DTypeInfo {
@@ -40,6 +44,7 @@ struct DTypeInfo {
     std::string_view name;   // GGML spelling: "F32", "Q4_K", ...
     uint32_t block_elems;    // elements per block (1 for plain types)
     uint32_t block_bytes;    // bytes per block
+    bool in_files = true;    // false: an in-memory layout of strata's, not a GGUF type
 };
 
 // The table of types strata knows (dtype.cpp's lookups and everything sized by type id
@@ -67,6 +72,7 @@ inline constexpr DTypeInfo kDTypeTable[] = {
     {DType::I64, "I64", 1, 8},
     {DType::F64, "F64", 1, 8},
     {DType::BF16, "BF16", 1, 2},
+    {DType::Q4_K_R, "Q4_K_R", 256, 144, false},
 };
 
 // One past the largest type id of the table: arrays indexed by type id have this size.
@@ -78,8 +84,9 @@ consteval uint32_t dtype_id_limit() {
 }
 inline constexpr uint32_t kDTypeIdLimit = dtype_id_limit();
 
-// Geometry of a known type id, or nullopt for ids strata does not know (including
-// GGML types that exist but are not supported, e.g. most of the IQ families).
+// Geometry of a type id a file may hold, or nullopt for ids strata does not know (including
+// GGML types that exist but are not supported, e.g. most of the IQ families) and for its
+// in-memory layouts.
 std::optional<DTypeInfo> dtype_info(uint32_t id);
 const DTypeInfo& dtype_info(DType t);
 

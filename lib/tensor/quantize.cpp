@@ -7,10 +7,12 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "tensor/blocks.h"
 #include "tensor/codecs.h"
 #include "tensor/fp16.h"
+#include "tensor/repack.h"
 
 namespace strata {
 
@@ -132,6 +134,12 @@ void dequantize_row(DType t, const void* src, float* dst, int64_t n) {
         case DType::Q2_K: dequantize_q2_k(src, dst, n); return;
         case DType::Q3_K: dequantize_q3_k(src, dst, n); return;
         case DType::Q4_K: dequantize_q4_k(src, dst, n); return;
+        case DType::Q4_K_R: {
+            std::vector<BlockQ4_K> natural(static_cast<size_t>(n / QK_K));
+            q4_k_from_resident(src, natural.data(), n / QK_K);
+            dequantize_q4_k(natural.data(), dst, n);
+            return;
+        }
         case DType::Q5_K: dequantize_q5_k(src, dst, n); return;
         case DType::Q6_K: dequantize_q6_k(src, dst, n); return;
         case DType::IQ4_NL: dequantize_iq4_nl(src, dst, n); return;
@@ -141,7 +149,8 @@ void dequantize_row(DType t, const void* src, float* dst, int64_t n) {
     throw std::invalid_argument("dequantize_row: type " + std::string(dtype_name(t)) + " has no float values");
 }
 
-bool can_dequantize(DType t) { return can_quantize(t); }  // every type with float values is both
+// Every file type with float values is both; the resident layouts are only read.
+bool can_dequantize(DType t) { return can_quantize(t) || t == DType::Q4_K_R; }
 
 bool can_quantize(DType t) {
     switch (t) {

@@ -12,7 +12,8 @@
 namespace strata {
 
 // dst[0..n) = the values stored in src (n a multiple of t's block size). All of
-// F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q8_1, Q2_K..Q6_K, Q8_K, IQ4_NL, IQ4_XS.
+// F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q8_1, Q2_K..Q6_K, Q8_K, IQ4_NL, IQ4_XS, and the
+// resident layout Q4_K_R (tensor/repack.h).
 void dequantize_row(DType t, const void* src, float* dst, int64_t n);
 
 // Whether dequantize_row supports t.

@@ -181,7 +181,7 @@ std::vector<size_t> scale_fields(DType t) {
         case DType::Q4_1: case DType::Q5_1: return {0, 2};
         case DType::Q2_K: return {offsetof(strata::BlockQ2_K, d), offsetof(strata::BlockQ2_K, dmin)};
         case DType::Q3_K: return {offsetof(strata::BlockQ3_K, d)};
-        case DType::Q4_K: case DType::Q5_K: return {0, 2};
+        case DType::Q4_K: case DType::Q5_K: case DType::Q4_K_R: return {0, 2};
         case DType::Q6_K: return {offsetof(strata::BlockQ6_K, d)};
         default: return {};
     }

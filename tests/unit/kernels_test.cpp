@@ -17,6 +17,7 @@
 #include "tensor/blocks.h"
 #include "tensor/fp16.h"
 #include "tensor/quantize.h"
+#include "tensor/repack.h"
 
 namespace k = strata::kernels;
 using strata::DType;
@@ -39,7 +40,8 @@ struct UseIsa {
 
 const std::vector<DType> kWeightTypes = {DType::F32,  DType::F16,  DType::BF16, DType::Q4_0, DType::Q4_1,
                                          DType::Q5_0, DType::Q5_1, DType::Q8_0, DType::Q2_K, DType::Q3_K,
-                                         DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::IQ4_NL, DType::IQ4_XS};
+                                         DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::IQ4_NL, DType::IQ4_XS,
+                                         DType::Q4_K_R};
 
 bool is_float(DType t) { return t == DType::F32 || t == DType::F16 || t == DType::BF16; }
 int64_t block_elems(DType t) { return strata::dtype_info(t).block_elems; }
@@ -102,6 +104,10 @@ void random_weight_row(DType w, uint8_t* row, int64_t k, std::mt19937& rng, std:
         case DType::Q6_K: each(reinterpret_cast<BlockQ6_K*>(row), [&](BlockQ6_K& b) { b.d = random_scale(rng, 1e-4f, 1e-3f); }); break;
         case DType::IQ4_NL: each(reinterpret_cast<BlockIQ4_NL*>(row), [&](BlockIQ4_NL& b) { b.d = random_scale(rng, 1e-4f, 2e-3f); }); break;
         case DType::IQ4_XS: each(reinterpret_cast<BlockIQ4_XS*>(row), [&](BlockIQ4_XS& b) { b.d = random_scale(rng, 1e-5f, 1e-4f); }); break;
+        case DType::Q4_K_R:  // a Q4_K row as the weights' loader rearranges it
+            random_weight_row(DType::Q4_K, row, k, rng, fill);
+            strata::to_resident(DType::Q4_K, row, row_bytes(DType::Q4_K, k));
+            break;
         default: BOOST_FAIL("no random rows for " << strata::dtype_name(w));
     }
 }
@@ -327,6 +333,7 @@ BOOST_AUTO_TEST_CASE(activation_types_follow_ggml) {
     BOOST_TEST((k::activation_type(DType::Q6_K) == DType::Q8_K));
     BOOST_TEST((k::activation_type(DType::IQ4_NL) == DType::Q8_0));
     BOOST_TEST((k::activation_type(DType::IQ4_XS) == DType::Q8_K));
+    BOOST_TEST((k::activation_type(DType::Q4_K_R) == DType::Q8_K));
     BOOST_TEST(!k::can_be_weight(DType::Q8_K));
     BOOST_CHECK_THROW(k::activation_type(DType::Q8_K), std::invalid_argument);
     BOOST_CHECK_THROW(k::activation_type(DType::I32), std::invalid_argument);
@@ -368,6 +375,8 @@ BOOST_AUTO_TEST_CASE(gemm_matches_scalar_and_float64) {
             check_gemm(Problem(w, kk, 1, 7, 66, rng));
         }
     }
+    // Q4_K_R takes more tokens through Q4_K's product, converting 64 rows at a time.
+    for (int64_t nt : {1, 8, 9, 66}) check_gemm(Problem(DType::Q4_K_R, 512, 3, 140, nt, rng));
 }
 
 // Saturation: weights at their largest codes (and the smallest, and mixed bytes) against

@@ -13,6 +13,7 @@
 #include "tensor/dtype.h"
 #include "tensor/fp16.h"
 #include "tensor/quantize.h"
+#include "tensor/repack.h"
 #include "test_util.h"
 
 using namespace strata;
@@ -195,6 +196,35 @@ BOOST_AUTO_TEST_CASE(unsupported_types_are_named) {
 BOOST_AUTO_TEST_SUITE_END()
 
 BOOST_AUTO_TEST_SUITE(dequantizers)
+
+// Q4_K_R (tensor/repack.h): Q4_K's bytes rearranged in place and back, the same values,
+// only ever made in memory.
+BOOST_AUTO_TEST_CASE(q4_k_r_is_q4_k_rearranged) {
+    BOOST_TEST((resident_type(DType::Q4_K) == DType::Q4_K_R));
+    BOOST_TEST((resident_type(DType::Q6_K) == DType::Q6_K));
+    BOOST_TEST(!can_quantize(DType::Q4_K_R));
+    BOOST_TEST(can_dequantize(DType::Q4_K_R));
+    BOOST_TEST(!dtype_info(static_cast<uint32_t>(DType::Q4_K_R)).has_value());  // no file holds it
+    const int64_t n = 256 * 6;
+    std::mt19937 rng(7);
+    std::normal_distribution<float> dist(0.0f, 1.0f);
+    std::vector<float> x(n), natural_values(n), resident_values(n);
+    for (float& v : x) v = dist(rng);
+    std::vector<uint8_t> natural(dtype_bytes(DType::Q4_K, n));
+    quantize_row(DType::Q4_K, x.data(), natural.data(), n);
+    std::vector<uint8_t> resident = natural, back(natural.size());
+    to_resident(DType::Q4_K, resident.data(), resident.size());
+    BOOST_TEST(resident != natural);
+    q4_k_from_resident(resident.data(), back.data(), n / 256);
+    BOOST_TEST(back == natural);
+    dequantize_row(DType::Q4_K, natural.data(), natural_values.data(), n);
+    dequantize_row(DType::Q4_K_R, resident.data(), resident_values.data(), n);
+    BOOST_TEST(resident_values == natural_values);
+    std::vector<uint8_t> plain = natural;
+    to_resident(DType::Q6_K, plain.data(), plain.size());  // no resident layout: untouched
+    BOOST_TEST(plain == natural);
+    BOOST_CHECK_THROW(to_resident(DType::Q4_K, resident.data(), 100), std::invalid_argument);
+}
 
 BOOST_AUTO_TEST_CASE(bits_match_llama_cpp) {
     for (DType t : kQuantTypes) {

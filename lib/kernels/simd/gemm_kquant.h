@@ -199,20 +199,33 @@ struct K4Common {
     static float dc(const Block& x) { return half(x.dmin); }
 };
 
-struct Q4K : K4Common<strata::BlockQ4_K> {
+// Q4_K's 32-byte vector P of qs (chunks 2P and 2P + 1 in its low and high nibbles): as
+// stored, or (Resident) from the two 16-byte halves Q4_K_R keeps 32 bytes apart.
+template <int P, bool Resident>
+__m256i q4k_vector(const uint8_t* qs) {
+    if constexpr (!Resident) return load256(qs + 32 * P);
+    else return load_halves(qs + 64 * (P / 2) + 16 * (P % 2), 32);
+}
+
+// Q4_K, and (Resident) Q4_K_R read back in Q4_K's order.
+template <bool Resident>
+struct Q4KOf : K4Common<strata::BlockQ4_K> {
     using Prep = K4Prep;
     static Prep prep(const Block& x) { return Prep(x.scales); }
     template <int C>
     static __m256i u(const Block& x, const Prep&) {
-        return nibble_chunk<C>(x.qs);
+        const __m256i q = q4k_vector<C / 2, Resident>(x.qs);
+        return _mm256_and_si256(C % 2 ? _mm256_srli_epi16(q, 4) : q, _mm256_set1_epi8(0x0F));
     }
     // AVX-512: chunks 2P and 2P + 1, the low and high nibbles of the same 32 bytes.
     template <int P, class I = __m512i>
     static I u_pair(const Block& x, const Prep&) {
-        const __m512i q = _mm512_broadcast_i64x4(load256(x.qs + 32 * P));
+        const __m512i q = _mm512_broadcast_i64x4(q4k_vector<P, Resident>(x.qs));
         return _mm512_and_si512(_mm512_srlv_epi16(q, shift_counts<0, 4>()), _mm512_set1_epi8(0x0F));
     }
 };
+using Q4K = Q4KOf<false>;
+using Q4KR = Q4KOf<true>;
 
 struct Q5K : K4Common<strata::BlockQ5_K> {
     struct Prep : K4Prep {

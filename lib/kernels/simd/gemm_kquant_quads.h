@@ -78,9 +78,10 @@ template <class Type>
 struct QuadForm;
 
 // Q4_K: 2 quads of 8 positions. Group 4q + i, position j is nibble i % 2 of qs dword
-// 16q + 8(i / 2) + j. The mins pair groups i and i + 4 (of 32): one correction.
-template <>
-struct QuadForm<Q4K> {
+// 16q + 8(i / 2) + j. The mins pair groups i and i + 4 (of 32): one correction. Q4_K_R
+// (Resident) holds the same 64 bytes per quad with its middle 16-byte pieces swapped.
+template <bool Resident>
+struct QuadForm<Q4KOf<Resident>> {
     using Block = strata::BlockQ4_K;
     static constexpr int kGroup = 32, kCorr = 1, kMinTokens = 2;
     static void group_sums(const strata::BlockQ8_K& a, int16_t* out) {
@@ -94,7 +95,10 @@ struct QuadForm<Q4K> {
         const __m512i shift = _mm512_setr_epi32(0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4);
         for (int q = 0; q < 2; ++q) {
             __m512i z[4];
-            for (int r = 0; r < 4; ++r) z[r] = _mm512_loadu_si512(row[r]->qs + 64 * q);
+            for (int r = 0; r < 4; ++r) {
+                z[r] = _mm512_loadu_si512(row[r]->qs + 64 * q);
+                if constexpr (Resident) z[r] = _mm512_shuffle_i64x2(z[r], z[r], _MM_SHUFFLE(3, 1, 2, 0));
+            }
             for (int j = 0; j < 4; ++j) {
                 __m512i packed[2];
                 quad_positions(z, pair_index<0, 0, 8, 8, 4>(j), packed);
@@ -184,11 +188,11 @@ struct QuadForm<Q6K> {
 // Each type's form in the 16-row lanes (gemm_kquant_rows16.h).
 template <class Type>
 using RowsForm = std::conditional_t<
-    std::is_same_v<Type, Q4K>, Rows16Q4K,
+    std::is_same_v<Type, Q4K>, Rows16Q4K, std::conditional_t<std::is_same_v<Type, Q4KR>, Rows16Q4KR,
     std::conditional_t<std::is_same_v<Type, Q5K>, Rows16Q5K,
                        std::conditional_t<std::is_same_v<Type, Q6K>, Rows16Q6K,
                                           std::conditional_t<std::is_same_v<Type, Q2K>, Rows16Q2K,
-                                                             std::conditional_t<std::is_same_v<Type, Q3K>, Rows16Q3K, Rows16IQ4XS>>>>>;
+                                                             std::conditional_t<std::is_same_v<Type, Q3K>, Rows16Q3K, Rows16IQ4XS>>>>>>;
 
 // Q2_K and Q3_K (groups of 16, as Q6_K): the copy only, for the 16-row lanes.
 template <>
@@ -209,7 +213,7 @@ struct KQuantQuads : KQuant<V, Type> {
     // Types without quad lanes: every row takes the 16-row lanes.
     static constexpr bool kRowsOnly =
         std::is_same_v<Type, Q5K> || std::is_same_v<Type, IQ4XS> || std::is_same_v<Type, Q2K> || std::is_same_v<Type, Q3K>;
-    static constexpr bool kForm = std::is_same_v<Type, Q4K> || std::is_same_v<Type, Q6K> || kRowsOnly;
+    static constexpr bool kForm = std::is_same_v<Type, Q4K> || std::is_same_v<Type, Q4KR> || std::is_same_v<Type, Q6K> || kRowsOnly;
     static constexpr bool quads(int64_t nt) {
         if constexpr (kForm) return nt >= Form::kMinTokens;
         return false;

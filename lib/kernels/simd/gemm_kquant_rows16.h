@@ -131,12 +131,22 @@ struct Rows16Q4K {
     }
 
 protected:
-    // The same from the qs at `qs`, each vector passed through fifth(g, j, u) (Q5_K's bit).
-    template <class F, class Fifth>
+    // The same from the qs at `qs`, each vector passed through fifth(g, j, u) (Q5_K's bit);
+    // Resident: Q4_K_R's qs, whose 32 bytes 2q + h hold half h of chunks 2q and 2q + 1 (in
+    // dwords 0..3 and 4..7): both transposed as they are, chunk 2q + i's positions are their
+    // dwords 4i .. 4i + 3, as many instructions as the plain order takes.
+    template <bool Resident = false, class F, class Fifth>
     static void nibble_groups(const uint8_t* qs, const RowSpan& rows, F&& f, Fifth&& fifth) {
+        __m512i halves[2][8];
         for (int c = 0; c < 4; ++c) {
             __m512i v[8];
-            transpose8(qs + 32 * c, rows, v);
+            if constexpr (Resident) {
+                if (c % 2 == 0)
+                    for (int h = 0; h < 2; ++h) transpose8(qs + 64 * (c / 2) + 32 * h, rows, halves[h]);
+                for (int j = 0; j < 8; ++j) v[j] = halves[j / 4][4 * (c % 2) + j % 4];
+            } else {
+                transpose8(qs + 32 * c, rows, v);
+            }
             for (int half = 0; half < 2; ++half) {
                 __m512i u[8];
                 for (int j = 0; j < 8; ++j)
@@ -144,6 +154,16 @@ protected:
                 f(2 * c + half, u);
             }
         }
+    }
+};
+
+// Q4_K_R's: Q4_K's, its chunks read back from their halves (tensor/repack.h).
+struct Rows16Q4KR : Rows16Q4K {
+    using Type = Q4KR;
+    using Rows16Q4K::Rows16Q4K;
+    template <class F>
+    static void groups(const uint8_t* w, const RowSpan& rows, F&& f) {
+        nibble_groups<true>(w + offsetof(Block, qs), rows, f, [](int, int, __m512i u) { return u; });
     }
 };
 

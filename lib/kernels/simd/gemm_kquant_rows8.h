@@ -135,12 +135,14 @@ struct Rows8Q4K {
     }
 
 protected:
-    // The same from the qs at `qs`, each vector passed through fifth(g, j, u) (Q5_K's bit).
-    template <class F, class Fifth>
+    // The same from the qs at `qs`, each vector passed through fifth(g, j, u) (Q5_K's bit);
+    // Resident: Q4_K_R's qs, whose chunk c is two 16-byte halves 32 bytes apart.
+    template <bool Resident = false, class F, class Fifth>
     static void nibble_groups(const uint8_t* qs, const RowSpan8& rows, F&& f, Fifth&& fifth) {
         for (int c = 0; c < 4; ++c) {
             __m256i v[8];
-            transpose8x8(qs + 32 * c, rows, v);
+            if constexpr (Resident) transpose8x8(qs + 64 * (c / 2) + 16 * (c % 2), rows, v, 32);
+            else transpose8x8(qs + 32 * c, rows, v);
             for (int half = 0; half < 2; ++half) {
                 __m256i u[8];
                 for (int j = 0; j < 8; ++j)
@@ -148,6 +150,16 @@ protected:
                 f(2 * c + half, u);
             }
         }
+    }
+};
+
+// Q4_K_R's: Q4_K's, its chunks read back from their halves (tensor/repack.h).
+struct Rows8Q4KR : Rows8Q4K {
+    using Type = Q4KR;
+    using Rows8Q4K::Rows8Q4K;
+    template <class F>
+    static void groups(const uint8_t* w, const RowSpan8& rows, F&& f) {
+        nibble_groups<true>(w + offsetof(Block, qs), rows, f, [](int, int, __m256i u) { return u; });
     }
 };
 
@@ -376,9 +388,9 @@ struct KQuantRows8 : KQuant<V, Type> {
     using Base = KQuant<V, Type>;
     using Acts = typename Base::Acts;
     using Form = std::conditional_t<
-        std::is_same_v<Type, Q4K>, Rows8Q4K,
+        std::is_same_v<Type, Q4K>, Rows8Q4K, std::conditional_t<std::is_same_v<Type, Q4KR>, Rows8Q4KR,
         std::conditional_t<std::is_same_v<Type, Q5K>, Rows8Q5K,
-                           std::conditional_t<std::is_same_v<Type, Q6K>, Rows8Q6K, std::conditional_t<std::is_same_v<Type, Q2K>, Rows8Q2K, Rows8Q3K>>>>;
+                           std::conditional_t<std::is_same_v<Type, Q6K>, Rows8Q6K, std::conditional_t<std::is_same_v<Type, Q2K>, Rows8Q2K, Rows8Q3K>>>>>;
     static constexpr int kFusedTokens = 8, kFusedRows = 8;
     static constexpr bool kFusedAll = true;
 

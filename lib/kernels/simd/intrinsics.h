@@ -36,6 +36,11 @@ inline __m256i maddubs_wide256(__m256i u, __m256i a) {
     return signed_pairs256(_mm256_xor_si256(u, _mm256_set1_epi8(-128)), a);
 }
 
+// 32 bytes: the 16 at p and the 16 at p + second.
+inline __m256i load_halves(const uint8_t* p, int second) {
+    return _mm256_loadu2_m128i(reinterpret_cast<const __m128i*>(p + second), reinterpret_cast<const __m128i*>(p));
+}
+
 // A one-token product reads a row's activations again for every row while the row's
 // weights stream through L1. Past kL1Acts bytes of activations (Zen 4's L1 holds 32 KB) the
 // weights brought into L1 far ahead push them out, so such long rows bring the weights far

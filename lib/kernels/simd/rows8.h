@@ -41,10 +41,10 @@ inline void transpose4x8(const uint8_t* w, const RowSpan8& rows, __m256i* out) {
     out[3] = _mm256_unpackhi_epi64(a1, a3);
 }
 
-// The same for 8 dwords (32 bytes per row).
-inline void transpose8x8(const uint8_t* w, const RowSpan8& rows, __m256i (&out)[8]) {
+// The same for 8 dwords (32 bytes per row), dwords 4..7 the 16 bytes at w + second.
+inline void transpose8x8(const uint8_t* w, const RowSpan8& rows, __m256i (&out)[8], int second = 16) {
     transpose4x8(w, rows, out);
-    transpose4x8(w + 16, rows, out + 4);
+    transpose4x8(w + second, rows, out + 4);
 }
 
 // A dword in every lane, loaded as such (a broadcast from a general register would take a
