@@ -187,7 +187,8 @@ void Model::Impl::output(std::span<const TokenSlot> tokens, float* logits, float
     for (size_t t = 0; t < tokens.size(); ++t)
         if (tokens[t].out_row >= 0) kernels::rms_norm(ws.x.data() + t * E, norm, ws.h.data() + size_t(r++) * E, E, hp.rms_eps);
     acts.invalidate();
-    const Matrix m{out->type, out->ne[0], out->ne[1], static_cast<size_t>(dtype_bytes(out->type, out->ne[0])), ptrs[1]};
+    const DType type = tensor_type(head, 1);
+    const Matrix m{type, out->ne[0], out->ne[1], static_cast<size_t>(dtype_bytes(type, out->ne[0])), ptrs[1]};
     float* y = logits + size_t(first) * hp.n_vocab;
     matmul(m, ws.h.data(), rows, y, hp.n_vocab);
     weights->release(head);

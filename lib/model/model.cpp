@@ -10,6 +10,7 @@
 #include "kernels/kernels.h"
 #include "model/arch.h"
 #include "model/model_impl.h"
+#include "tensor/repack.h"
 #include "tensor/quantize.h"
 
 namespace strata::model {
@@ -247,6 +248,11 @@ void Model::Impl::bind_positions(Require& require, AddGlobal& add_global) {
     g_embd_norm_b = norm_vector("token_embd_norm.bias");
 }
 
+DType Model::Impl::tensor_type(int l, size_t j) const {
+    const DType file = layout.layers[l][j]->type;
+    return weights->resident_layout(l, j) ? resident_type(file) : file;
+}
+
 LayerWeights Model::Impl::layer_weights(int l, std::span<const uint8_t* const> ptrs) const {
     const auto& idx = slot_index[l];
     const auto& info = slot_info[l];
@@ -255,7 +261,8 @@ LayerWeights Model::Impl::layer_weights(int l, std::span<const uint8_t* const> p
         const auto* t = info[s];
         if (!t) return Matrix{};
         const int64_t rows = t->n_dims == 3 ? t->ne[1] * t->ne[2] : t->ne[1];
-        return Matrix{t->type, t->ne[0], rows, static_cast<size_t>(dtype_bytes(t->type, t->ne[0])), ptrs[idx[s]]};
+        const DType type = tensor_type(l, static_cast<size_t>(idx[s]));
+        return Matrix{type, t->ne[0], rows, static_cast<size_t>(dtype_bytes(type, t->ne[0])), ptrs[idx[s]]};
     };
     return {.layer = l, .attn_norm = vec(AttnNorm), .wq = mat(Wq), .wk = mat(Wk), .wv = mat(Wv), .wqkv = mat(Wqkv), .wo = mat(Wo),
             .bq = vec(Bq), .bk = vec(Bk), .bv = vec(Bv), .q_norm = vec(QNorm), .k_norm = vec(KNorm),

@@ -24,6 +24,7 @@
 #include <system_error>
 #include <utility>
 
+#include "tensor/repack.h"
 #include "weights/buffer.h"
 #include "weights/experts.h"
 #include "weights/reader.h"
@@ -213,9 +214,24 @@ private:
             if (std::string e = reader_.wait(c.tag); !e.empty() && error.empty()) error = "loading " + c.what + ": " + e;
         if (!error.empty()) throw std::runtime_error(error);
         for (const Copy& c : copies) {
+            if (c.layer >= 0) to_resident_layout(c.layer, c.buf->data());
             if (lock) c.buf->lock(c.what.c_str());
             if (c.layer >= 0) set_pointers(c.layer, c.buf->data());
         }
+    }
+
+    // The tensors of resident layer l (read into `buf`) rearranged into their resident
+    // types, in place (tensor/repack.h).
+    void to_resident_layout(int l, uint8_t* buf) {
+        const LayerRanges& r = ranges_[l];
+        for (size_t i = 0; i < layout_.layers[l].size(); ++i) {
+            const gguf::TensorInfo* t = layout_.layers[l][i];
+            if (r.tensor_range[i] != LayerRanges::kNone) to_resident(t->type, buf + r.tensor_offset[i], t->nbytes);
+        }
+    }
+
+    bool resident_layout(int layer, size_t j) const override {
+        return resident_layer(layer) && ranges_[layer].tensor_range[j] != LayerRanges::kNone;
     }
 
     struct Identity {

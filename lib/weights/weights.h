@@ -73,6 +73,12 @@ public:
     // of expert tensors; valid until the next experts() or release(). At most
     // max_experts() distinct ids. Throws std::runtime_error when a read fails.
     virtual std::span<const uint8_t* const> experts(int layer, std::span<const int32_t> ids);
+    // Whether tensor j of layer l (layout.layers[l][j]) was rearranged at load into
+    // tensor/repack.h's resident_type of its file type (resident layers' copies are).
+    virtual bool resident_layout(int layer, size_t j) const {
+        (void)layer, (void)j;
+        return false;
+    }
     // A forward pass starts.
     virtual void begin_pass() {}
     virtual Stats stats() const = 0;
