@@ -79,7 +79,8 @@ struct QuadForm;
 
 // Q4_K: 2 quads of 8 positions. Group 4q + i, position j is nibble i % 2 of qs dword
 // 16q + 8(i / 2) + j. The mins pair groups i and i + 4 (of 32): one correction. Q4_K_R
-// (Resident) holds the same 64 bytes per quad with its middle 16-byte pieces swapped.
+// (Resident) holds the same 64 bytes per quad with its middle 16-byte pieces swapped: there
+// position j is in dword 16q + 4(i / 2) + j, position j + 4 eight dwords on.
 template <bool Resident>
 struct QuadForm<Q4KOf<Resident>> {
     using Block = strata::BlockQ4_K;
@@ -95,13 +96,10 @@ struct QuadForm<Q4KOf<Resident>> {
         const __m512i shift = _mm512_setr_epi32(0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4);
         for (int q = 0; q < 2; ++q) {
             __m512i z[4];
-            for (int r = 0; r < 4; ++r) {
-                z[r] = _mm512_loadu_si512(row[r]->qs + 64 * q);
-                if constexpr (Resident) z[r] = _mm512_shuffle_i64x2(z[r], z[r], _MM_SHUFFLE(3, 1, 2, 0));
-            }
+            for (int r = 0; r < 4; ++r) z[r] = _mm512_loadu_si512(row[r]->qs + 64 * q);
             for (int j = 0; j < 4; ++j) {
                 __m512i packed[2];
-                quad_positions(z, pair_index<0, 0, 8, 8, 4>(j), packed);
+                quad_positions(z, Resident ? pair_index<0, 0, 4, 4, 8>(j) : pair_index<0, 0, 8, 8, 4>(j), packed);
                 o.u[8 * q + j] = _mm512_and_si512(_mm512_srlv_epi32(packed[0], shift), _mm512_set1_epi8(0x0F));
                 o.u[8 * q + j + 4] = _mm512_and_si512(_mm512_srlv_epi32(packed[1], shift), _mm512_set1_epi8(0x0F));
             }
@@ -188,7 +186,7 @@ struct QuadForm<Q6K> {
 // Each type's form in the 16-row lanes (gemm_kquant_rows16.h).
 template <class Type>
 using RowsForm = std::conditional_t<
-    std::is_same_v<Type, Q4K>, Rows16Q4K, std::conditional_t<std::is_same_v<Type, Q4KR>, Rows16Q4KR,
+    std::is_same_v<Type, Q4K>, Rows16Q4KOf<false>, std::conditional_t<std::is_same_v<Type, Q4KR>, Rows16Q4KOf<true>,
     std::conditional_t<std::is_same_v<Type, Q5K>, Rows16Q5K,
                        std::conditional_t<std::is_same_v<Type, Q6K>, Rows16Q6K,
                                           std::conditional_t<std::is_same_v<Type, Q2K>, Rows16Q2K,

@@ -97,17 +97,19 @@ void two_bit_groups(const uint8_t* qs, const RowSpan& rows, F&& f, High&& high) 
 }
 
 // Q4_K's 16-row super-block: groups of 32 (8 positions), the 6-bit scales and mins decoded
-// for 16 rows at once (llama.cpp's get_scale_min_k4), d and dmin.
-struct Rows16Q4K {
+// for 16 rows at once (llama.cpp's get_scale_min_k4), d and dmin. Resident: Q4_K_R's, whose
+// chunks are read back from their halves (tensor/repack.h).
+template <bool Resident>
+struct Rows16Q4KOf {
     using Block = strata::BlockQ4_K;
-    using Type = Q4K;
+    using Type = Q4KOf<Resident>;
     static constexpr int kPositions = 8, kPairs = 4, kMinTokens = 2;
     // By lane: each group's scale (int32), each correction pair (int16: min of group i, of
     // group i + 4, against the copy's bsums dword i), d and dmin.
     __m512i scale[8], pair[4];
     __m512 d, dc;
 
-    Rows16Q4K(const uint8_t* w, const RowSpan& rows) {
+    Rows16Q4KOf(const uint8_t* w, const RowSpan& rows) {
         __m512i h[4];  // d and dmin, scale bytes 0-3, 4-7, 8-11
         transpose4(w, rows, h);
         const __m512i m6 = _mm512_set1_epi8(0x3F), m4 = _mm512_set1_epi8(0x0F), top = _mm512_set1_epi8(0x30);
@@ -127,20 +129,20 @@ struct Rows16Q4K {
     // groups 2c (low nibbles) and 2c + 1 (high).
     template <class F>
     static void groups(const uint8_t* w, const RowSpan& rows, F&& f) {
-        nibble_groups(w + offsetof(Block, qs), rows, f, [](int, int, __m512i u) { return u; });
+        nibble_groups<Resident>(w + offsetof(Block, qs), rows, f, [](int, int, __m512i u) { return u; });
     }
 
 protected:
     // The same from the qs at `qs`, each vector passed through fifth(g, j, u) (Q5_K's bit);
-    // Resident: Q4_K_R's qs, whose 32 bytes 2q + h hold half h of chunks 2q and 2q + 1 (in
+    // InHalves: Q4_K_R's qs, whose 32 bytes 2q + h hold half h of chunks 2q and 2q + 1 (in
     // dwords 0..3 and 4..7): both transposed as they are, chunk 2q + i's positions are their
     // dwords 4i .. 4i + 3, as many instructions as the plain order takes.
-    template <bool Resident = false, class F, class Fifth>
+    template <bool InHalves, class F, class Fifth>
     static void nibble_groups(const uint8_t* qs, const RowSpan& rows, F&& f, Fifth&& fifth) {
         __m512i halves[2][8];
         for (int c = 0; c < 4; ++c) {
             __m512i v[8];
-            if constexpr (Resident) {
+            if constexpr (InHalves) {
                 if (c % 2 == 0)
                     for (int h = 0; h < 2; ++h) transpose8(qs + 64 * (c / 2) + 32 * h, rows, halves[h]);
                 for (int j = 0; j < 8; ++j) v[j] = halves[j / 4][4 * (c % 2) + j % 4];
@@ -157,28 +159,18 @@ protected:
     }
 };
 
-// Q4_K_R's: Q4_K's, its chunks read back from their halves (tensor/repack.h).
-struct Rows16Q4KR : Rows16Q4K {
-    using Type = Q4KR;
-    using Rows16Q4K::Rows16Q4K;
-    template <class F>
-    static void groups(const uint8_t* w, const RowSpan& rows, F&& f) {
-        nibble_groups<true>(w + offsetof(Block, qs), rows, f, [](int, int, __m512i u) { return u; });
-    }
-};
-
 // Q5_K's: Q4_K's scales, mins and nibbles, and bit g of qh byte l the fifth bit of group g's
 // element l (llama.cpp's layout), rotated to bit 4 of the byte.
-struct Rows16Q5K : Rows16Q4K {
+struct Rows16Q5K : Rows16Q4KOf<false> {
     using Block = strata::BlockQ5_K;
     using Type = Q5K;
-    using Rows16Q4K::Rows16Q4K;  // the same header: d, dmin, 12 scale bytes
+    using Rows16Q4KOf::Rows16Q4KOf;  // the same header: d, dmin, 12 scale bytes
 
     template <class F>
     static void groups(const uint8_t* w, const RowSpan& rows, F&& f) {
         __m512i high[8];
         transpose8(w + offsetof(Block, qh), rows, high);
-        nibble_groups(w + offsetof(Block, qs), rows, f, [&](int g, int j, __m512i u) {
+        nibble_groups<false>(w + offsetof(Block, qs), rows, f, [&](int g, int j, __m512i u) {
             // u | (bit 4 of each byte of the rotated qh)
             return _mm512_ternarylogic_epi32(u, _mm512_rolv_epi32(high[j], _mm512_set1_epi32((4 - g) & 31)), _mm512_set1_epi8(0x10), 0xF8);
         });

@@ -82,17 +82,19 @@ inline void signed_scales8(const __m256i (&sc)[4], __m256i (&scale)[16], __m256i
 }
 
 // Q4_K's 8-row super-block: groups of 32 (8 positions), the 6-bit scales and mins decoded
-// for 8 rows at once (llama.cpp's get_scale_min_k4), d and dmin.
-struct Rows8Q4K {
+// for 8 rows at once (llama.cpp's get_scale_min_k4), d and dmin. Resident: Q4_K_R's, whose
+// chunks are read back from their halves (tensor/repack.h).
+template <bool Resident>
+struct Rows8Q4KOf {
     using Block = strata::BlockQ4_K;
-    using Type = Q4K;
+    using Type = Q4KOf<Resident>;
     static constexpr int kGroups = 8, kPositions = 8, kSpan = 8, kMinTokens = 2;
     // By lane: each group's scale as int16 in both words, the mins of groups 2m and 2m + 1 as
     // int16 words (m = 0..3), d and dmin.
     __m256i scale[8], pair[4];
     __m256 d, dc;
 
-    Rows8Q4K(const uint8_t* w, const RowSpan8& rows) {
+    Rows8Q4KOf(const uint8_t* w, const RowSpan8& rows) {
         __m256i h[4];  // d and dmin, scale bytes 0-3, 4-7, 8-11
         transpose4x8(w, rows, h);
         const __m256i m6 = _mm256_set1_epi8(0x3F), m4 = _mm256_set1_epi8(0x0F), top = _mm256_set1_epi8(0x30);
@@ -131,17 +133,17 @@ struct Rows8Q4K {
     // groups 2c (low nibbles) and 2c + 1 (high).
     template <class F>
     static void groups(const uint8_t* w, const RowSpan8& rows, F&& f) {
-        nibble_groups(w + offsetof(Block, qs), rows, f, [](int, int, __m256i u) { return u; });
+        nibble_groups<Resident>(w + offsetof(Block, qs), rows, f, [](int, int, __m256i u) { return u; });
     }
 
 protected:
     // The same from the qs at `qs`, each vector passed through fifth(g, j, u) (Q5_K's bit);
-    // Resident: Q4_K_R's qs, whose chunk c is two 16-byte halves 32 bytes apart.
-    template <bool Resident = false, class F, class Fifth>
+    // InHalves: Q4_K_R's qs, whose chunk c is two 16-byte halves 32 bytes apart.
+    template <bool InHalves, class F, class Fifth>
     static void nibble_groups(const uint8_t* qs, const RowSpan8& rows, F&& f, Fifth&& fifth) {
         for (int c = 0; c < 4; ++c) {
             __m256i v[8];
-            if constexpr (Resident) transpose8x8(qs + 64 * (c / 2) + 16 * (c % 2), rows, v, 32);
+            if constexpr (InHalves) transpose8x8(qs + 64 * (c / 2) + 16 * (c % 2), rows, v, 32);
             else transpose8x8(qs + 32 * c, rows, v);
             for (int half = 0; half < 2; ++half) {
                 __m256i u[8];
@@ -153,31 +155,21 @@ protected:
     }
 };
 
-// Q4_K_R's: Q4_K's, its chunks read back from their halves (tensor/repack.h).
-struct Rows8Q4KR : Rows8Q4K {
-    using Type = Q4KR;
-    using Rows8Q4K::Rows8Q4K;
-    template <class F>
-    static void groups(const uint8_t* w, const RowSpan8& rows, F&& f) {
-        nibble_groups<true>(w + offsetof(Block, qs), rows, f, [](int, int, __m256i u) { return u; });
-    }
-};
-
 // Q5_K's: Q4_K's scales, mins and nibbles, and bit g of qh byte l the fifth bit of group g's
 // element l (llama.cpp's layout), shifted to bit 4 of the byte (no other byte's bit lands
 // there). Values up to 31: int16 pair sums of 4 positions (4 x 2 x 31 x 128).
-struct Rows8Q5K : Rows8Q4K {
+struct Rows8Q5K : Rows8Q4KOf<false> {
     using Block = strata::BlockQ5_K;
     using Type = Q5K;
     // From 4 tokens: with 2-3 narrow_row was as fast (kernel_bench, in cache).
     static constexpr int kSpan = 4, kMinTokens = 4;
-    using Rows8Q4K::Rows8Q4K;  // the same header: d, dmin, 12 scale bytes
+    using Rows8Q4KOf::Rows8Q4KOf;  // the same header: d, dmin, 12 scale bytes
 
     template <class F>
     static void groups(const uint8_t* w, const RowSpan8& rows, F&& f) {
         __m256i high[8];
         transpose8x8(w + offsetof(Block, qh), rows, high);
-        nibble_groups(w + offsetof(Block, qs), rows, f, [&](int g, int j, __m256i u) {
+        nibble_groups<false>(w + offsetof(Block, qs), rows, f, [&](int g, int j, __m256i u) {
             const __m256i bit = g < 4 ? _mm256_sll_epi32(high[j], _mm_cvtsi32_si128(4 - g)) : _mm256_srl_epi32(high[j], _mm_cvtsi32_si128(g - 4));
             return _mm256_or_si256(u, _mm256_and_si256(bit, _mm256_set1_epi8(0x10)));
         });
@@ -388,7 +380,7 @@ struct KQuantRows8 : KQuant<V, Type> {
     using Base = KQuant<V, Type>;
     using Acts = typename Base::Acts;
     using Form = std::conditional_t<
-        std::is_same_v<Type, Q4K>, Rows8Q4K, std::conditional_t<std::is_same_v<Type, Q4KR>, Rows8Q4KR,
+        std::is_same_v<Type, Q4K>, Rows8Q4KOf<false>, std::conditional_t<std::is_same_v<Type, Q4KR>, Rows8Q4KOf<true>,
         std::conditional_t<std::is_same_v<Type, Q5K>, Rows8Q5K,
                            std::conditional_t<std::is_same_v<Type, Q6K>, Rows8Q6K, std::conditional_t<std::is_same_v<Type, Q2K>, Rows8Q2K, Rows8Q3K>>>>>;
     static constexpr int kFusedTokens = 8, kFusedRows = 8;
