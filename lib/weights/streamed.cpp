@@ -209,12 +209,15 @@ private:
         for (const Copy& c : copies) buffers.push_back(c.buf);
         const Prefault prefault(std::move(buffers));
         for (const Copy& c : copies) reader_.read(c.tag, c.ranges, c.buf->data());
-        std::string error;  // the first; every read is waited for before throwing
-        for (const Copy& c : copies)
+        // The first error; every read is waited for before throwing. Each layer is rearranged
+        // as soon as its read is in, while the later reads are still in flight.
+        std::string error;
+        for (const Copy& c : copies) {
             if (std::string e = reader_.wait(c.tag); !e.empty() && error.empty()) error = "loading " + c.what + ": " + e;
+            if (error.empty() && c.layer >= 0) to_resident_layout(c.layer, c.buf->data());
+        }
         if (!error.empty()) throw std::runtime_error(error);
         for (const Copy& c : copies) {
-            if (c.layer >= 0) to_resident_layout(c.layer, c.buf->data());
             if (lock) c.buf->lock(c.what.c_str());
             if (c.layer >= 0) set_pointers(c.layer, c.buf->data());
         }
