@@ -487,6 +487,20 @@ Factors256 factors256(const typename Type::Block& x, float da) {
     }
 }
 
+// A one-row pass's prefetch at super-block b (KQuant::narrow_row's policy, measured there):
+// the super-block kBlocksAhead later into L1; for rows whose activations take more than
+// kL1Acts bytes (long_row), that one into L2 only and the one kBlocksNear later into L1.
+constexpr int kBlocksAhead = 32, kBlocksNear = 4;
+template <class Block>
+void prefetch_ahead(const Block* b, bool long_row) {
+    if (long_row) {
+        prefetch_bytes<2>(b + kBlocksAhead, sizeof(Block));
+        prefetch_bytes(b + kBlocksNear, sizeof(Block));
+    } else {
+        prefetch_bytes(b + kBlocksAhead, sizeof(Block));
+    }
+}
+
 template <class V, class Type>
 struct KQuant {
     using F = typename V::F;
@@ -741,20 +755,20 @@ struct KQuant {
 
     // One row at 256 bits (AVX2, and one token on AVX-512), even and odd chunks in separate
     // integer sums (two dependency chains per token, the same total). Each super-block
-    // prefetches the one kAhead later (rows follow each other, so past the row's end it is
+    // prefetches the one kBlocksAhead later (rows follow each other, so past the row's end it is
     // the next row's): from DRAM, 32 ahead decoded Q4_K at 18.1 GB/s and Q6_K at 18.8
     // where 8 ahead did 16.4 and 16.1 (kernel_bench 4096x4096, 1 thread, AVX-512, medians
     // of 9 alternating runs on a noisy bus); 16 was between, 64 and 128 slower again; in
     // cache 8 and 32 run the same.
     // Rows whose activations take more than kL1Acts bytes (intrinsics.h; one token: k above
-    // 10752, as an 8B model's ffn_down, k = 14336) bring the super-block kAhead later into
-    // L2 only, and the one kNear later into L1, so that the weights passing through do not
+    // 10752, as an 8B model's ffn_down, k = 14336) bring the super-block kBlocksAhead later
+    // into L2 only, and the one kBlocksNear later into L1, so that the weights passing through do not
     // push the activations out of L1. kernel_bench --nt 1 --shape 4096x14336, 1 thread, three
     // alternating runs, GB/s: Q4_K 16.5-17.1 -> 18.2-20.1 (AVX2 16.2-16.4 -> 17.5-19.1), Q6_K
     // 17.2-18.0 -> 21.9-25.3 (AVX2 13.9-17.3 -> 21.7-24.4), IQ4_XS 12.3-12.7 -> 18.2-19.2;
     // 8B Q4_K_M decoding, three alternating pairs, medians 6.0-8.1 -> 6.5-8.9 tok/s (+8 to
-    // +16 % in each pair). Shorter rows lost a tenth that way, so they keep kAhead into L1.
-    static constexpr int kAhead = 32, kNear = 4;
+    // +16 % in each pair). Shorter rows lost a tenth that way, so they keep kBlocksAhead in
+    // L1 (prefetch_ahead).
     template <int NT>
     static void narrow_row(const uint8_t* w, int64_t k, const Acts& acts, int64_t t0, float* Y, size_t ldy) {
         __m256 acc[NT];
@@ -762,12 +776,7 @@ struct KQuant {
         const bool long_row = NT * act_bytes(k) > kL1Acts;
         for (int64_t s = 0; s < k / 256; ++s) {
             const Block& b = reinterpret_cast<const Block*>(w)[s];
-            if (long_row) {
-                prefetch<2>(reinterpret_cast<const char*>(&b + kAhead));
-                prefetch(reinterpret_cast<const char*>(&b + kNear));
-            } else {
-                prefetch(reinterpret_cast<const char*>(&b + kAhead));
-            }
+            prefetch_ahead(&b, long_row);
             const typename Type::Prep p = Type::prep(b);
             __m256i sum[2][NT];
             for (int h = 0; h < 2; ++h)

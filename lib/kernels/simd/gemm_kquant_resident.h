@@ -41,7 +41,6 @@ struct Q4KResident {
         float pad[7];
     };
     static_assert(sizeof(Act) % 64 == 0);
-    static constexpr int kAhead = 32, kNear = 4;  // super-blocks, as Q4_K's narrow_row
 
     static void run(int64_t k, const void* W, size_t ldw, int64_t r0, int64_t r1, const void* X, size_t ldx, int64_t nt,
                     float* Y, size_t ldy) {
@@ -130,12 +129,7 @@ struct Q4KResident {
         const __m256i m4 = _mm256_set1_epi8(0x0F);
         for (int64_t s = 0; s < steps; ++s) {
             const Block& b = reinterpret_cast<const Block*>(w)[s];
-            if (long_row) {
-                prefetch_bytes<2>(&b + kAhead, sizeof(Block));
-                prefetch_bytes(&b + kNear, sizeof(Block));
-            } else {
-                prefetch_bytes(&b + kAhead, sizeof(Block));
-            }
+            prefetch_ahead(&b, long_row);
             __m256i u[8];
             for (int v = 0; v < 4; ++v) {
                 const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs + 32 * v));
