@@ -18,15 +18,11 @@ constexpr int source_dword(int d) {
     return 4 * (4 * q + 2 * i + h) + d % 4;
 }
 
-void q4_k_to_resident(BlockQ4_K& b) {
-    uint32_t q[32];
-    std::memcpy(q, b.qs, sizeof q);
-    for (int d = 0; d < 32; ++d) std::memcpy(b.qs + 4 * d, &q[source_dword(d)], 4);
-}
-
-void q4_k_block_from_resident(const BlockQ4_K& r, BlockQ4_K& n) {
-    std::memcpy(&n, &r, offsetof(BlockQ4_K, qs));
-    for (int d = 0; d < 32; ++d) std::memcpy(n.qs + 4 * source_dword(d), r.qs + 4 * d, 4);
+// Block `from` in the other order, into `to` (not the same block): the swap is its own
+// inverse, so this converts both ways.
+void swap_pieces(const BlockQ4_K& from, BlockQ4_K& to) {
+    std::memcpy(&to, &from, offsetof(BlockQ4_K, qs));
+    for (int d = 0; d < 32; ++d) std::memcpy(to.qs + 4 * d, from.qs + 4 * source_dword(d), 4);
 }
 
 }  // namespace
@@ -38,13 +34,16 @@ void to_resident(DType t, void* data, uint64_t bytes) {
     if (bytes % sizeof(BlockQ4_K) != 0)
         throw std::invalid_argument("to_resident: " + std::to_string(bytes) + " bytes is not a whole number of Q4_K blocks");
     auto* b = static_cast<BlockQ4_K*>(data);
-    for (uint64_t i = 0; i < bytes / sizeof(BlockQ4_K); ++i) q4_k_to_resident(b[i]);
+    for (uint64_t i = 0; i < bytes / sizeof(BlockQ4_K); ++i) {
+        const BlockQ4_K natural = b[i];
+        swap_pieces(natural, b[i]);
+    }
 }
 
 void q4_k_from_resident(const void* src, void* dst, int64_t blocks) {
     const auto* r = static_cast<const BlockQ4_K*>(src);
     auto* n = static_cast<BlockQ4_K*>(dst);
-    for (int64_t i = 0; i < blocks; ++i) q4_k_block_from_resident(r[i], n[i]);
+    for (int64_t i = 0; i < blocks; ++i) swap_pieces(r[i], n[i]);
 }
 
 }  // namespace strata
