@@ -1,7 +1,7 @@
 // chat/json_value.h — a JSON document (Boost.JSON) as a template Value, for the programs that
 // hold JSON (the daemon's chat requests, strata-gguf template): null → none, numbers,
 // strings, arrays → lists, objects → dicts in their member order. Built as its own small
-// library (chat_json_dep), so that libstrata does not depend on a JSON library.
+// library (chat_json_dep), so that the chat concern does not depend on a JSON library.
 #pragma once
 
 #include <boost/json/value.hpp>
