@@ -7,7 +7,6 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
-#include <vector>
 
 #include "tensor/blocks.h"
 #include "tensor/codecs.h"
@@ -134,12 +133,13 @@ void dequantize_row(DType t, const void* src, float* dst, int64_t n) {
         case DType::Q2_K: dequantize_q2_k(src, dst, n); return;
         case DType::Q3_K: dequantize_q3_k(src, dst, n); return;
         case DType::Q4_K: dequantize_q4_k(src, dst, n); return;
-        case DType::Q4_K_R: {
-            std::vector<BlockQ4_K> natural(static_cast<size_t>(n / QK_K));
-            q4_k_from_resident(src, natural.data(), n / QK_K);
-            dequantize_q4_k(natural.data(), dst, n);
+        case DType::Q4_K_R:  // a block at a time back in Q4_K's order
+            for (int64_t b = 0; b < n / QK_K; ++b) {
+                BlockQ4_K natural;
+                q4_k_from_resident(static_cast<const BlockQ4_K*>(src) + b, &natural, 1);
+                dequantize_q4_k(&natural, dst + b * QK_K, QK_K);
+            }
             return;
-        }
         case DType::Q5_K: dequantize_q5_k(src, dst, n); return;
         case DType::Q6_K: dequantize_q6_k(src, dst, n); return;
         case DType::IQ4_NL: dequantize_iq4_nl(src, dst, n); return;

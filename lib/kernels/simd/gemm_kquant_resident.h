@@ -15,7 +15,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 
 #include "kernels/simd/gemm_driver.h"
 #include "kernels/simd/gemm_kquant.h"
@@ -138,13 +137,9 @@ struct Q4KResident {
             }
             const Scales sc(b);
             const Act& a = acts[s];
-            uint32_t bits;
-            std::memcpy(&bits, &b.d, sizeof bits);
-            const __m128 dm = _mm_cvtph_ps(_mm_cvtsi32_si128(static_cast<int>(bits)));
-            const __m256 d = _mm256_broadcastss_ps(dm), dmin = _mm256_broadcastss_ps(_mm_movehdup_ps(dm));
             const __m256i mins = _mm256_madd_epi16(sc.mins, _mm256_load_si256(reinterpret_cast<const __m256i*>(a.group_sums)));
-            const __m256 v = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(mins), dmin, _mm256_mul_ps(_mm256_cvtepi32_ps(scaled_sums(u, sc, a)), d));
-            acc = _mm256_fmadd_ps(v, _mm256_set1_ps(a.d), acc);
+            const Factors256 f = factors256<Q4KOf<true>>(b, a.d);
+            fold<Q4KOf<true>, W256>(acc, scaled_sums(u, sc, a), mins, f.d_da, f.dc_da);
         }
         return hsum256(acc);
     }
