@@ -193,11 +193,13 @@ void Daemon::reload_api_keys() {
 
 void Daemon::begin_shutdown(int signal) {
     const uint32_t grace_ms = server_->settings().server.shutdown_grace_ms;
-    log::notice(signal_name(signal), ": stopping; running requests have ", grace_ms, " ms to finish");
-    sd::notify("STOPPING=1\nSTATUS=Stopping");
     server_->begin_stopping();
     listener_.stop();
     tcp_listener_.stop();
+    // Said once the listeners are closed, so that whoever reads "stopping" (the log, systemd)
+    // finds new connections refused; daemon_tcp_test once connected in between.
+    log::notice(signal_name(signal), ": stopping; running requests have ", grace_ms, " ms to finish");
+    sd::notify("STOPPING=1\nSTATUS=Stopping");
     stopper_ = std::thread([this, grace_ms] {
         std::string error;
         try {
