@@ -304,21 +304,24 @@ float tinyblas_dot(const std::vector<double>& wd, const std::vector<double>& ad)
     return reduce16(lanes);
 }
 
-// Q8_0 x Q8_0 (tinyBLAS and GGML's AVX vec_dot): per block, 8 int32 lanes of 4 products,
-// each folded into its float lane with fma(lane, dw * da, acc); then the 8-lane sum.
+// Q8_0 x Q8_0, 1-2 tokens (gemm_legacy.h's narrow_row): per block, 8 int32 lanes of 4
+// products, each folded into its float lane with fma(lane, dw * da, acc), even and odd
+// blocks in separate lanes; then the two added and the 8-lane sum. (GGML's AVX vec_dot and
+// tinyBLAS take one chain over all blocks, which strata did until 2026-11-29.)
 float q8_0_dot(const uint8_t* wrow, const uint8_t* xrow, int64_t k) {
     auto* w = reinterpret_cast<const strata::BlockQ8_0*>(wrow);
     auto* a = reinterpret_cast<const strata::BlockQ8_0*>(xrow);
-    float lanes[8] = {};
+    float lanes[2][8] = {};
     for (int64_t b = 0; b < k / 32; ++b) {
         const float scale = strata::fp16_to_fp32(w[b].d) * strata::fp16_to_fp32(a[b].d);
         for (int l = 0; l < 8; ++l) {
             int sum = 0;
             for (int i = 4 * l; i < 4 * l + 4; ++i) sum += w[b].qs[i] * a[b].qs[i];
-            lanes[l] = std::fma(float(sum), scale, lanes[l]);
+            lanes[b % 2][l] = std::fma(float(sum), scale, lanes[b % 2][l]);
         }
     }
-    return reduce8(lanes);
+    for (int l = 0; l < 8; ++l) lanes[0][l] += lanes[1][l];
+    return reduce8(lanes[0]);
 }
 
 }  // namespace
@@ -392,10 +395,11 @@ BOOST_AUTO_TEST_CASE(gemm_survives_the_largest_integer_sums) {
     }
 }
 
-// llama.cpp's logits are reproduced bit for bit only if every product sums in its order:
-// F32/F16 always; Q8_0 for 1-2 tokens (the decode path). From 3 tokens Q8_0 takes a row per
-// lane on both ISAs (and AVX-512 prefill a faster 4 x 4 lane layout), each with its own order.
-BOOST_AUTO_TEST_CASE(simd_products_follow_llama_cpp_summation_order) {
+// F32/F16 products sum in llama.cpp's order, so that they reproduce its products bit for bit;
+// Q8_0's 1-2 tokens (the decode path) in an order of their own (q8_0_dot), the same on every
+// ISA. From 3 tokens Q8_0 takes a row per lane on both ISAs (and AVX-512 prefill a faster
+// 4 x 4 lane layout), each with its own order.
+BOOST_AUTO_TEST_CASE(simd_products_follow_the_reference_summation_order) {
     std::mt19937 rng(4242);
     for (DType w : {DType::F32, DType::F16, DType::Q8_0}) {
         for (int64_t kk : {int64_t{256}, int64_t{4096}, int64_t{96}, int64_t{1008}}) {

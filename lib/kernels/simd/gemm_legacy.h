@@ -4,10 +4,10 @@
 // block), which the row lanes share, so that per block and token
 //     dot = d * da * (sum(u * a) - off * sum(a))  [+ m * s]
 // (off = 8, 16, 128, 128 for Q4_0, Q5_0, Q8_0, IQ4_NL).
-// Here only Q8_0's products of 1-2 tokens, the decode path: every (row, token) is one chain
-// of 8-lane FMAs over the blocks, each lane the exact integer sum of w * a over 4 elements,
-// the order of GGML's AVX vec_dot_q8_0 (and of llama.cpp's tinyBLAS Q8_0 kernel), with the
-// activation blocks read where they are. Every other product takes the row lanes
+// Here the activations' copy that the products read (Q8Lane), and Q8_0's products of 1-2
+// tokens, the decode path: every (row, token) is two chains of 8-lane FMAs over the blocks
+// (even and odd), each lane the exact integer sum of w * a over 4 elements. Every other
+// product takes the row lanes
 // (gemm_legacy_rows16.h on AVX-512 up to 8 tokens, the other types' 1-2 tokens a row at a
 // time in gemm_legacy_row.h, then gemm_legacy_x4.h; gemm_legacy_rows8.h on AVX2, 8 tokens at
 // a time), with their own order.
@@ -89,28 +89,68 @@ struct IQ4NL {
     static __m256i values(const Block& b) { return iq4_unsigned(nibbles(b.qs)); }
 };
 
+// A token's block as the products read it (Legacy::prepare): the quants, the scale as a
+// float, -off times the quants' sum, and Q8_1's s (Q4_1, Q5_1).
+struct Q8Lane {
+    int8_t q[32];
+    float d;
+    int32_t off;
+    float s;
+};
+
 template <class V, class Type>
 struct Legacy {
     using Act = std::conditional_t<Type::kMin, strata::BlockQ8_1, strata::BlockQ8_0>;
 
-    // The activation rows as they come. They were copied into a panel of 128 bytes per
-    // 34-byte block (each block's scale and correction repeated over the 8 lanes), which for
-    // a row of 8192 (a 1B model's ffn_down) filled Zen 4's L1 beside the weight stream: one
-    // token of kernel_bench --type Q8_0 --shape 2048x8192 read 7.5-8.9 GB/s against 23-27
-    // for 8192x2048 (see narrow_row).
+    // The activations as Q8Lanes, made once per product: token t's block b at
+    // lanes[b * nt + t]. They were read in place before (see narrow_row), and once copied
+    // into a panel of 128 bytes per 34-byte block (each block's scale and correction
+    // repeated over the 8 lanes), which for a row of 8192 (a 1B model's ffn_down) filled
+    // Zen 4's L1 beside the weight stream: one token of kernel_bench --type Q8_0 --shape
+    // 2048x8192 read 7.5-8.9 GB/s against 23-27 for 8192x2048.
     struct Acts {
-        const uint8_t* x;
-        size_t ldx;
-        const Act* row(int64_t t) const { return reinterpret_cast<const Act*>(x + t * ldx); }
+        const Q8Lane* lanes = nullptr;
+        int64_t nt = 0;
+        const Q8Lane& at(int64_t t, int64_t b) const { return lanes[b * nt + t]; }
     };
-    static Acts prepare(const uint8_t* x, size_t ldx, int64_t, int64_t) { return {x, ldx}; }
+    static int64_t act_bytes(int64_t k) { return k / 32 * static_cast<int64_t>(sizeof(Q8Lane)); }
+    static Acts prepare(const uint8_t* x, size_t ldx, int64_t nt, int64_t k) { return Acts{prepare_lanes(x, ldx, nt, k), nt}; }
+
+    // A token's block as a Q8Lane.
+    static Q8Lane lane(const Act& a) {
+        Q8Lane o;
+        std::memcpy(o.q, a.qs, sizeof o.q);
+        o.d = half_f(a.d);
+        int32_t sum = 0;
+        for (int8_t q : a.qs) sum += q;
+        o.off = -Type::kOffset * sum;
+        o.s = s_of(a);
+        return o;
+    }
+
+    // Q8_1's s as a float (Q4_1, Q5_1), else 0.
+    static float s_of(const Act& a) {
+        if constexpr (Type::kMin) return half_f(a.s);
+        else return 0.0f;
+    }
+
+    // nt tokens' blocks, token t's block b at [b * nt + t], in per-thread scratch.
+    static const Q8Lane* prepare_lanes(const uint8_t* x, size_t ldx, int64_t nt, int64_t k) {
+        const int64_t nb = k / 32;
+        auto* lanes = static_cast<Q8Lane*>(scratch(static_cast<size_t>(nb * nt) * sizeof(Q8Lane)));
+        for (int64_t t = 0; t < nt; ++t) {
+            const Act* a = reinterpret_cast<const Act*>(x + t * ldx);
+            for (int64_t b = 0; b < nb; ++b) lanes[b * nt + t] = lane(a[b]);
+        }
+        return lanes;
+    }
 
     // Few tokens: one row after another (one sequential weight stream: see gemm_kquant.h).
     // The row lanes (gemm_legacy_rows16.h, gemm_legacy_rows8.h) take Q8_0's products from
     // kLaneTokens on and the other types' from 1, so this path serves Q8_0's 1-2 tokens.
     static constexpr int kFusedTokens = 8;  // as gemm_kquant.h: batched decode of up to 8 sessions
     static constexpr int kFusedRows = 1;
-    static constexpr int kLaneTokens = 3;  // Q8_0 with up to 2 tokens keeps llama.cpp's rounding
+    static constexpr int kLaneTokens = 3;
 
     template <int NR, int NT>
     static void fused(const uint8_t* w, size_t ldw, int64_t k, const Acts& acts, int64_t t0, float* Y, size_t ldy) {
@@ -120,8 +160,11 @@ struct Legacy {
 
     // Per int32 lane, the exact sum of w * a over its 4 elements, for signed weights w and
     // activations |a| <= 127: |w| against a with w's sign, one vpdpbusd when compiled for
-    // AVX-512, else intrinsics.h's signed_pairs256 and a vpmaddwd.
-    static __m256i lane_dots(__m256i w, __m256i a) {
+    // AVX-512, else intrinsics.h's signed_pairs256 and a vpmaddwd. (The lanes could start
+    // from -128 times the activations' sum against u = w + 128, one instruction fewer, but
+    // then they hold 128 * |a| where w * a is small, and the float sums round on that.)
+    static __m256i lane_dots(__m256i w, const Q8Lane& lane) {
+        const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(lane.q));
 #if defined(__AVX512VNNI__) && defined(__AVX512VL__)
         return _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_abs_epi8(w), _mm256_sign_epi8(a, w));
 #else
@@ -129,39 +172,50 @@ struct Legacy {
 #endif
     }
 
-    // One row at 256 bits, one FMA chain per token: per block, the lane dots against each
-    // token's block, converted, times d * da. With the activations read in place (three
-    // alternating runs of kernel_bench --type Q8_0 --nt 1, GB/s): 2048x8192, 1 thread,
-    // 7.4-8.6 -> 17.5-25.8 (AVX2 6.8-7.7 -> 15.3-25.3); 2 threads 12.5-15.5 -> 31.2-36.1
-    // (AVX2 12.8-15.0 -> 18.6-28.1); 4096x14336 (8B), 2 threads, 12.5-15.9 -> 29.5-34.2
-    // (AVX2 11.9-14.8 -> 21.0-27.3); in cache (4096x2048 --cache-mb 0) the same as before.
-    // Rows past kL1Acts bytes of activations (intrinsics.h; one token: k above 11563, an 8B
-    // model's ffn_down) prefetch as gemm_float.h's vec_dot does: 4096x14336, two alternating
+    // One row at 256 bits, two FMA chains per token (even and odd blocks): per block, the
+    // lane dots against each token's Q8Lane, converted, times d * da. Until 2026-11-29 this
+    // was one chain over the activations read in place, the order of GGML's AVX
+    // vec_dot_q8_0, so that one or two tokens reproduced llama.cpp's products bit for bit;
+    // that bound the loop to the FMA's latency and the per-block conversion of the
+    // activations' F16 scale. Measured (kernel_bench --type Q8_0 --nt 1, alternating runs,
+    // GB/s, medians): in L2 (1024x1024 --cache-mb 0, 1 thread, 5 runs) 28.0 -> 31.8
+    // (AVX2 31.5 -> 34.1), 2 tokens 80.0 -> 78.6 GFLOP/s (AVX2 70.8 -> 76.3); from DRAM (2
+    // threads, 7 runs) 4096x4096 46.6 -> 51.6, of stream_bw 0.80 -> 0.90 (AVX2 47.3 ->
+    // 55.5, 0.78 -> 0.91), 4096x14336 48.5 -> 52.1 (AVX2 47.8 -> 52.3). The results move in
+    // the last bits (golden case llama-q8_0.one: max_rel 0 -> 2.3e-7).
+    // Rows past kL1Acts bytes of activations (intrinsics.h; one token: k of 8960 or more, an
+    // 8B model's ffn_down) prefetch as gemm_float.h's vec_dot does: 4096x14336, two alternating
     // runs, GB/s, 1 thread 18.5-18.9 -> 26.7-28.0 (AVX2 15.4-16.8 -> 19.7-28.0), 2 threads
     // 28.6-32.2 -> 36.6-37.7 (AVX2 29.1-29.3 -> 37.8-38.5); 14336x4096 the same.
     template <int NT>
     static void narrow_row(const uint8_t* w, int64_t k, const Acts& acts, int64_t t0, float* Y, size_t ldy) {
         const auto* row = reinterpret_cast<const strata::BlockQ8_0*>(w);
-        const Act* a[NT];
-        __m256 sum[NT];
-        for (int t = 0; t < NT; ++t) {
-            a[t] = acts.row(t0 + t);
-            sum[t] = _mm256_setzero_ps();
-        }
-        const bool long_row = NT * (k / 32) * int64_t(sizeof(Act)) > kL1Acts;
-        for (int64_t b = 0; b < k / 32; ++b) {
+        __m256 even[NT], odd[NT];
+        for (int t = 0; t < NT; ++t) even[t] = odd[t] = _mm256_setzero_ps();
+        const int64_t blocks = k / 32;
+        const bool long_row = NT * act_bytes(k) > kL1Acts;
+        int64_t b = 0;
+        for (; b + 2 <= blocks; b += 2) {
             if (long_row) {
-                prefetch_bytes<2>(reinterpret_cast<const char*>(row + b) + kFarAhead, sizeof *row);
-                prefetch_bytes(reinterpret_cast<const char*>(row + b) + kNearAhead, sizeof *row);
+                prefetch_bytes<2>(reinterpret_cast<const char*>(row + b) + kFarAhead, 2 * sizeof *row);
+                prefetch_bytes(reinterpret_cast<const char*>(row + b) + kNearAhead, 2 * sizeof *row);
             }
-            const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row[b].qs));
-            const float d = half_f(row[b].d);
-            for (int t = 0; t < NT; ++t) {
-                const __m256i dot = lane_dots(q, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a[t][b].qs)));
-                sum[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_set1_ps(d * half_f(a[t][b].d)), sum[t]);
-            }
+            add_block<NT>(row[b], acts, t0, b, even);
+            add_block<NT>(row[b + 1], acts, t0, b + 1, odd);
         }
-        for (int t = 0; t < NT; ++t) Y[t * ldy] = hsum256(sum[t]);
+        if (b < blocks) add_block<NT>(row[b], acts, t0, b, even);
+        for (int t = 0; t < NT; ++t) Y[t * ldy] = hsum256(_mm256_add_ps(even[t], odd[t]));
+    }
+
+    // Block b of a row against each token's Q8Lane b, into that token's sum.
+    template <int NT>
+    static void add_block(const strata::BlockQ8_0& x, const Acts& acts, int64_t t0, int64_t b, __m256 (&sum)[NT]) {
+        const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.qs));
+        const float d = half_f(x.d);
+        for (int t = 0; t < NT; ++t) {
+            const Q8Lane& a = acts.at(t0 + t, b);
+            sum[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(lane_dots(q, a)), _mm256_set1_ps(d * a.d), sum[t]);
+        }
     }
 };
 

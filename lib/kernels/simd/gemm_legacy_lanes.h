@@ -1,8 +1,7 @@
 // kernels/simd/gemm_legacy_lanes.h — what the row-lane products of the 32-element block types
 // share (gemm_legacy_rows16.h on AVX-512, gemm_legacy_rows8.h on AVX2): the activations'
-// copy, made once per product (block by block with the tokens side by side, each block's
-// scale as a float, -off times its quants' sum and Q8_1's s; for AVX-512's 1-2 tokens, four
-// blocks at a time in gemm_legacy_row.h's order), and the choice by token count between
+// copy, made once per product (Legacy's Q8Lanes; for AVX-512's 1-2 tokens, four blocks at a
+// time in gemm_legacy_row.h's order), and the choice by token count between
 // the lanes' tile, the row (gemm_legacy_row.h) and Legacy's narrow_row.
 // Must not touch: the lanes' tiles, Legacy's paths.
 #pragma once
@@ -15,15 +14,6 @@
 
 namespace {
 namespace simd {
-
-// A token's block as the row lanes read it: the quants, the scale as a float, -off times the
-// quants' sum, and Q8_1's s (Q4_1, Q5_1).
-struct Q8Lane {
-    int8_t q[32];
-    float d;
-    int32_t off;
-    float s;
-};
 
 // Four of the token's blocks in the row quads' order: dword lane L of lo holds elements
 // 4g .. 4g + 3 of block L % 4 (g = L / 4), of hi elements 16 + 4g .., and off[L] is -off
@@ -46,11 +36,9 @@ struct LegacyLanes : Legacy<V, Type> {
     using Base = Legacy<V, Type>;
     using Act = typename Base::Act;
 
-    // Legacy's panel, or (from kMinTokens) the lanes' copy, or (up to row_tokens()) the
-    // row's, token t's quads at quads + t * quads_of(k / 32).
+    // Legacy's Q8Lanes (all but the row's tokens), or (up to row_tokens()) the row's quads,
+    // token t's at quads + t * quads_of(k / 32).
     struct Acts : Base::Acts {
-        const Q8Lane* lanes = nullptr;
-        int64_t nt = 0;
         const Q8Quad* quads = nullptr;
     };
     // How many tokens go through Tiles::Row: up to its kTokens where the tiles have one
@@ -64,49 +52,15 @@ struct LegacyLanes : Legacy<V, Type> {
     // The lanes take every product the driver hands them (gemm_driver.h): on AVX2 all of them,
     // in chunks of up to 8 tokens; on AVX-512 GemmX4 hands them up to kX4ChunkedTokens.
     static constexpr bool kFusedAll = true;
-    static int64_t act_bytes(int64_t k) { return k / 32 * static_cast<int64_t>(sizeof(Q8Lane)); }
-    static Acts prepare(const uint8_t* x, size_t ldx, int64_t nt, int64_t k) { return Acts{Base::prepare(x, ldx, nt, k)}; }
-    static Acts prepare_fused(const uint8_t* x, size_t ldx, int64_t nt, int64_t k) {
-        if (nt < Tiles::kMinTokens) return prepare(x, ldx, nt, k);
-        Acts acts{};
+    static Acts prepare(const uint8_t* x, size_t ldx, int64_t nt, int64_t k) {
         if constexpr (row_tokens() > 0) {
             if (nt <= row_tokens()) {
+                Acts acts{};
                 acts.quads = prepare_quads(x, ldx, nt, k);
                 return acts;
             }
         }
-        acts.lanes = prepare_lanes(x, ldx, nt, k);
-        acts.nt = nt;
-        return acts;
-    }
-
-    // A token's block as the lanes read it.
-    static Q8Lane lane(const Act& a) {
-        Q8Lane o;
-        std::memcpy(o.q, a.qs, sizeof o.q);
-        o.d = half_f(a.d);
-        int32_t sum = 0;
-        for (int8_t q : a.qs) sum += q;
-        o.off = -Type::kOffset * sum;
-        o.s = s_of(a);
-        return o;
-    }
-
-    // Q8_1's s as a float (Q4_1, Q5_1), else 0.
-    static float s_of(const Act& a) {
-        if constexpr (Type::kMin) return half_f(a.s);
-        else return 0.0f;
-    }
-
-    // nt tokens' blocks, token t's block b at [b * nt + t], in per-thread scratch.
-    static const Q8Lane* prepare_lanes(const uint8_t* x, size_t ldx, int64_t nt, int64_t k) {
-        const int64_t nb = k / 32;
-        auto* lanes = static_cast<Q8Lane*>(scratch(static_cast<size_t>(nb * nt) * sizeof(Q8Lane)));
-        for (int64_t t = 0; t < nt; ++t) {
-            const Act* a = reinterpret_cast<const Act*>(x + t * ldx);
-            for (int64_t b = 0; b < nb; ++b) lanes[b * nt + t] = lane(a[b]);
-        }
-        return lanes;
+        return Acts{Base::prepare(x, ldx, nt, k)};
     }
 
     // nt tokens' blocks (k / 32 each) as Q8Quads, token t's from [t * quads], in per-thread
@@ -147,7 +101,7 @@ struct LegacyLanes : Legacy<V, Type> {
         _mm512_store_si512(o.off, _mm512_sub_epi32(_mm512_setzero_si512(), sums));
         for (int i = 0; i < 4; ++i) {
             o.d[i] = half_f(a[i].d);
-            o.s[i] = s_of(a[i]);
+            o.s[i] = Base::s_of(a[i]);
         }
     }
 

@@ -43,8 +43,8 @@ namespace simd {
 template <class V, class Type>
 struct LegacyRows16 : LegacyLanes<V, Type, LegacyRows16<V, Type>> {
     using Block = typename Type::Block;
-    // Q8_0 with 1-2 tokens keeps llama.cpp's rounding (and reads the bus at one token); the
-    // other types take the lanes from 3 tokens, and Row for 1-2.
+    // Q8_0's 1-2 tokens take Legacy's narrow_row (one sequential weight stream; its 34-byte
+    // blocks do not fit gemm_legacy_row.h's quads), the other types' Row.
     static constexpr int kMinTokens = std::is_same_v<Type, Q8_0> ? Legacy<V, Type>::kLaneTokens : 1;
     static constexpr int kFusedRows = 16;
     // One or two tokens of every type but Q8_0 take a row at a time instead
