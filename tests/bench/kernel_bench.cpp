@@ -4,7 +4,11 @@
 // Matrix-vector runs stream through enough copies of the weights to exceed the last-level
 // cache, as a forward pass does, so GB/s is DRAM bandwidth; each is also given as a share
 // of stream_bw's read bandwidth (of_stream, when the peer harness has it) and of read_gbps,
-// this program's own sweep of the same kind of memory (of_read). Matrix-matrix runs on as many
+// this program's own sweep of the same kind of memory (of_read). Both are measured once, at
+// the start, and this VM's bus changes state within seconds (30 -> 60 GB/s and back), so
+// each matrix-vector run is also bracketed by --bus-probe seconds of that sweep (512 MiB,
+// the same threads) just before and just after it: bus_gbps (their mean), of_bus (the run's
+// share of it) and bus_drift (how far the two differ). Matrix-matrix runs on as many
 // rows as make a run last long enough (it is compute-bound, so fewer rows do not change
 // the rate). Rows are split among threads in chunks through kernels::ThreadPool.
 //
@@ -21,7 +25,8 @@
 //
 //   kernel_bench [--type Q4_K,F16,...] [--isa scalar,avx2,avx512] [--threads 1,2]
 //                [--nt 1,32,128,512] [--shape 4096x4096,14336x4096,4096x14336]
-//                [--min-time SECONDS] [--cache-mb MB] [--attention 256,2048]
+//                [--min-time SECONDS] [--cache-mb MB] [--bus-probe SECONDS|off]
+//                [--attention 256,2048]
 #include <algorithm>
 #include <cmath>
 #include <chrono>
@@ -31,6 +36,7 @@
 #include <cstring>
 #include <ctime>
 #include <map>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <stdexcept>
@@ -62,6 +68,7 @@ struct Options {
     double min_time = 0.3;
     int64_t cache_mb = 96;  // matrix-vector working set, > the last-level cache
     std::string stream;     // stream_bw program, "" when absent or off
+    double bus_probe = 0.15;  // seconds of read sweep before and after each matrix-vector run, 0: off
     std::vector<int> depths;  // --attention: cached positions, instead of the products
 };
 
@@ -155,6 +162,8 @@ Options parse(int argc, char** argv) {
             o.cache_mb = std::stoll(v);
         } else if (a == "--attention") {
             for (const auto& d : split(v)) o.depths.push_back(std::stoi(d));
+        } else if (a == "--bus-probe") {
+            o.bus_probe = v == "off" ? 0.0 : std::stod(v);
         } else if (a == "--stream") {
             o.stream = v == "off" ? "" : v;
             stream_set = true;
@@ -415,6 +424,14 @@ void print_gbps(const std::map<int, double>& gbps) {
     std::printf("}");
 }
 
+// The bus around one matrix-vector run: the mean of the read sweeps just before and just
+// after it, the run's share of that, and how far the two sweeps differ (their difference
+// over their mean), so that a run during which the bus changed state can be told apart.
+void print_bus(double gbps, double before, double after) {
+    const double bus = (before + after) / 2;
+    std::printf(",\"bus_gbps\":%.2f,\"of_bus\":%.2f,\"bus_drift\":%.2f", bus, gbps / bus, std::fabs(after - before) / bus);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) try {
@@ -425,6 +442,8 @@ int main(int argc, char** argv) try {
         return 0;
     }
     const std::map<int, double> stream = stream_read_gbps(o.stream), read = read_gbps(o.threads);
+    std::optional<strata::bench::ReadSweep> probe;
+    if (o.bus_probe > 0) probe.emplace(size_t(512) << 20);
     std::printf("{\"bench\":\"kernels\",\"detected_isa\":\"%s\",\"stream_read_gbps\":",
                 std::string(k::isa_name(k::detected_isa())).c_str());
     print_gbps(stream);
@@ -446,12 +465,14 @@ int main(int argc, char** argv) try {
                                     static_cast<long long>(cols), static_cast<long long>(nt));
                         first = false;
                         if (nt == 1) {
+                            const double before = probe ? probe->mean_gbps(pool, o.bus_probe) : 0;
                             const Result r = time_gemv(pool, weights, o, rng);
                             const double gbps = weights.bytes() / r.seconds_per_run / 1e9;
                             std::printf("\"ms\":%.3f,\"gbps\":%.2f,\"cpu_util\":%.2f", r.seconds_per_run * 1e3, gbps, r.cpu_util);
                             if (auto it = stream.find(threads); it != stream.end() && it->second > 0)
                                 std::printf(",\"of_stream\":%.2f", gbps / it->second);
                             std::printf(",\"of_read\":%.2f", gbps / read.at(threads));
+                            if (probe) print_bus(gbps, before, probe->mean_gbps(pool, o.bus_probe));
                             std::printf("}");
                         } else {
                             const Result r = time_gemm(pool, weights, nt, o, rng);
