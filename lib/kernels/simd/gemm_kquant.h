@@ -488,17 +488,11 @@ Factors256 factors256(const typename Type::Block& x, float da) {
 }
 
 // A one-row pass's prefetch at super-block b (KQuant::narrow_row's policy, measured there):
-// the super-block kBlocksAhead later into L1; for rows whose activations take more than
-// kL1Acts bytes (long_row), that one into L2 only and the one kBlocksNear later into L1.
-constexpr int kBlocksAhead = 32, kBlocksNear = 4;
+// the super-block kBlocksAhead later into L1, however long the row.
+constexpr int kBlocksAhead = 32;
 template <class Block>
-void prefetch_ahead(const Block* b, bool long_row) {
-    if (long_row) {
-        prefetch_bytes<2>(b + kBlocksAhead, sizeof(Block));
-        prefetch_bytes(b + kBlocksNear, sizeof(Block));
-    } else {
-        prefetch_bytes(b + kBlocksAhead, sizeof(Block));
-    }
+void prefetch_ahead(const Block* b) {
+    prefetch_bytes(b + kBlocksAhead, sizeof(Block));
 }
 
 template <class V, class Type>
@@ -760,23 +754,22 @@ struct KQuant {
     // where 8 ahead did 16.4 and 16.1 (kernel_bench 4096x4096, 1 thread, AVX-512, medians
     // of 9 alternating runs on a noisy bus); 16 was between, 64 and 128 slower again; in
     // cache 8 and 32 run the same.
-    // Rows whose activations take more than kL1Acts bytes (intrinsics.h; one token: k above
-    // 10752, as an 8B model's ffn_down, k = 14336) bring the super-block kBlocksAhead later
-    // into L2 only, and the one kBlocksNear later into L1, so that the weights passing through do not
-    // push the activations out of L1. kernel_bench --nt 1 --shape 4096x14336, 1 thread, three
-    // alternating runs, GB/s: Q4_K 16.5-17.1 -> 18.2-20.1 (AVX2 16.2-16.4 -> 17.5-19.1), Q6_K
-    // 17.2-18.0 -> 21.9-25.3 (AVX2 13.9-17.3 -> 21.7-24.4), IQ4_XS 12.3-12.7 -> 18.2-19.2;
-    // 8B Q4_K_M decoding, three alternating pairs, medians 6.0-8.1 -> 6.5-8.9 tok/s (+8 to
-    // +16 % in each pair). Shorter rows lost a tenth that way, so they keep kBlocksAhead in
-    // L1 (prefetch_ahead).
+    // Long rows (an 8B model's ffn_down, k = 14336) do the same. From 2026-11-28 to -29 rows
+    // whose activations passed kL1Acts (intrinsics.h) brought the super-block kBlocksAhead
+    // later into L2 only and the one 4 later into L1, which had measured faster against the
+    // bus of the day; measured against the bus around each run (kernel_bench's of_bus, runs
+    // whose bus moved less than 10 %), it read less of it: --nt 1 --shape 4096x14336,
+    // alternating runs, medians, 1 thread Q4_K 12.8 -> 26.6 GB/s (AVX2 11.5 -> 21.9), Q6_K
+    // 14.9 -> 22.1 (AVX2 13.1 -> 23.5); 2 threads, of_bus, Q4_K 0.68 -> 0.71 (AVX2 0.50 ->
+    // 0.65), Q5_K 0.56 -> 0.75 (0.52 -> 0.67), Q6_K 0.60 -> 0.80 (0.53 -> 0.76), IQ4_XS 0.52
+    // -> 0.64 (0.48 -> 0.66), Q4_K_R 0.58 -> 0.84 (0.54 -> 0.75).
     template <int NT>
     static void narrow_row(const uint8_t* w, int64_t k, const Acts& acts, int64_t t0, float* Y, size_t ldy) {
         __m256 acc[NT];
         for (int t = 0; t < NT; ++t) acc[t] = W256::zero();
-        const bool long_row = NT * act_bytes(k) > kL1Acts;
         for (int64_t s = 0; s < k / 256; ++s) {
             const Block& b = reinterpret_cast<const Block*>(w)[s];
-            prefetch_ahead(&b, long_row);
+            prefetch_ahead(&b);
             const typename Type::Prep p = Type::prep(b);
             __m256i sum[2][NT];
             for (int h = 0; h < 2; ++h)

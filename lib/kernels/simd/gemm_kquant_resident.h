@@ -124,11 +124,10 @@ struct Q4KResident {
 
     static float row(const uint8_t* w, int64_t steps, const Act* acts) {
         __m256 acc = _mm256_setzero_ps();
-        const bool long_row = steps * static_cast<int64_t>(sizeof(Act)) > kL1Acts;
         const __m256i m4 = _mm256_set1_epi8(0x0F);
         for (int64_t s = 0; s < steps; ++s) {
             const Block& b = reinterpret_cast<const Block*>(w)[s];
-            prefetch_ahead(&b, long_row);
+            prefetch_ahead(&b);
             __m256i u[8];
             for (int v = 0; v < 4; ++v) {
                 const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs + 32 * v));
