@@ -6,8 +6,8 @@
 // of stream_bw's read bandwidth (of_stream, when the peer harness has it) and of read_gbps,
 // this program's own sweep of the same kind of memory (of_read). Both are measured once, at
 // the start, and this VM's bus changes state within seconds (30 -> 60 GB/s and back), so
-// each matrix-vector run is also bracketed by --bus-probe seconds of that sweep (512 MiB,
-// the same threads) just before and just after it: bus_gbps (their mean), of_bus (the run's
+// each matrix-vector run is also bracketed by --bus-probe seconds of that sweep (the same
+// memory and threads) just before and just after it: bus_gbps (their mean), of_bus (the run's
 // share of it) and bus_drift (how far the two differ). Matrix-matrix runs on as many
 // rows as make a run last long enough (it is compute-bound, so fewer rows do not change
 // the rate). Rows are split among threads in chunks through kernels::ThreadPool.
@@ -36,7 +36,6 @@
 #include <cstring>
 #include <ctime>
 #include <map>
-#include <optional>
 #include <random>
 #include <sstream>
 #include <stdexcept>
@@ -102,10 +101,9 @@ std::map<int, double> stream_read_gbps(const std::string& program) {
 }
 
 // The read bandwidth (GB/s) per thread count of the memory the model keeps its weights in
-// (read_sweep.h over 1 GiB), best of 5 sweeps: the bus as a forward pass can use it.
+// (`sweep`, read_sweep.h), best of 5 sweeps: the bus as a forward pass can use it.
 // stream_bw's figure (malloc'd memory, OpenMP) runs below it on some machines.
-std::map<int, double> read_gbps(const std::vector<int>& threads) {
-    const strata::bench::ReadSweep sweep(size_t(1) << 30);
+std::map<int, double> read_gbps(const strata::bench::ReadSweep& sweep, const std::vector<int>& threads) {
     std::map<int, double> out;
     for (int n : threads) {
         k::ThreadPool pool(n);
@@ -441,9 +439,10 @@ int main(int argc, char** argv) try {
         print_attention(o, rng);
         return 0;
     }
-    const std::map<int, double> stream = stream_read_gbps(o.stream), read = read_gbps(o.threads);
-    std::optional<strata::bench::ReadSweep> probe;
-    if (o.bus_probe > 0) probe.emplace(size_t(512) << 20);
+    // 1 GiB, far past the last-level cache: read_gbps, and (--bus-probe) the bus around each run.
+    const strata::bench::ReadSweep sweep(size_t(1) << 30);
+    const std::map<int, double> stream = stream_read_gbps(o.stream), read = read_gbps(sweep, o.threads);
+    const strata::bench::ReadSweep* probe = o.bus_probe > 0 ? &sweep : nullptr;
     std::printf("{\"bench\":\"kernels\",\"detected_isa\":\"%s\",\"stream_read_gbps\":",
                 std::string(k::isa_name(k::detected_isa())).c_str());
     print_gbps(stream);
