@@ -43,8 +43,9 @@ namespace simd {
 template <class V, class Type>
 struct LegacyRows16 : LegacyLanes<V, Type, LegacyRows16<V, Type>> {
     using Block = typename Type::Block;
-    // Q8_0's 1-2 tokens take Legacy's narrow_row (one sequential weight stream; its 34-byte
-    // blocks do not fit gemm_legacy_row.h's quads), the other types' Row.
+    // The lanes take every type from 3 tokens. Q8_0's 1-2 go to Legacy's narrow_row (one
+    // sequential weight stream; its 34-byte blocks do not fit gemm_legacy_row.h's quads), the
+    // other types' to Row (below), so kMinTokens is 1 for them.
     static constexpr int kMinTokens = std::is_same_v<Type, Q8_0> ? Legacy<V, Type>::kLaneTokens : 1;
     static constexpr int kFusedRows = 16;
     // One or two tokens of every type but Q8_0 take a row at a time instead
