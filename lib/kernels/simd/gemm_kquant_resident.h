@@ -4,12 +4,14 @@
 // Per super-block each 32 bytes of quants split into two nibble vectors whose int32 lanes
 // 0..3 and 4..7 each hold one scale group, so that byte dot products with a copy of the
 // activations in the same order (made once per product) sum every group in lanes of its
-// own: four sums of two vpdpbusd each (AVX2: vpmaddubsw), then one vpmulld (vpmaddwd) by
-// the lanes' scales per sum, once per super-block: 8 byte dot products and 4 multiplications
-// where Q4_K's own order (gemm_kquant.h's narrow_row) takes a scale shuffle, a vpmaddubsw and
-// an int16 dot per 32 weights (about 60 vector instructions per super-block against 70).
-// kernel_bench --nt 1 --shape 1024x1024 --cache-mb 0 --threads 1, medians of 5 alternating
-// runs, GB/s: AVX-512 25.7 -> 29.7, AVX2 22.1 -> 25.5.
+// own: four sums of two vpdpbusd each (AVX2: vpmaddubsw), then the lanes' scales applied
+// once per super-block: 8 byte dot products and 4 multiplications where Q4_K's own order
+// (gemm_kquant.h's narrow_row) takes a scale shuffle, a vpmaddubsw and an int16 dot per 32
+// weights (about 60 vector instructions per super-block against 70). kernel_bench --nt 1
+// --shape 1024x1024 --cache-mb 0 --threads 1, medians of 5 alternating runs, GB/s: AVX-512
+// 25.7 -> 29.7, AVX2 22.1 -> 25.5. On AVX-512 the scales were 4 vpmulld until 2026-11-29;
+// now two sums pack into int16 words for one vpdpwssd each (scaled_sums), and the high
+// nibbles are not shifted: best of 6 alternating runs, same bench, 32.0 -> 36.6 GB/s.
 // Must not touch: other weight types, Q4_K's own paths.
 #pragma once
 
@@ -74,51 +76,65 @@ struct Q4KResident {
     }
 
     // One super-block's scales as the products need them, from Q4_K's packed 6-bit scales
-    // and mins (K4Prep's bytes: scales 0..7, mins 8..15, in both 128-bit halves): sc[2q + n]
-    // by int32 lane, the scale of group 4q + n in lanes 0..3 and of 4q + n + 2 in lanes 4..7
-    // (AVX2: int16 in both words, for vpmaddwd); mins dword j < 4 the mins of groups 2j and
-    // 2j + 1 as int16 words (dwords 4..7 zero).
+    // and mins (K4Prep's bytes: scales 0..7, mins 8..15, in both 128-bit halves); mins dword
+    // j < 4 the mins of groups 2j and 2j + 1 as int16 words (dwords 4..7 zero).
+    //   AVX-512: sc[q] as int16 words for packed_sums' order: groups 4q and 4q + 1 in the low
+    //   128 bits (words 0..3, 4..7), 4q + 2 and 4q + 3 in the high.
+    //   AVX2: sc[2q + n], the scale of group 4q + n in words 0..7 and of 4q + n + 2 in words
+    //   8..15, for vpmaddwd.
     struct Scales {
         __m256i sc[4], mins;
         explicit Scales(const Block& b) {
             const K4Prep p(b.scales);
-            for (int i = 0; i < 4; ++i) sc[i] = _mm256_shuffle_epi8(p.b, scale_pattern(4 * (i / 2) + i % 2));
+            for (int i = 0; i < (V::kBytes == 64 ? 2 : 4); ++i) sc[i] = _mm256_shuffle_epi8(p.b, scale_pattern(i));
             constexpr char z = -1;
             mins = _mm256_shuffle_epi8(p.b, _mm256_setr_epi8(8, z, 9, z, 10, z, 11, z, 12, z, 13, z, 14, z, 15, z, z, z, z, z, z, z, z, z,
                                                              z, z, z, z, z, z, z, z));
         }
-        // Byte g (lanes 0..3) and g + 2 (lanes 4..7) zero-extended to each lane (AVX2: to
-        // both its words).
-        static __m256i scale_pattern(int g) {
+        // Four words each of bytes g0, g1 (low 128 bits) and g2, g3 (high), zero-extended.
+        static __m256i words4(char g0, char g1, char g2, char g3) {
             constexpr char z = -1;
-            const char lo = static_cast<char>(g), hi = static_cast<char>(g + 2);
-            if constexpr (V::kBytes == 64)
-                return _mm256_setr_epi8(lo, z, z, z, lo, z, z, z, lo, z, z, z, lo, z, z, z, hi, z, z, z, hi, z, z, z, hi, z, z, z, hi, z, z, z);
-            else
-                return _mm256_setr_epi8(lo, z, lo, z, lo, z, lo, z, lo, z, lo, z, lo, z, lo, z, hi, z, hi, z, hi, z, hi, z, hi, z, hi, z, hi, z, hi, z);
+            return _mm256_setr_epi8(g0, z, g0, z, g0, z, g0, z, g1, z, g1, z, g1, z, g1, z, g2, z, g2, z, g2, z, g2, z, g3, z, g3, z, g3, z,
+                                    g3, z);
+        }
+        static __m256i scale_pattern(int i) {
+            if constexpr (V::kBytes == 64) {
+                const char g = static_cast<char>(4 * i);
+                return words4(g, g + 1, g + 2, g + 3);
+            } else {
+                const char g = static_cast<char>(4 * (i / 2) + i % 2);
+                return words4(g, g, g + 2, g + 2);
+            }
         }
     };
 
     // sum over the super-block of scale * u * a, by int32 lane: the nibble vectors u[2v]
     // (low) and u[2v + 1] (high) of the weights' 32 bytes v, in sums of the two vectors
     // 2q + h (h = 0, 1) that share their groups.
+    //   AVX-512: each sum is two vpdpbusd, whose lanes of 8 products (|u a| <= 15 x 128) fit
+    //   int16, so the low and high nibbles' sums of vectors 2q, 2q + 1 pack into one vector
+    //   of words (vpackssdw, no saturation) that one vpdpwssd scales and adds: per
+    //   super-block 2 packs and 2 vpdpwssd where 4 vpmulld, 4 adds and 2 more scale
+    //   shuffles were. The high nibbles come masked in place (16 u, lanes to 240 x 128 x 8 in
+    //   int32), and one exact shift of their sum replaces two shifts of the quants.
+    //   AVX2: two int16 pair sums add without overflow (2 x 2 x 15 x 128), then vpmaddwd.
     static __m256i scaled_sums(const __m256i (&u)[8], const Scales& sc, const Act& a) {
         const auto act = [&](int i) { return _mm256_load_si256(reinterpret_cast<const __m256i*>(a.qs + 32 * i)); };
         __m256i total = _mm256_setzero_si256();
-        for (int q = 0; q < 2; ++q)
+        for (int q = 0; q < 2; ++q) {
+            __m256i sum[2];
             for (int nibble = 0; nibble < 2; ++nibble) {
                 const int first = 4 * q + nibble, second = first + 2;  // of vectors 2q and 2q + 1
-                __m256i sum;
-                if constexpr (V::kBytes == 64) {
-                    sum = _mm256_dpbusd_epi32(_mm256_dpbusd_epi32(_mm256_setzero_si256(), u[first], act(first)), u[second], act(second));
-                    sum = _mm256_mullo_epi32(sum, sc.sc[2 * q + nibble]);
-                } else {
-                    // Two int16 pair sums add without overflow: 2 x 2 x 15 x 127.
-                    sum = _mm256_add_epi16(_mm256_maddubs_epi16(u[first], act(first)), _mm256_maddubs_epi16(u[second], act(second)));
-                    sum = _mm256_madd_epi16(sum, sc.sc[2 * q + nibble]);
-                }
-                total = _mm256_add_epi32(total, sum);
+                if constexpr (V::kBytes == 64)
+                    sum[nibble] = _mm256_dpbusd_epi32(_mm256_dpbusd_epi32(_mm256_setzero_si256(), u[first], act(first)), u[second], act(second));
+                else
+                    total = _mm256_add_epi32(total, _mm256_madd_epi16(_mm256_add_epi16(_mm256_maddubs_epi16(u[first], act(first)),
+                                                                                       _mm256_maddubs_epi16(u[second], act(second))),
+                                                                      sc.sc[2 * q + nibble]));
             }
+            if constexpr (V::kBytes == 64)
+                total = _mm256_dpwssd_epi32(total, _mm256_packs_epi32(sum[0], _mm256_srai_epi32(sum[1], 4)), sc.sc[q]);
+        }
         return total;
     }
 
@@ -132,7 +148,9 @@ struct Q4KResident {
             for (int v = 0; v < 4; ++v) {
                 const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs + 32 * v));
                 u[2 * v] = _mm256_and_si256(q, m4);
-                u[2 * v + 1] = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
+                // AVX-512: the high nibbles in place (16 u), scaled_sums shifts their sums.
+                if constexpr (V::kBytes == 64) u[2 * v + 1] = _mm256_andnot_si256(m4, q);
+                else u[2 * v + 1] = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
             }
             const Scales sc(b);
             const Act& a = acts[s];
