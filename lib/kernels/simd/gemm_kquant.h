@@ -815,6 +815,14 @@ struct KQuant {
     // 14.9 -> 22.1 (AVX2 13.1 -> 23.5); 2 threads, of_bus, Q4_K 0.68 -> 0.71 (AVX2 0.50 ->
     // 0.65), Q5_K 0.56 -> 0.75 (0.52 -> 0.67), Q6_K 0.60 -> 0.80 (0.53 -> 0.76), IQ4_XS 0.52
     // -> 0.64 (0.48 -> 0.66), Q4_K_R 0.58 -> 0.84 (0.54 -> 0.75).
+    // Rows of up to 8192 still read more of the bus than longer ones (2 threads: Q6_K 1.04 of
+    // the bus at 4096x8192, 0.86 at 4096x14336). Tried and left out (2026-11-29, 4096x14336,
+    // 2 threads, 4 alternating runs, of_bus medians): tiles of 16 rows going through k in
+    // halves, so that a half's 8 KB of activations stay in L1, read less on every type and
+    // ISA (Q4_K 0.78 -> 0.63, Q6_K 0.85 -> 0.69, Q4_K_R 0.86 -> 0.74 on AVX-512): the
+    // weights become 4 KB runs 8 KB apart. prefetchnta in place of prefetcht0 (the weights
+    // kept from pushing the activations out): IQ4_XS 0.60 -> 0.66 on AVX-512, but Q4_K 0.78
+    // -> 0.72 and Q4_K_R 0.88 -> 0.79, and the short rows lower too.
     template <int NT>
     static void narrow_row(const uint8_t* w, int64_t k, const Acts& acts, int64_t t0, float* Y, size_t ldy) {
         __m256 acc[NT];
