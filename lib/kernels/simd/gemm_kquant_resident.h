@@ -78,8 +78,8 @@ struct Q4KResident {
     // One super-block's scales as the products need them, from Q4_K's packed 6-bit scales
     // and mins (K4Prep's bytes: scales 0..7, mins 8..15, in both 128-bit halves); mins dword
     // j < 4 the mins of groups 2j and 2j + 1 as int16 words (dwords 4..7 zero).
-    //   AVX-512: sc[q] as int16 words for packed_sums' order: groups 4q and 4q + 1 in the low
-    //   128 bits (words 0..3, 4..7), 4q + 2 and 4q + 3 in the high.
+    //   AVX-512: sc[q] as int16 words in scaled_sums' packed order: groups 4q and 4q + 1
+    //   in the low 128 bits (words 0..3, 4..7), 4q + 2 and 4q + 3 in the high.
     //   AVX2: sc[2q + n], the scale of group 4q + n in words 0..7 and of 4q + n + 2 in words
     //   8..15, for vpmaddwd.
     struct Scales {
