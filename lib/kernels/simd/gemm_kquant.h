@@ -726,7 +726,7 @@ struct KQuant {
     // that one vpdpwssd by packed_scale<P> scales and adds: per chunk pair 2 byte products, a
     // pack, a scale shuffle and an int16 dot where 2 scale shuffles, 2 vpmaddubsw and 2 int16
     // dots were. The same integer sums. kernel_bench --isa avx512 --nt 1 --shape 1024x1024
-    // --cache-mb 0 --threads 1, 8 alternating runs, best of each (the host's noise only
+    // --cache-mb 0 --threads 1, 6-8 alternating runs, best of each (the host's noise only
     // slows), GB/s: Q4_K 27.0 -> 29.3, Q5_K 27.5 -> 29.1, Q6_K 36.8 -> 38.1, Q2_K 17.3 ->
     // 18.3, Q3_K 15.8 -> 16.9.
     static constexpr bool kPacked = V::kBytes == 64 && !Type::kWide;
