@@ -146,6 +146,13 @@ __m256i zext_words() {
     return _mm256_setr_epi16(static_cast<short>(S | 0xFF00)...);
 }
 
+// zext_words with byte A in words 0..3, B in 4..7 (low 128 bits), C in 8..11 and D in
+// 12..15 (high).
+template <int A, int B, int C, int D>
+__m256i zext_quarters() {
+    return zext_words<A, A, A, A, B, B, B, B, C, C, C, C, D, D, D, D>();
+}
+
 // The scale of each 16-element group, 32-group g / 2's, from scale words 0..7 (Scales::lo).
 inline __m256i word_pattern_pairs() {
     return _mm256_setr_epi8(0, 1, 0, 1, 2, 3, 2, 3, 4, 5, 4, 5, 6, 7, 6, 7, 8, 9, 8, 9, 10, 11, 10, 11, 12, 13, 12, 13,
@@ -190,8 +197,7 @@ struct K4Prep {
     // packs order: four of 2P, then four of 2P + 1, in both 128-bit halves.
     template <int P>
     __m256i packed32() const {
-        return _mm256_shuffle_epi8(b, zext_words<2 * P, 2 * P, 2 * P, 2 * P, 2 * P + 1, 2 * P + 1, 2 * P + 1, 2 * P + 1, 2 * P, 2 * P, 2 * P, 2 * P,
-                                                 2 * P + 1, 2 * P + 1, 2 * P + 1, 2 * P + 1>());
+        return _mm256_shuffle_epi8(b, zext_quarters<2 * P, 2 * P + 1, 2 * P, 2 * P + 1>());
     }
     // AVX-512: chunks 2P and 2P + 1, as Scales::pair32 takes them from the scale words.
     template <int P, class I = __m512i>
@@ -754,10 +760,11 @@ struct KQuant {
                 constexpr int P = decltype(c)::value;
                 const __m256i u0 = Type::template u<2 * P>(b, p), u1 = Type::template u<2 * P + 1>(b, p);
                 const __m256i sc = Type::template packed_scale<P>(p);
+                const __m256i zero = _mm256_setzero_si256();
                 for (int t = 0; t < NT; ++t) {
-                    const __m256i d0 = _mm256_dpbusd_epi32(_mm256_setzero_si256(), u0, load256(a[t]->qs + 64 * P));
-                    const __m256i d1 = _mm256_dpbusd_epi32(_mm256_setzero_si256(), u1, load256(a[t]->qs + 64 * P + 32));
-                    sum[P % 2][t] = _mm256_dpwssd_epi32(sum[P % 2][t], _mm256_packs_epi32(d0, d1), sc);
+                    const __m256i d0 = V::template dot_u8s8_256<false>(u0, load256(a[t]->qs + 64 * P), zero);
+                    const __m256i d1 = V::template dot_u8s8_256<false>(u1, load256(a[t]->qs + 64 * P + 32), zero);
+                    sum[P % 2][t] = V::dot_i16_256(sum[P % 2][t], _mm256_packs_epi32(d0, d1), sc);
                 }
             });
         } else {

@@ -83,27 +83,22 @@ struct Q4KResident {
     //   AVX2: sc[2q + n], the scale of group 4q + n in words 0..7 and of 4q + n + 2 in words
     //   8..15, for vpmaddwd.
     struct Scales {
-        __m256i sc[4], mins;
+        static constexpr int kScales = V::kBytes == 64 ? 2 : 4;
+        __m256i sc[kScales], mins;
         explicit Scales(const Block& b) {
             const K4Prep p(b.scales);
-            for (int i = 0; i < (V::kBytes == 64 ? 2 : 4); ++i) sc[i] = _mm256_shuffle_epi8(p.b, scale_pattern(i));
+            for_chunks<kScales>([&](auto i) { sc[decltype(i)::value] = _mm256_shuffle_epi8(p.b, scale_pattern<decltype(i)::value>()); });
             constexpr char z = -1;
             mins = _mm256_shuffle_epi8(p.b, _mm256_setr_epi8(8, z, 9, z, 10, z, 11, z, 12, z, 13, z, 14, z, 15, z, z, z, z, z, z, z, z, z,
                                                              z, z, z, z, z, z, z, z));
         }
-        // Four words each of bytes g0, g1 (low 128 bits) and g2, g3 (high), zero-extended.
-        static __m256i words4(char g0, char g1, char g2, char g3) {
-            constexpr char z = -1;
-            return _mm256_setr_epi8(g0, z, g0, z, g0, z, g0, z, g1, z, g1, z, g1, z, g1, z, g2, z, g2, z, g2, z, g2, z, g3, z, g3, z, g3, z,
-                                    g3, z);
-        }
-        static __m256i scale_pattern(int i) {
+        template <int I>
+        static __m256i scale_pattern() {
             if constexpr (V::kBytes == 64) {
-                const char g = static_cast<char>(4 * i);
-                return words4(g, g + 1, g + 2, g + 3);
+                return zext_quarters<4 * I, 4 * I + 1, 4 * I + 2, 4 * I + 3>();
             } else {
-                const char g = static_cast<char>(4 * (i / 2) + i % 2);
-                return words4(g, g, g + 2, g + 2);
+                constexpr int g = 4 * (I / 2) + I % 2;
+                return zext_quarters<g, g, g + 2, g + 2>();
             }
         }
     };
