@@ -13,6 +13,7 @@
 
 #include "kernels/kernels.h"
 #include "kernels/table.h"
+#include "tensor/repack.h"
 
 namespace strata::kernels {
 namespace {
@@ -146,7 +147,7 @@ bool can_be_weight(DType w) {
         case DType::F32: case DType::F16: case DType::BF16:
         case DType::Q4_0: case DType::Q4_1: case DType::Q5_0: case DType::Q5_1: case DType::Q8_0:
         case DType::Q2_K: case DType::Q3_K: case DType::Q4_K: case DType::Q5_K: case DType::Q6_K:
-        case DType::IQ4_NL: case DType::IQ4_XS: case DType::Q4_K_R:
+        case DType::IQ4_NL: case DType::IQ4_XS: case DType::Q4_K_R: case DType::Q4_K_R8: case DType::Q6_K_R8:
             return true;
         default: return false;
     }
@@ -158,11 +159,19 @@ DType activation_type(DType w) {
         case DType::Q4_0: case DType::Q5_0: case DType::Q8_0: case DType::IQ4_NL: return DType::Q8_0;
         case DType::Q4_1: case DType::Q5_1: return DType::Q8_1;
         case DType::Q2_K: case DType::Q3_K: case DType::Q4_K: case DType::Q5_K: case DType::Q6_K:
-        case DType::IQ4_XS: case DType::Q4_K_R:
+        case DType::IQ4_XS: case DType::Q4_K_R: case DType::Q4_K_R8: case DType::Q6_K_R8:
             return DType::Q8_K;
         default: break;
     }
     throw std::invalid_argument("type " + std::string(dtype_name(w)) + " cannot be a matrix-product weight");
+}
+
+DType resident_layout(DType file, int64_t rows) {
+    if (active_isa() == Isa::Avx2) {
+        for (DType r8 : {DType::Q4_K_R8, DType::Q6_K_R8})
+            if (file_type_of_r8(r8) == file && can_keep_as(file, r8, rows)) return r8;
+    }
+    return file == DType::Q4_K ? DType::Q4_K_R : file;
 }
 
 void convert_activations(DType at, const float* x, void* out, int64_t n) {

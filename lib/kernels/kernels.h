@@ -27,9 +27,15 @@ void set_isa(Isa isa);
 
 // GGML's vec_dot_type: the format activations are converted to before a product with
 // weights of type w (F32->F32, F16->F16, BF16->BF16, Q4_0/Q5_0/Q8_0/IQ4_NL->Q8_0,
-// Q4_1/Q5_1->Q8_1, Q2_K..Q6_K/IQ4_XS/Q4_K_R->Q8_K). Throws for types that cannot be weights.
+// Q4_1/Q5_1->Q8_1, Q2_K..Q6_K/IQ4_XS and their resident layouts->Q8_K). Throws for types that cannot be weights.
 DType activation_type(DType w);
 bool can_be_weight(DType w);
+
+// The layout (tensor/repack.h) the active variant's products read a resident tensor of file
+// type `file` fastest in, `rows` its rows (per slice of a 3-D tensor): on AVX2 Q4_K_R8 and
+// Q6_K_R8 for Q4_K and Q6_K where the rows allow, else Q4_K_R for Q4_K; other types as
+// they are.
+DType resident_layout(DType file, int64_t rows);
 
 // Converts one row of n floats (a multiple of the block size) to activation format at.
 // Results are bit-identical to tensor/quantize.h's reference quantizers.

@@ -10,7 +10,6 @@
 #include "kernels/kernels.h"
 #include "model/arch.h"
 #include "model/model_impl.h"
-#include "tensor/repack.h"
 #include "tensor/quantize.h"
 
 namespace strata::model {
@@ -248,9 +247,16 @@ void Model::Impl::bind_positions(Require& require, AddGlobal& add_global) {
     g_embd_norm_b = norm_vector("token_embd_norm.bias");
 }
 
+void Model::Impl::choose_resident_types() {
+    for (const auto& tensors : layout.layers) {
+        auto& types = layout.resident_types.emplace_back();
+        for (const gguf::TensorInfo* t : tensors) types.push_back(t->n_dims >= 2 ? kernels::resident_layout(t->type, t->ne[1]) : t->type);
+    }
+}
+
 DType Model::Impl::tensor_type(int l, size_t j) const {
     const DType file = layout.layers[l][j]->type;
-    return weights->resident_layout(l, j) ? resident_type(file) : file;
+    return weights->resident_layout(l, j) ? layout.resident_type(static_cast<size_t>(l), j) : file;
 }
 
 LayerWeights Model::Impl::layer_weights(int l, std::span<const uint8_t* const> ptrs) const {
@@ -283,6 +289,7 @@ std::unique_ptr<Model> Model::load(std::shared_ptr<const gguf::File> file, Optio
     impl->file = file;
     impl->hp = HParams::from_gguf(*file);
     impl->bind_tensors();
+    impl->choose_resident_types();
     impl->weights = options.weights ? options.weights(file, impl->layout) : weights::make_mapped(file, impl->layout);
     return std::unique_ptr<Model>(new Model(std::move(impl)));
 }

@@ -102,6 +102,9 @@ struct Model::Impl {
     template <class Require, class AddGlobal>
     void bind_positions(Require& require, AddGlobal& add_global);
     LayerWeights layer_weights(int l, std::span<const uint8_t* const> ptrs) const;
+    // Fills layout.resident_types: each matrix in the layout kernels::resident_layout
+    // prefers for the active ISA.
+    void choose_resident_types();
     // The type layout.layers[l][j]'s bytes are in: its file type, or the resident layout
     // the weight source rearranged it into (tensor/repack.h).
     DType tensor_type(int l, size_t j) const;

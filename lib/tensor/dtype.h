@@ -37,6 +37,8 @@ enum class DType : uint32_t {
     // strata's own layouts (tensor/repack.h), above GGML's ids: weights rearranged at load,
     // never read from or written to a file.
     Q4_K_R = 100,
+    Q4_K_R8 = 101,
+    Q6_K_R8 = 102,
 };
 
 struct DTypeInfo {
@@ -73,6 +75,8 @@ inline constexpr DTypeInfo kDTypeTable[] = {
     {DType::F64, "F64", 1, 8},
     {DType::BF16, "BF16", 1, 2},
     {DType::Q4_K_R, "Q4_K_R", 256, 144, false},
+    {DType::Q4_K_R8, "Q4_K_R8", 256, 144, false},
+    {DType::Q6_K_R8, "Q6_K_R8", 256, 210, false},
 };
 
 // One past the largest type id of the table: arrays indexed by type id have this size.

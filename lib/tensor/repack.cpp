@@ -1,10 +1,11 @@
 // tensor/repack.cpp — the resident layouts of tensor/repack.h and their conversions.
 #include "tensor/repack.h"
 
-#include <cstddef>
 #include <cstring>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "tensor/blocks.h"
 
@@ -25,25 +26,84 @@ void swap_pieces(const BlockQ4_K& from, BlockQ4_K& to) {
     for (int d = 0; d < 32; ++d) std::memcpy(to.qs + 4 * d, from.qs + 4 * source_dword(d), 4);
 }
 
-}  // namespace
-
-DType resident_type(DType t) { return t == DType::Q4_K ? DType::Q4_K_R : t; }
-
-void to_resident(DType t, void* data, uint64_t bytes) {
-    if (resident_type(t) == t) return;
-    if (bytes % sizeof(BlockQ4_K) != 0)
-        throw std::invalid_argument("to_resident: " + std::to_string(bytes) + " bytes is not a whole number of Q4_K blocks");
-    auto* b = static_cast<BlockQ4_K*>(data);
-    for (uint64_t i = 0; i < bytes / sizeof(BlockQ4_K); ++i) {
+void to_q4_k_r(uint8_t* data, int64_t blocks) {
+    auto* b = reinterpret_cast<BlockQ4_K*>(data);
+    for (int64_t i = 0; i < blocks; ++i) {
         const BlockQ4_K natural = b[i];
         swap_pieces(natural, b[i]);
     }
+}
+
+// The pieces of row r's block s in an 8-row group of blocks of `block` bytes (tensor/
+// repack.h): its whole dwords, interleaved with the other rows', then the bytes left (Q6_K's
+// d), row after row.
+struct Interleave {
+    size_t block;
+    // fn(offset in the group, offset in the row's block, bytes) for each piece.
+    template <class Fn>
+    void pieces(int r, int64_t s, Fn&& fn) const {
+        const size_t dwords = block / 4, rest = block % 4, start = static_cast<size_t>(s) * kR8Rows * block;
+        for (size_t c = 0; c < dwords; ++c) fn(start + 4 * (kR8Rows * c + static_cast<size_t>(r)), 4 * c, size_t{4});
+        if (rest) fn(start + kR8Rows * 4 * dwords + rest * static_cast<size_t>(r), 4 * dwords, rest);
+    }
+};
+
+// Each group of 8 rows through a copy of itself.
+void to_r8(DType file, uint8_t* data, int64_t rows, size_t row_bytes) {
+    const Interleave il{dtype_info(file).block_bytes};
+    const auto blocks = static_cast<int64_t>(row_bytes / il.block);
+    std::vector<uint8_t> copy(kR8Rows * row_bytes);
+    for (int64_t g = 0; g < rows / kR8Rows; ++g) {
+        uint8_t* group = data + g * kR8Rows * row_bytes;
+        std::memcpy(copy.data(), group, copy.size());
+        for (int r = 0; r < kR8Rows; ++r)
+            for (int64_t s = 0; s < blocks; ++s) {
+                const uint8_t* from = copy.data() + r * row_bytes + s * il.block;
+                il.pieces(r, s, [&](size_t at, size_t off, size_t n) { std::memcpy(group + at, from + off, n); });
+            }
+    }
+}
+
+}  // namespace
+
+bool can_keep_as(DType file, DType layout, int64_t rows) {
+    if (layout == file) return true;
+    if (file == DType::Q4_K && layout == DType::Q4_K_R) return true;
+    return file_type_of_r8(layout) == file && rows > 0 && rows % kR8Rows == 0;
+}
+
+void rearrange(DType file, DType layout, void* data, int64_t rows, size_t row_bytes) {
+    if (!can_keep_as(file, layout, rows))
+        throw std::invalid_argument("rearrange: " + std::to_string(rows) + " rows of " + std::string(dtype_name(file)) +
+                                    " cannot be kept as " + std::string(dtype_name(layout)));
+    if (layout == file) return;
+    const size_t block = dtype_info(file).block_bytes;
+    if (row_bytes % block != 0)
+        throw std::invalid_argument("rearrange: a row of " + std::to_string(row_bytes) + " bytes is not a whole number of " +
+                                    std::string(dtype_name(file)) + " blocks");
+    auto* bytes = static_cast<uint8_t*>(data);
+    if (layout == DType::Q4_K_R) to_q4_k_r(bytes, rows * static_cast<int64_t>(row_bytes / block));
+    else to_r8(file, bytes, rows, row_bytes);
 }
 
 void q4_k_from_resident(const void* src, void* dst, int64_t blocks) {
     const auto* r = static_cast<const BlockQ4_K*>(src);
     auto* n = static_cast<BlockQ4_K*>(dst);
     for (int64_t i = 0; i < blocks; ++i) swap_pieces(r[i], n[i]);
+}
+
+std::optional<DType> file_type_of_r8(DType layout) {
+    if (layout == DType::Q4_K_R8) return DType::Q4_K;
+    if (layout == DType::Q6_K_R8) return DType::Q6_K;
+    return std::nullopt;
+}
+
+void row_from_r8(DType layout, const void* group, int r, void* dst, int64_t blocks) {
+    const Interleave il{dtype_info(*file_type_of_r8(layout)).block_bytes};
+    const auto* g = static_cast<const uint8_t*>(group);
+    auto* out = static_cast<uint8_t*>(dst);
+    for (int64_t s = 0; s < blocks; ++s)
+        il.pieces(r, s, [&](size_t at, size_t off, size_t n) { std::memcpy(out + s * il.block + off, g + at, n); });
 }
 
 }  // namespace strata

@@ -1,33 +1,59 @@
-// tensor/repack.h — strata's in-memory weight layouts: the byte order that resident weights
-// are rearranged into at load, so that the one-token matrix product (decode) needs fewer
-// shuffles per block than the file's order allows. Same block size as the file type, so a
-// tensor is rearranged in place and every size stays as the file says.
-// Q4_K_R, from Q4_K (144 bytes per 256 weights): d, dmin and the packed scales as in Q4_K;
-// qs as Q4_K's with its 16-byte pieces 1 and 2, and 5 and 6, swapped, so that 32 bytes
-// 2q + h of Q4_K_R hold half h (the first or the second 16 bytes) of Q4_K's 32-byte vectors
-// 2q and 2q + 1. Q4_K's vector P holds groups 2P (low nibbles) and 2P + 1 (high nibbles) of
-// 32 elements, so in 32 bytes of Q4_K_R the low nibbles of dwords 0..3 are group 4q and of
-// dwords 4..7 group 4q + 2 (the high ones 4q + 1 and 4q + 3): a byte dot product per 32
-// bytes sums every group in lanes of its own, and the group scales are applied once per
-// super-block (kernels/simd/gemm_kquant_resident.h). Products of several tokens read
+// tensor/repack.h — strata's in-memory weight layouts: the byte orders that resident weights
+// are rearranged into at load, so that the matrix products need fewer shuffles per block
+// than the file's order allows. Same block size as the file type, so a tensor is
+// rearranged in place and every size stays as the file says. Which layout a tensor takes is
+// the products' choice (kernels.h's resident_layout); this file only says which exist.
+// Q4_K_R, from Q4_K (144 bytes per 256 weights), row by row: d, dmin and the packed scales as
+// in Q4_K; qs as Q4_K's with its 16-byte pieces 1 and 2, and 5 and 6, swapped, so that 32
+// bytes 2q + h of Q4_K_R hold half h (the first or the second 16 bytes) of Q4_K's 32-byte
+// vectors 2q and 2q + 1. Q4_K's vector P holds groups 2P (low nibbles) and 2P + 1 (high
+// nibbles) of 32 elements, so in 32 bytes of Q4_K_R the low nibbles of dwords 0..3 are group
+// 4q and of dwords 4..7 group 4q + 2 (the high ones 4q + 1 and 4q + 3): a byte dot product
+// per 32 bytes sums every group in lanes of its own, and the group scales are applied once
+// per super-block (kernels/simd/gemm_kquant_resident.h). Products of several tokens read
 // Q4_K's vectors back as two 16-byte loads each.
-// Owns: which file types have a resident layout, and the conversions both ways.
+// Q4_K_R8 and Q6_K_R8, from Q4_K and Q6_K, 8 rows at a time (rows 8g .. 8g + 7, for
+// tensors whose rows, or rows per slice of a 3-D tensor, are a multiple of 8): the 8 rows'
+// super-block s (8 blocks) starts at byte 8 (block size) s of the group, which starts where
+// row 8g did. Within it dword c of row r's block is at byte 4 (8c + r), and the bytes of
+// the block past its last whole dword (Q6_K's d: 210 bytes are 52 dwords and 2 bytes)
+// follow all of those, row after row. So 32 bytes hold one dword of every row, and the 8
+// rows' d one 16-byte vector: a product with a row in each int32 lane
+// (kernels/simd/gemm_kquant_rows8.h) reads each as it is, where the file's order takes a
+// transposition, and the 8 rows are one sequential stream.
+// Owns: which file types have which layouts, and the conversions both ways.
 // Must not touch: files, kernels, models.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <optional>
 
 #include "tensor/dtype.h"
 
 namespace strata {
 
-// The layout a resident tensor of file type t is kept in (t itself when it has none).
-DType resident_type(DType t);
+// Rows an 8-row group (Q4_K_R8, Q6_K_R8) holds.
+inline constexpr int kR8Rows = 8;
 
-// Rearranges `bytes` bytes of type t (whole blocks) into resident_type(t), in place.
-void to_resident(DType t, void* data, uint64_t bytes);
+// Whether a tensor of file type `file` whose slices have `rows` rows each can be kept in
+// `layout` (its own type always can).
+bool can_keep_as(DType file, DType layout, int64_t rows);
+
+// Rearranges `rows` rows of `row_bytes` bytes (whole blocks of type `file`) into `layout`,
+// in place. Throws std::invalid_argument when can_keep_as says no or the rows are not whole
+// blocks.
+void rearrange(DType file, DType layout, void* data, int64_t rows, size_t row_bytes);
 
 // Q4_K_R blocks back to Q4_K: `blocks` super-blocks from src to dst (not overlapping).
 void q4_k_from_resident(const void* src, void* dst, int64_t blocks);
+
+// The file type an 8-row layout is made from (Q4_K for Q4_K_R8, Q6_K for Q6_K_R8), or
+// nullopt for any other type.
+std::optional<DType> file_type_of_r8(DType layout);
+
+// Row r (0..7) of the 8-row group at `group` (layout Q4_K_R8 or Q6_K_R8, `blocks` blocks a
+// row) back in its file type's order at dst.
+void row_from_r8(DType layout, const void* group, int r, void* dst, int64_t blocks);
 
 }  // namespace strata

@@ -229,7 +229,10 @@ private:
         const LayerRanges& r = ranges_[l];
         for (size_t i = 0; i < layout_.layers[l].size(); ++i) {
             const gguf::TensorInfo* t = layout_.layers[l][i];
-            if (r.tensor_range[i] != LayerRanges::kNone) to_resident(t->type, buf + r.tensor_offset[i], t->nbytes);
+            if (r.tensor_range[i] == LayerRanges::kNone) continue;
+            const size_t row_bytes = dtype_bytes(t->type, t->ne[0]);
+            rearrange(t->type, layout_.resident_type(static_cast<size_t>(l), i), buf + r.tensor_offset[i],
+                      static_cast<int64_t>(t->nbytes / row_bytes), row_bytes);
         }
     }
 

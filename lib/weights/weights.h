@@ -30,6 +30,11 @@ struct Layout {
     int n_expert = 0;
     int n_expert_used = 0;
     bool has_experts() const { return n_expert > 0; }
+    // The type each tensor of `layers` is kept in when its layer is resident: a layout of
+    // tensor/repack.h that the model chose for the products reading it (empty: the file's
+    // types).
+    std::vector<std::vector<DType>> resident_types;
+    DType resident_type(size_t l, size_t j) const { return resident_types.empty() ? layers[l][j]->type : resident_types[l][j]; }
 };
 
 // What a source has done, for status and benchmarks.
@@ -74,7 +79,7 @@ public:
     // max_experts() distinct ids. Throws std::runtime_error when a read fails.
     virtual std::span<const uint8_t* const> experts(int layer, std::span<const int32_t> ids);
     // Whether tensor j of layer l (layout.layers[l][j]) was rearranged at load into
-    // tensor/repack.h's resident_type of its file type (resident layers' copies are).
+    // layout.resident_type(layer, j) (resident layers' copies are).
     virtual bool resident_layout(int layer, size_t j) const {
         (void)layer, (void)j;
         return false;

@@ -51,6 +51,7 @@
 #include "tensor/blocks.h"
 #include "tensor/fp16.h"
 #include "tensor/quantize.h"
+#include "tensor/repack.h"
 #include "weights/buffer.h"
 
 namespace k = strata::kernels;
@@ -198,6 +199,11 @@ std::vector<size_t> scale_fields(DType t) {
 // 2 MiB-aligned, MADV_HUGEPAGE), so that a sweep walks the TLB as a forward pass does.
 strata::weights::Buffer random_matrix(DType t, int64_t rows, int64_t cols, std::mt19937& rng) {
     const size_t row_bytes = strata::dtype_bytes(t, cols);
+    if (const auto file = strata::file_type_of_r8(t)) {  // the file type's as the loader rearranges them
+        strata::weights::Buffer m = random_matrix(*file, rows, cols, rng);
+        strata::rearrange(*file, t, m.data(), rows, row_bytes);
+        return m;
+    }
     strata::weights::Buffer m(row_bytes * rows);
     std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
     if (t == DType::F32 || t == DType::F16 || t == DType::BF16) {

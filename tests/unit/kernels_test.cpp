@@ -41,7 +41,7 @@ struct UseIsa {
 const std::vector<DType> kWeightTypes = {DType::F32,  DType::F16,  DType::BF16, DType::Q4_0, DType::Q4_1,
                                          DType::Q5_0, DType::Q5_1, DType::Q8_0, DType::Q2_K, DType::Q3_K,
                                          DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::IQ4_NL, DType::IQ4_XS,
-                                         DType::Q4_K_R};
+                                         DType::Q4_K_R, DType::Q4_K_R8, DType::Q6_K_R8};
 
 bool is_float(DType t) { return t == DType::F32 || t == DType::F16 || t == DType::BF16; }
 int64_t block_elems(DType t) { return strata::dtype_info(t).block_elems; }
@@ -106,7 +106,7 @@ void random_weight_row(DType w, uint8_t* row, int64_t k, std::mt19937& rng, std:
         case DType::IQ4_XS: each(reinterpret_cast<BlockIQ4_XS*>(row), [&](BlockIQ4_XS& b) { b.d = random_scale(rng, 1e-5f, 1e-4f); }); break;
         case DType::Q4_K_R:  // a Q4_K row as the weights' loader rearranges it
             random_weight_row(DType::Q4_K, row, k, rng, fill);
-            strata::to_resident(DType::Q4_K, row, row_bytes(DType::Q4_K, k));
+            strata::rearrange(DType::Q4_K, DType::Q4_K_R, row, 1, row_bytes(DType::Q4_K, k));
             break;
         default: BOOST_FAIL("no random rows for " << strata::dtype_name(w));
     }
@@ -132,8 +132,12 @@ struct Problem {
         ldw = row_bytes(w, k) + 64;
         ldx = row_bytes(at, k) + 96;
         ldy = static_cast<size_t>(r1) + 5;
-        W.assign(ldw * (r1 + 2), 0xFF);
-        for (int64_t r = 0; r < r1 + 2; ++r) random_weight_row(w, W.data() + r * ldw, k, rng, fill);
+        if (strata::file_type_of_r8(w)) {
+            r8_groups(rng, fill);
+        } else {
+            W.assign(ldw * (r1 + 2), 0xFF);
+            for (int64_t r = 0; r < r1 + 2; ++r) random_weight_row(w, W.data() + r * ldw, k, rng, fill);
+        }
         X.assign(ldx * nt, 0x5A);
         const UseIsa scalar(k::Isa::Scalar);
         for (int64_t t = 0; t < nt; ++t) {
@@ -153,6 +157,33 @@ struct Problem {
         std::vector<float> f(k);
         strata::dequantize_row(t, row, f.data(), k);
         return {f.begin(), f.end()};
+    }
+
+    // Weight row r's values (a row of an 8-row layout taken back out of its group).
+    std::vector<double> weight_row(int64_t r) const {
+        const auto file = strata::file_type_of_r8(w);
+        if (!file) return dequantized(w, W.data() + r * ldw);
+        std::vector<uint8_t> row(row_bytes(*file, k));
+        const int64_t g = r / strata::kR8Rows * strata::kR8Rows;
+        strata::row_from_r8(w, W.data() + g * ldw, static_cast<int>(r - g), row.data(), k / 256);
+        return dequantized(*file, row.data());
+    }
+
+    // An 8-row layout: groups of 8 random rows of its file type as the weights' loader
+    // rearranges them, each group's 8 rows of bytes followed by 8 strides' worth of 0xFF, up
+    // to a whole group past row r1 + 1.
+    void r8_groups(std::mt19937& rng, std::optional<uint8_t> fill) {
+        constexpr int64_t G = strata::kR8Rows;
+        const DType file = *strata::file_type_of_r8(w);
+        const size_t rb = row_bytes(file, k);
+        const int64_t groups = (r1 + 2 + G - 1) / G;
+        W.assign(ldw * static_cast<size_t>(groups * G), 0xFF);
+        std::vector<uint8_t> group(G * rb);
+        for (int64_t g = 0; g < groups; ++g) {
+            for (int64_t r = 0; r < G; ++r) random_weight_row(file, group.data() + r * rb, k, rng, fill);
+            strata::rearrange(file, w, group.data(), G, rb);
+            std::memcpy(W.data() + g * G * ldw, group.data(), group.size());
+        }
     }
 };
 
@@ -187,7 +218,7 @@ double tolerance(DType w, int64_t k, double S) {
 void check_gemm(const Problem& p) {
     const DType at = k::activation_type(p.w);
     std::vector<std::vector<double>> wd, ad;
-    for (int64_t r = p.r0; r < p.r1; ++r) wd.push_back(p.dequantized(p.w, p.W.data() + r * p.ldw));
+    for (int64_t r = p.r0; r < p.r1; ++r) wd.push_back(p.weight_row(r));
     for (int64_t t = 0; t < p.nt; ++t) ad.push_back(p.dequantized(at, p.X.data() + t * p.ldx));
 
     std::vector<float> ref;
@@ -337,6 +368,8 @@ BOOST_AUTO_TEST_CASE(activation_types_follow_ggml) {
     BOOST_TEST((k::activation_type(DType::IQ4_NL) == DType::Q8_0));
     BOOST_TEST((k::activation_type(DType::IQ4_XS) == DType::Q8_K));
     BOOST_TEST((k::activation_type(DType::Q4_K_R) == DType::Q8_K));
+    BOOST_TEST((k::activation_type(DType::Q4_K_R8) == DType::Q8_K));
+    BOOST_TEST((k::activation_type(DType::Q6_K_R8) == DType::Q8_K));
     BOOST_TEST(!k::can_be_weight(DType::Q8_K));
     BOOST_CHECK_THROW(k::activation_type(DType::Q8_K), std::invalid_argument);
     BOOST_CHECK_THROW(k::activation_type(DType::I32), std::invalid_argument);
@@ -350,6 +383,22 @@ BOOST_AUTO_TEST_CASE(bad_arguments_are_rejected) {
     BOOST_CHECK_THROW(k::convert_activations(DType::Q4_0, nullptr, buf.data(), 32), std::invalid_argument);
     BOOST_CHECK_THROW(k::convert_activations(DType::Q8_0, nullptr, buf.data(), 33), std::invalid_argument);
     BOOST_CHECK_THROW(k::set_isa(static_cast<k::Isa>(77)), std::invalid_argument);
+}
+
+// Resident Q4_K and Q6_K take the layout the active variant's products read fastest: on
+// AVX2 their rows interleaved 8 at a time where they allow it, else Q4_K_R for Q4_K and
+// Q6_K as it is; other types stay as they are.
+BOOST_AUTO_TEST_CASE(resident_layouts_follow_the_isa) {
+    for (k::Isa isa : supported_isas()) {
+        const UseIsa use(isa);
+        const bool avx2 = isa == k::Isa::Avx2;
+        BOOST_TEST((k::resident_layout(DType::Q4_K, 2048) == (avx2 ? DType::Q4_K_R8 : DType::Q4_K_R)));
+        BOOST_TEST((k::resident_layout(DType::Q4_K, 2044) == DType::Q4_K_R));
+        BOOST_TEST((k::resident_layout(DType::Q6_K, 2048) == (avx2 ? DType::Q6_K_R8 : DType::Q6_K)));
+        BOOST_TEST((k::resident_layout(DType::Q6_K, 2044) == DType::Q6_K));
+        BOOST_TEST((k::resident_layout(DType::Q5_K, 2048) == DType::Q5_K));
+        BOOST_TEST((k::resident_layout(DType::F32, 2048) == DType::F32));
+    }
 }
 
 BOOST_AUTO_TEST_CASE(isa_selection) {
@@ -380,6 +429,11 @@ BOOST_AUTO_TEST_CASE(gemm_matches_scalar_and_float64) {
     }
     // Q4_K_R takes more tokens through Q4_K's product, converting 64 rows at a time.
     for (int64_t nt : {1, 8, 9, 66}) check_gemm(Problem(DType::Q4_K_R, 512, 3, 140, nt, rng));
+    // The 8-row layouts: ranges of whole groups, and cut by r0, r1 or both, within one group
+    // and not.
+    for (DType w : {DType::Q4_K_R8, DType::Q6_K_R8})
+        for (auto [r0, r1] : {std::pair<int64_t, int64_t>{0, 64}, {8, 136}, {3, 140}, {9, 14}, {16, 21}})
+            for (int64_t nt : {1, 8, 9, 66}) check_gemm(Problem(w, 1024, r0, r1, nt, rng));
 }
 
 // Saturation: weights at their largest codes (and the smallest, and mixed bytes) against

@@ -200,8 +200,9 @@ BOOST_AUTO_TEST_SUITE(dequantizers)
 // Q4_K_R (tensor/repack.h): Q4_K's bytes rearranged in place and back, the same values,
 // only ever made in memory.
 BOOST_AUTO_TEST_CASE(q4_k_r_is_q4_k_rearranged) {
-    BOOST_TEST((resident_type(DType::Q4_K) == DType::Q4_K_R));
-    BOOST_TEST((resident_type(DType::Q6_K) == DType::Q6_K));
+    BOOST_TEST(can_keep_as(DType::Q4_K, DType::Q4_K_R, 3));
+    BOOST_TEST(can_keep_as(DType::Q6_K, DType::Q6_K, 3));
+    BOOST_TEST(!can_keep_as(DType::Q6_K, DType::Q4_K_R, 3));
     BOOST_TEST(!can_quantize(DType::Q4_K_R));
     BOOST_TEST(can_dequantize(DType::Q4_K_R));
     BOOST_TEST(!dtype_info(static_cast<uint32_t>(DType::Q4_K_R)).has_value());  // no file holds it
@@ -213,7 +214,7 @@ BOOST_AUTO_TEST_CASE(q4_k_r_is_q4_k_rearranged) {
     std::vector<uint8_t> natural(dtype_bytes(DType::Q4_K, n));
     quantize_row(DType::Q4_K, x.data(), natural.data(), n);
     std::vector<uint8_t> resident = natural, back(natural.size());
-    to_resident(DType::Q4_K, resident.data(), resident.size());
+    rearrange(DType::Q4_K, DType::Q4_K_R, resident.data(), 1, resident.size());
     BOOST_TEST(resident != natural);
     q4_k_from_resident(resident.data(), back.data(), n / 256);
     BOOST_TEST(back == natural);
@@ -221,9 +222,49 @@ BOOST_AUTO_TEST_CASE(q4_k_r_is_q4_k_rearranged) {
     dequantize_row(DType::Q4_K_R, resident.data(), resident_values.data(), n);
     BOOST_TEST(resident_values == natural_values);
     std::vector<uint8_t> plain = natural;
-    to_resident(DType::Q6_K, plain.data(), plain.size());  // no resident layout: untouched
+    rearrange(DType::Q6_K, DType::Q6_K, plain.data(), 1, plain.size());  // its own layout: untouched
     BOOST_TEST(plain == natural);
-    BOOST_CHECK_THROW(to_resident(DType::Q4_K, resident.data(), 100), std::invalid_argument);
+    BOOST_CHECK_THROW(rearrange(DType::Q4_K, DType::Q4_K_R, resident.data(), 1, 100), std::invalid_argument);
+    BOOST_CHECK_THROW(rearrange(DType::Q6_K, DType::Q4_K_R, plain.data(), 1, plain.size()), std::invalid_argument);
+}
+
+// The 8-row layouts: 16 rows rearranged in place, two groups of 8; every row comes back
+// out of its group as it was, row r's dword c of block s sits at 4 (8c + r % 8) of the
+// group's block s, and Q6_K's last 2 bytes (d) follow the dwords row after row.
+BOOST_AUTO_TEST_CASE(r8_layouts_interleave_eight_rows) {
+    for (DType layout : {DType::Q4_K_R8, DType::Q6_K_R8}) {
+        const DType file = *file_type_of_r8(layout);
+        BOOST_TEST_CONTEXT(dtype_name(layout)) {
+            BOOST_TEST(can_keep_as(file, layout, 16));
+            BOOST_TEST(!can_keep_as(file, layout, 12));
+            BOOST_TEST(!can_dequantize(layout));  // a row alone is not readable
+            BOOST_TEST(!dtype_info(static_cast<uint32_t>(layout)).has_value());
+            const int64_t rows = 16, blocks = 3, n = 256 * blocks;
+            const size_t row_bytes = dtype_bytes(file, n), block = dtype_info(file).block_bytes, dwords = block / 4;
+            std::mt19937 rng(8);
+            std::vector<uint8_t> natural(rows * row_bytes);
+            for (uint8_t& b : natural) b = static_cast<uint8_t>(rng());
+            std::vector<uint8_t> r8 = natural;
+            rearrange(file, layout, r8.data(), rows, row_bytes);
+            BOOST_TEST(r8 != natural);
+            for (int64_t r = 0; r < rows; ++r) {
+                const uint8_t* group = r8.data() + r / 8 * 8 * row_bytes;
+                std::vector<uint8_t> back(row_bytes);
+                row_from_r8(layout, group, static_cast<int>(r % 8), back.data(), blocks);
+                BOOST_TEST(std::memcmp(back.data(), natural.data() + r * row_bytes, row_bytes) == 0, "row " << r);
+                for (int64_t s = 0; s < blocks; ++s) {
+                    const uint8_t* in_group = group + s * 8 * block;
+                    const uint8_t* in_row = natural.data() + r * row_bytes + s * block;
+                    for (size_t c = 0; c < dwords; ++c) BOOST_TEST(std::memcmp(in_group + 4 * (8 * c + r % 8), in_row + 4 * c, 4) == 0);
+                    const size_t rest = block % 4;
+                    BOOST_TEST(std::memcmp(in_group + 32 * dwords + rest * (r % 8), in_row + 4 * dwords, rest) == 0);
+                }
+            }
+            BOOST_CHECK_THROW(rearrange(file, layout, r8.data(), 12, row_bytes), std::invalid_argument);
+        }
+    }
+    BOOST_TEST(!file_type_of_r8(DType::Q4_K_R).has_value());
+    BOOST_CHECK_THROW(rearrange(DType::Q5_K, DType::Q6_K_R8, nullptr, 8, 176), std::invalid_argument);
 }
 
 BOOST_AUTO_TEST_CASE(bits_match_llama_cpp) {

@@ -8,8 +8,10 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "golden.h"
+#include "kernels/kernels.h"
 #include "model/model.h"
 #include "tensor/repack.h"
 #include "test_util.h"
@@ -343,34 +345,54 @@ BOOST_AUTO_TEST_CASE(resident_copies_match_the_mapping_and_outlive_the_file) {
     BOOST_TEST(test::logits_in_chunks(*copied, toks, 1) == one_by_one);
 }
 
-// The resident plan keeps Q4_K tensors in Q4_K_R (tensor/repack.h): the source says so, its
-// bytes are the file's rearranged, and the model's logits stay within llama.cpp's tolerance
-// token by token (Q4_K_R's one-token product) and in one batch (Q4_K's products reading it).
-BOOST_AUTO_TEST_CASE(resident_q4_k_is_kept_as_q4_k_r) {
+// The resident plan keeps each tensor in the layout its Layout names (tensor/repack.h; the
+// model names kernels::resident_layout's choice: Q4_K_R8 on AVX2, Q4_K_R on AVX-512): the
+// source says so and its bytes are the file's rearranged. A model loaded under each variant
+// keeps its logits within llama.cpp's tolerance token by token and in one batch (Q4_K_R's
+// one-token product and Q4_K's reading it; Q4_K_R8's lanes for every count).
+BOOST_AUTO_TEST_CASE(resident_q4_k_takes_the_layout_chosen) {
     int cases = 0;
     for (const auto& c : test::golden_cases()) {
         if (c.weights != "Q4_K_M") continue;
         ++cases;
         const auto file = gguf::File::open(c.model.string());
         Layout one_per_layer;
-        for (const auto& t : file->tensors())
-            if (t.type == DType::Q4_K || t.type == DType::F32) one_per_layer.layers.push_back({&t});
+        for (const auto& t : file->tensors()) {
+            if (t.type != DType::Q4_K && t.type != DType::F32) continue;
+            const bool r8 = one_per_layer.layers.size() % 2 == 0 && can_keep_as(t.type, DType::Q4_K_R8, t.ne[1]);
+            one_per_layer.layers.push_back({&t});
+            one_per_layer.resident_types.push_back({t.type == DType::F32 ? t.type : r8 ? DType::Q4_K_R8 : DType::Q4_K_R});
+        }
         const Plan plan = make_plan(one_per_layer, {.budget = ~uint64_t(0), .mode = Mode::Resident});
         auto source = load_weights(file, one_per_layer, plan, {});
+        std::set<DType> seen;
         for (size_t l = 0; l < one_per_layer.layers.size(); ++l) {
             const gguf::TensorInfo* t = one_per_layer.layers[l][0];
+            const DType kept = one_per_layer.resident_type(l, 0);
+            seen.insert(kept);
             std::vector<uint8_t> want(t->data, t->data + t->nbytes);
-            to_resident(t->type, want.data(), want.size());
+            const size_t row_bytes = dtype_bytes(t->type, t->ne[0]);
+            rearrange(t->type, kept, want.data(), static_cast<int64_t>(want.size() / row_bytes), row_bytes);
             const auto ptrs = source->acquire(static_cast<int>(l));
             BOOST_TEST(source->resident_layout(static_cast<int>(l), 0));
-            BOOST_TEST(std::memcmp(ptrs[0], want.data(), want.size()) == 0, t->name);
+            BOOST_TEST(std::memcmp(ptrs[0], want.data(), want.size()) == 0, t->name << " as " << dtype_name(kept));
             source->release(static_cast<int>(l));
         }
-        auto m = load(c.model, resident_copy());
-        for (size_t chunk : {size_t{1}, c.tokens.size()}) {
-            const auto cmp = test::compare_logits(test::logits_in_chunks(*m, c.tokens, chunk), c.logits, c.n_vocab, c.tol_rms_rel);
-            BOOST_TEST(cmp.max_rel <= c.tol_max_rel, c.name << " in chunks of " << chunk << ": max_rel " << cmp.max_rel);
-            BOOST_TEST(cmp.rms_rel <= c.tol_rms_rel, c.name << " in chunks of " << chunk << ": rms_rel " << cmp.rms_rel);
+        BOOST_TEST(seen.count(DType::Q4_K_R8) == 1);
+        BOOST_TEST(seen.count(DType::Q4_K_R) == 1);
+        for (kernels::Isa isa : {kernels::Isa::Avx2, kernels::Isa::Avx512}) {
+            if (!kernels::isa_supported(isa)) continue;
+            const kernels::Isa saved = kernels::active_isa();
+            kernels::set_isa(isa);
+            auto m = load(c.model, resident_copy());
+            for (size_t chunk : {size_t{1}, c.tokens.size()}) {
+                const auto cmp = test::compare_logits(test::logits_in_chunks(*m, c.tokens, chunk), c.logits, c.n_vocab, c.tol_rms_rel);
+                BOOST_TEST_CONTEXT(c.name << " on " << kernels::isa_name(isa) << " in chunks of " << chunk) {
+                    BOOST_TEST(cmp.max_rel <= c.tol_max_rel, "max_rel " << cmp.max_rel);
+                    BOOST_TEST(cmp.rms_rel <= c.tol_rms_rel, "rms_rel " << cmp.rms_rel);
+                }
+            }
+            kernels::set_isa(saved);
         }
     }
     BOOST_TEST(cases > 0);

@@ -1,13 +1,12 @@
-// kernels/simd/gemm_kquant.cpp — Q2_K..Q6_K, IQ4_XS and Q4_K_R matrix products for one SIMD variant.
+// kernels/simd/gemm_kquant.cpp — Q2_K..Q6_K, IQ4_XS and their resident layouts' matrix products for one SIMD variant.
 #include <type_traits>
 
 #include "kernels/simd/gemm_kquant.h"
+#include "kernels/simd/gemm_kquant_r8.h"
 #include "kernels/simd/gemm_kquant_resident.h"
 #include "kernels/simd/isa.h"
 #if defined(STRATA_SIMD_AVX512)
 #include "kernels/simd/gemm_kquant_x4.h"
-#else
-#include "kernels/simd/gemm_kquant_rows8.h"
 #endif
 
 namespace strata::kernels::detail::STRATA_SIMD_NS {
@@ -34,6 +33,8 @@ void install_kquant_gemm(Table& t) {
     t.gemm[slot(DType::Q3_K)] = kquant_gemm<simd::Q3K>();
     t.gemm[slot(DType::Q4_K)] = kquant_gemm<simd::Q4K>();
     t.gemm[slot(DType::Q4_K_R)] = simd::Q4KResident<V, kquant_gemm<simd::Q4KR>()>::run;
+    t.gemm[slot(DType::Q4_K_R8)] = simd::KQuantR8<V, simd::Rows8Q4KOf<false>>::run;
+    t.gemm[slot(DType::Q6_K_R8)] = simd::KQuantR8<V, simd::Rows8Q6K>::run;
     t.gemm[slot(DType::Q5_K)] = kquant_gemm<simd::Q5K>();
     t.gemm[slot(DType::Q6_K)] = kquant_gemm<simd::Q6K>();
     t.gemm[slot(DType::IQ4_XS)] = kquant_gemm<simd::IQ4XS>();

@@ -1,7 +1,8 @@
-// kernels/simd/gemm_kquant_rows8.h — AVX2 only: Q2_K, Q3_K, Q4_K, Q5_K and Q6_K products of 8
+// kernels/simd/gemm_kquant_rows8.h — AVX2: Q2_K, Q3_K, Q4_K, Q5_K and Q6_K products of 8
 // rows and up to 8 tokens (batched decode, and prefill 8 tokens at a time: gemm_driver.h's
 // kFusedAll) with a row in each int32 lane, the AVX2 counterpart
-// of gemm_kquant_rows16.h. A super-block's quant dwords are transposed across 8 rows to one
+// of gemm_kquant_rows16.h; both variants' products of the 8-row layouts (gemm_kquant_r8.h)
+// take the Q4_K and Q6_K forms with Interleaved8 in place of RowSpan8 (rows8.h). A super-block's quant dwords are transposed across 8 rows to one
 // vector per position (lane = row), so a token's 4 activations at a position are one
 // dword broadcast to all lanes (a load, no vector pipe). AVX2 has no byte dot product
 // into int32: each position is one vpmaddubsw, and the int16 pair sums of up to kSpan
@@ -38,7 +39,7 @@
 // 64,512 --shape 4096x4096, two alternating runs, GFLOP/s: Q4_K 106-114 -> 163-176, Q5_K
 // 104-113 -> 148-151, Q6_K 98-116 -> 132-135, Q2_K 106-112 -> 166-169, Q3_K 104-117 ->
 // 111-148; 1B Q4_K_M prefill (strata-bench --pp 512, STRATA_ISA=avx2) 105 -> 151 tok/s.
-// Must not touch: other weight types, the AVX-512 variant (its rows16 and quad lanes).
+// Must not touch: other weight types, the AVX-512 variant's own lanes (rows16, quads).
 #pragma once
 
 #include <cstddef>
@@ -94,9 +95,10 @@ struct Rows8Q4KOf {
     __m256i scale[8], pair[4];
     __m256 d, dc;
 
-    Rows8Q4KOf(const uint8_t* w, const RowSpan8& rows) {
+    template <class Rows>
+    Rows8Q4KOf(const uint8_t* w, const Rows& rows) {
         __m256i h[4];  // d and dmin, scale bytes 0-3, 4-7, 8-11
-        transpose4x8(w, rows, h);
+        rows.dwords4(w, 0, h);
         const __m256i m6 = _mm256_set1_epi8(0x3F), m4 = _mm256_set1_epi8(0x0F), top = _mm256_set1_epi8(0x30);
         const __m256i sc[2] = {_mm256_and_si256(h[1], m6),
                                _mm256_or_si256(_mm256_and_si256(h[3], m4), _mm256_and_si256(_mm256_srli_epi32(h[1], 2), top))};
@@ -131,20 +133,21 @@ struct Rows8Q4KOf {
 
     // f(g, u): group g's 8 position vectors, for g = 0..7. Chunk c (32 qs bytes) holds
     // groups 2c (low nibbles) and 2c + 1 (high).
-    template <class F>
-    static void groups(const uint8_t* w, const RowSpan8& rows, F&& f) {
-        nibble_groups<Resident>(w + offsetof(Block, qs), rows, f, [](int, int, __m256i u) { return u; });
+    template <class Rows, class F>
+    static void groups(const uint8_t* w, const Rows& rows, F&& f) {
+        nibble_groups<Resident>(w, offsetof(Block, qs), rows, f, [](int, int, __m256i u) { return u; });
     }
 
 protected:
-    // The same from the qs at `qs`, each vector passed through fifth(g, j, u) (Q5_K's bit);
-    // InHalves: Q4_K_R's qs, whose chunk c is two 16-byte halves 32 bytes apart.
-    template <bool InHalves, class F, class Fifth>
-    static void nibble_groups(const uint8_t* qs, const RowSpan8& rows, F&& f, Fifth&& fifth) {
+    // The same from the qs at byte `qs` of the block at w, each vector passed through
+    // fifth(g, j, u) (Q5_K's bit); InHalves: Q4_K_R's qs, whose chunk c is two 16-byte halves
+    // 32 bytes apart.
+    template <bool InHalves, class Rows, class F, class Fifth>
+    static void nibble_groups(const uint8_t* w, size_t qs, const Rows& rows, F&& f, Fifth&& fifth) {
         for (int c = 0; c < 4; ++c) {
             __m256i v[8];
-            if constexpr (InHalves) transpose8x8(qs + 64 * (c / 2) + 16 * (c % 2), rows, v, 32);
-            else transpose8x8(qs + 32 * c, rows, v);
+            if constexpr (InHalves) rows.dwords8(w, qs + 64 * (c / 2) + 16 * (c % 2), v, 32);
+            else rows.dwords8(w, qs + 32 * c, v);
             for (int half = 0; half < 2; ++half) {
                 __m256i u[8];
                 for (int j = 0; j < 8; ++j)
@@ -169,7 +172,7 @@ struct Rows8Q5K : Rows8Q4KOf<false> {
     static void groups(const uint8_t* w, const RowSpan8& rows, F&& f) {
         __m256i high[8];
         transpose8x8(w + offsetof(Block, qh), rows, high);
-        nibble_groups<false>(w + offsetof(Block, qs), rows, f, [&](int g, int j, __m256i u) {
+        nibble_groups<false>(w, offsetof(Block, qs), rows, f, [&](int g, int j, __m256i u) {
             const __m256i bit = g < 4 ? _mm256_sll_epi32(high[j], _mm_cvtsi32_si128(4 - g)) : _mm256_srl_epi32(high[j], _mm_cvtsi32_si128(g - 4));
             return _mm256_or_si256(u, _mm256_and_si256(bit, _mm256_set1_epi8(0x10)));
         });
@@ -189,11 +192,12 @@ struct Rows8Q6K {
     __m256i scale[16], pair[8];
     __m256 d, dc;
 
-    Rows8Q6K(const uint8_t* w, const RowSpan8& rows) {
+    template <class Rows>
+    Rows8Q6K(const uint8_t* w, const Rows& rows) {
         __m256i sc[4];  // scale bytes 4c .. 4c + 3
-        transpose4x8(w + offsetof(Block, scales), rows, sc);
+        rows.dwords4(w, offsetof(Block, scales), sc);
         signed_scales8<3>(sc, scale, pair);  // pairs: 32 * scale
-        d = dc = halves8(w + offsetof(Block, d), rows);
+        d = dc = rows.halves(w, offsetof(Block, d));
     }
 
     __m256i corr(const strata::BlockQ8_K& a) const { return bsum_corr(pair, a); }
@@ -202,13 +206,13 @@ struct Rows8Q6K {
     // first 32, B: the next) and qh bytes 32n .. 32n + 31 (H); dword j of each holds position
     // j of four 32-element runs: A's low nibbles with H's bits 0-1, B's with bits 2-3, A's high
     // nibbles with bits 4-5, B's with bits 6-7.
-    template <class F>
-    static void groups(const uint8_t* w, const RowSpan8& rows, F&& f) {
+    template <class Rows, class F>
+    static void groups(const uint8_t* w, const Rows& rows, F&& f) {
         for (int n = 0; n < 2; ++n) {
             __m256i a[8], b[8], h[8];
-            transpose8x8(w + offsetof(Block, ql) + 64 * n, rows, a);
-            transpose8x8(w + offsetof(Block, ql) + 64 * n + 32, rows, b);
-            transpose8x8(w + offsetof(Block, qh) + 32 * n, rows, h);
+            rows.dwords8(w, offsetof(Block, ql) + 64 * n, a);
+            rows.dwords8(w, offsetof(Block, ql) + 64 * n + 32, b);
+            rows.dwords8(w, offsetof(Block, qh) + 32 * n, h);
             for_chunks<4>([&](auto r) {
                 constexpr int run = decltype(r)::value;
                 const __m256i* low = run % 2 ? b : a;
@@ -334,15 +338,24 @@ struct Rows8 {
     // (token t0 + t's super-block s at x + (t0 + t) * ldx + s * sizeof(Act)), stored to Y.
     // The rows are taken whole, as in gemm_kquant_rows16.h: 8 rows are one contiguous run,
     // and the next 8 rows' run is brought into L2 in equal shares as the super-blocks go.
-    template <int NT>
+    // Rows: RowSpan8, or Interleaved8 for a Q4_K_R8 group (w its start, super-block s 8
+    // blocks on).
+    template <int NT, class Rows = RowSpan8>
     static void tile(const uint8_t* w, size_t ldw, int nr, int64_t steps, const uint8_t* x, size_t ldx, int64_t t0, float* Y,
                      size_t ldy) {
-        const RowSpan8 rows(ldw, nr);
+        const Rows rows(ldw, nr);
+        constexpr size_t kStride = (Rows::kInterleaved ? 8 : 1) * sizeof(Block);
         __m256 acc[NT];
         for (int t = 0; t < NT; ++t) acc[t] = _mm256_setzero_ps();
         for (int64_t s = 0; s < steps; ++s) {
-            const uint8_t* sb = w + s * sizeof(Block);
-            prefetch_rows_share<8>(w + 8 * ldw, ldw, steps * sizeof(Block), s, steps);
+            const uint8_t* sb = w + s * kStride;
+            // A Q4_K_R8 group is one stream: as narrow_row, the bytes kBlocksAhead blocks of
+            // a row later into L1 (4 super-blocks of the group on). The next group's share
+            // into L2, as the stored rows take it, stalled on its 18 prefetches a super-block:
+            // 1B Q4_K_M decoding on AVX2 (strata-bench --threads 2 --tg 64, three alternating
+            // rounds) 55 tok/s, and 66-68 this way, against Q4_K_R's 62-64.
+            if constexpr (Rows::kInterleaved) prefetch_bytes(sb + kBlocksAhead * sizeof(Block), kStride);
+            else prefetch_rows_share<8>(w + 8 * ldw, ldw, steps * sizeof(Block), s, steps);
             const Act* a[NT];
             for (int t = 0; t < NT; ++t) a[t] = reinterpret_cast<const Act*>(x + (t0 + t) * ldx) + s;
             const Form form(sb, rows);

@@ -1,7 +1,8 @@
-// kernels/simd/rows8.h — AVX2: 8 weight rows in the int32 lanes of a 256-bit vector, what
-// the few-token products that take a row per lane share (gemm_kquant_rows8.h,
-// gemm_legacy_rows8.h): a tile's row starts, the transposition of the rows' dwords to one
-// vector per position (rows in natural lane order), the dword broadcast, F16 values by lane.
+// kernels/simd/rows8.h — 8 weight rows in the int32 lanes of a 256-bit vector, what the
+// few-token products that take a row per lane share (gemm_kquant_rows8.h,
+// gemm_legacy_rows8.h; AVX2, and the 8-row layouts on both variants): a tile's row starts,
+// the transposition of the rows' dwords to one vector per position (rows in natural lane
+// order) or their loads from an 8-row group, the dword broadcast, F16 values by lane.
 // The AVX-512 counterpart is rows16.h.
 // Must not touch: any weight type's layout.
 #pragma once
@@ -22,6 +23,10 @@ struct RowSpan8 {
     RowSpan8(size_t ldw, int nr) {
         for (int r = 0; r < 8; ++r) at[r] = r < nr ? r * ldw : 0;
     }
+    static constexpr bool kInterleaved = false;
+    void dwords4(const uint8_t* block, size_t offset, __m256i* out) const;
+    void dwords8(const uint8_t* block, size_t offset, __m256i (&out)[8], int second = 16) const;
+    __m256 halves(const uint8_t* block, size_t offset) const;
 };
 
 // The 4 dwords at w + rows.at[r] (r = 0..7) as 4 vectors: lane r of out[c] is dword c of
@@ -47,6 +52,32 @@ inline void transpose8x8(const uint8_t* w, const RowSpan8& rows, __m256i (&out)[
     transpose4x8(w + second, rows, out + 4);
 }
 
+inline void RowSpan8::dwords4(const uint8_t* block, size_t offset, __m256i* out) const { transpose4x8(block + offset, *this, out); }
+inline void RowSpan8::dwords8(const uint8_t* block, size_t offset, __m256i (&out)[8], int second) const {
+    transpose8x8(block + offset, *this, out, second);
+}
+
+// Interleaved8 stands where RowSpan8 does for an 8-row group (tensor/repack.h: Q4_K_R8,
+// Q6_K_R8), which holds each dword of its 8 rows' super-block as one vector already:
+// dwords4 and dwords8 (both: the dwords from byte `offset` of every row's block, one vector
+// each with a row in each lane; dwords8's last 4 from offset + second) load them where
+// RowSpan8's transpose, and halves (the F16 value at `offset` of each row's block, by lane)
+// loads the 8 values that follow the dwords (Q6_K's d, past its last whole dword).
+struct Interleaved8 {
+    static constexpr bool kInterleaved = true;
+    Interleaved8(size_t, int) {}
+    void dwords4(const uint8_t* block, size_t offset, __m256i* out) const {
+        for (int i = 0; i < 4; ++i) out[i] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 8 * offset + 32 * i));
+    }
+    void dwords8(const uint8_t* block, size_t offset, __m256i (&out)[8], int second = 16) const {
+        dwords4(block, offset, out);
+        dwords4(block, offset + second, out + 4);
+    }
+    __m256 halves(const uint8_t* block, size_t offset) const {
+        return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 8 * offset)));
+    }
+};
+
 // A dword in every lane, loaded as such (a broadcast from a general register would take a
 // vector pipe).
 inline __m256i dword8(const void* p) { return _mm256_broadcastd_epi32(_mm_loadu_si32(p)); }
@@ -57,6 +88,8 @@ inline __m256 halves8(const uint8_t* w, const RowSpan8& rows) {
     for (int r = 0; r < 8; ++r) std::memcpy(&h[r], w + rows.at[r], sizeof h[r]);
     return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h)));
 }
+
+inline __m256 RowSpan8::halves(const uint8_t* block, size_t offset) const { return halves8(block + offset, *this); }
 
 }  // namespace simd
 }  // namespace
