@@ -27,7 +27,8 @@ void set_isa(Isa isa);
 
 // GGML's vec_dot_type: the format activations are converted to before a product with
 // weights of type w (F32->F32, F16->F16, BF16->BF16, Q4_0/Q5_0/Q8_0/IQ4_NL->Q8_0,
-// Q4_1/Q5_1->Q8_1, Q2_K..Q6_K/IQ4_XS and their resident layouts->Q8_K). Throws for types that cannot be weights.
+// Q4_1/Q5_1->Q8_1, Q2_K..Q6_K/IQ4_XS and their resident layouts->Q8_K). Throws for types
+// that cannot be weights.
 DType activation_type(DType w);
 bool can_be_weight(DType w);
 

@@ -99,7 +99,9 @@ std::optional<DType> file_type_of_r8(DType layout) {
 }
 
 void row_from_r8(DType layout, const void* group, int r, void* dst, int64_t blocks) {
-    const Interleave il{dtype_info(*file_type_of_r8(layout)).block_bytes};
+    const std::optional<DType> file = file_type_of_r8(layout);
+    if (!file) throw std::invalid_argument("row_from_r8: " + std::string(dtype_name(layout)) + " is not an 8-row layout");
+    const Interleave il{dtype_info(*file).block_bytes};
     const auto* g = static_cast<const uint8_t*>(group);
     auto* out = static_cast<uint8_t*>(dst);
     for (int64_t s = 0; s < blocks; ++s)

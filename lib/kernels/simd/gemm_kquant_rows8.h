@@ -1,9 +1,9 @@
 // kernels/simd/gemm_kquant_rows8.h — AVX2: Q2_K, Q3_K, Q4_K, Q5_K and Q6_K products of 8
 // rows and up to 8 tokens (batched decode, and prefill 8 tokens at a time: gemm_driver.h's
-// kFusedAll) with a row in each int32 lane, the AVX2 counterpart
-// of gemm_kquant_rows16.h; both variants' products of the 8-row layouts (gemm_kquant_r8.h)
-// take the Q4_K and Q6_K forms with Interleaved8 in place of RowSpan8 (rows8.h). A super-block's quant dwords are transposed across 8 rows to one
-// vector per position (lane = row), so a token's 4 activations at a position are one
+// kFusedAll) with a row in each int32 lane, the AVX2 counterpart of gemm_kquant_rows16.h;
+// both variants' products of the 8-row layouts (gemm_kquant_r8.h) take the Q4_K and Q6_K
+// forms with Interleaved8 in place of RowSpan8 (rows8.h). A super-block's quant dwords are
+// transposed across 8 rows to one vector per position (lane = row), so a token's 4 activations at a position are one
 // dword broadcast to all lanes (a load, no vector pipe). AVX2 has no byte dot product
 // into int32: each position is one vpmaddubsw, and the int16 pair sums of up to kSpan
 // positions are added as int16 (no overflow: Q4_K 8 x 2 x 15 x 128, Q6_K 2 x 2 x 63 x 128,
@@ -338,8 +338,8 @@ struct Rows8 {
     // (token t0 + t's super-block s at x + (t0 + t) * ldx + s * sizeof(Act)), stored to Y.
     // The rows are taken whole, as in gemm_kquant_rows16.h: 8 rows are one contiguous run,
     // and the next 8 rows' run is brought into L2 in equal shares as the super-blocks go.
-    // Rows: RowSpan8, or Interleaved8 for a Q4_K_R8 group (w its start, super-block s 8
-    // blocks on).
+    // Rows: RowSpan8, or Interleaved8 for an 8-row group (Q4_K_R8, Q6_K_R8: w its start,
+    // super-block s 8 blocks on).
     template <int NT, class Rows = RowSpan8>
     static void tile(const uint8_t* w, size_t ldw, int nr, int64_t steps, const uint8_t* x, size_t ldx, int64_t t0, float* Y,
                      size_t ldy) {
@@ -349,11 +349,11 @@ struct Rows8 {
         for (int t = 0; t < NT; ++t) acc[t] = _mm256_setzero_ps();
         for (int64_t s = 0; s < steps; ++s) {
             const uint8_t* sb = w + s * kStride;
-            // A Q4_K_R8 group is one stream: as narrow_row, the bytes kBlocksAhead blocks of
+            // An 8-row group is one stream: as narrow_row, the bytes kBlocksAhead blocks of
             // a row later into L1 (4 super-blocks of the group on). The next group's share
             // into L2, as the stored rows take it, stalled on its 18 prefetches a super-block:
             // 1B Q4_K_M decoding on AVX2 (strata-bench --threads 2 --tg 64, three alternating
-            // rounds) 55 tok/s, and 66-68 this way, against Q4_K_R's 62-64.
+            // rounds, Q4_K_R8 only) 55 tok/s, and 66-68 this way, against Q4_K_R's 62-64.
             if constexpr (Rows::kInterleaved) prefetch_bytes(sb + kBlocksAhead * sizeof(Block), kStride);
             else prefetch_rows_share<8>(w + 8 * ldw, ldw, steps * sizeof(Block), s, steps);
             const Act* a[NT];
