@@ -19,7 +19,7 @@
 // the block past its last whole dword (Q6_K's d: 210 bytes are 52 dwords and 2 bytes)
 // follow all of those, row after row. So 32 bytes hold one dword of every row, and the 8
 // rows' d one 16-byte vector: a product with a row in each int32 lane
-// (kernels/simd/gemm_kquant_rows8.h) reads each as it is, where the file's order takes a
+// (kernels/simd/gemm_kquant_r8.h) reads each as it is, where the file's order takes a
 // transposition, and the 8 rows are one sequential stream.
 // Owns: which file types have which layouts, and the conversions both ways.
 // Must not touch: files, kernels, models.

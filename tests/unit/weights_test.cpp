@@ -346,10 +346,10 @@ BOOST_AUTO_TEST_CASE(resident_copies_match_the_mapping_and_outlive_the_file) {
 }
 
 // The resident plan keeps each tensor in the layout its Layout names (tensor/repack.h; the
-// model names kernels::resident_layout's choice: Q4_K_R8 on AVX2, Q4_K_R on AVX-512): the
-// source says so and its bytes are the file's rearranged. A model loaded under each variant
-// keeps its logits within llama.cpp's tolerance token by token and in one batch (Q4_K_R's
-// one-token product and Q4_K's reading it; Q4_K_R8's lanes for every count).
+// model names kernels::resident_layout's choice, the 8-row layouts where the rows allow,
+// else Q4_K_R): the source says so and its bytes are the file's rearranged. A model loaded
+// under each variant (AVX2's 8-row lanes, AVX-512's 16-row lanes over two groups) keeps its
+// logits within llama.cpp's tolerance token by token and in one batch.
 BOOST_AUTO_TEST_CASE(resident_q4_k_takes_the_layout_chosen) {
     int cases = 0;
     for (const auto& c : test::golden_cases()) {

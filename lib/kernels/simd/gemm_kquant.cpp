@@ -26,6 +26,15 @@ constexpr GemmFn kquant_gemm() {
 #endif
 }
 
+// The 8-row layouts' lanes: AVX-512 two groups a tile, AVX2 one.
+#if defined(STRATA_SIMD_AVX512)
+using R8Q4K = simd::Lanes16<V, simd::Q4K, simd::Rows16Q4KOf<false>>;
+using R8Q6K = simd::Lanes16<V, simd::Q6K, simd::Rows16Q6K>;
+#else
+using R8Q4K = simd::Lanes8<simd::Rows8Q4KOf<false>>;
+using R8Q6K = simd::Lanes8<simd::Rows8Q6K>;
+#endif
+
 }  // namespace
 
 void install_kquant_gemm(Table& t) {
@@ -33,8 +42,8 @@ void install_kquant_gemm(Table& t) {
     t.gemm[slot(DType::Q3_K)] = kquant_gemm<simd::Q3K>();
     t.gemm[slot(DType::Q4_K)] = kquant_gemm<simd::Q4K>();
     t.gemm[slot(DType::Q4_K_R)] = simd::Q4KResident<V, kquant_gemm<simd::Q4KR>()>::run;
-    t.gemm[slot(DType::Q4_K_R8)] = simd::KQuantR8<V, simd::Rows8Q4KOf<false>>::run;
-    t.gemm[slot(DType::Q6_K_R8)] = simd::KQuantR8<V, simd::Rows8Q6K>::run;
+    t.gemm[slot(DType::Q4_K_R8)] = simd::KQuantR8<V, R8Q4K>::run;
+    t.gemm[slot(DType::Q6_K_R8)] = simd::KQuantR8<V, R8Q6K>::run;
     t.gemm[slot(DType::Q5_K)] = kquant_gemm<simd::Q5K>();
     t.gemm[slot(DType::Q6_K)] = kquant_gemm<simd::Q6K>();
     t.gemm[slot(DType::IQ4_XS)] = kquant_gemm<simd::IQ4XS>();

@@ -274,19 +274,24 @@ struct KQuantQuads : KQuant<V, Type> {
             return Base::prepare_fused(x, ldx, nt, k);
         } else {
             if (!quads(nt)) return Base::prepare_fused(x, ldx, nt, k);
-            const int64_t steps = k / 256;
-            auto* copy = static_cast<Act*>(scratch(static_cast<size_t>(nt * steps) * sizeof(Act)));
-            const QuadOrder order;
-            for (int64_t t = 0; t < nt; ++t)
-                for (int64_t s = 0; s < steps; ++s) {
-                    const Act& a = reinterpret_cast<const Act*>(x + t * ldx)[s];
-                    Act& o = copy[s * nt + t];
-                    o.d = a.d;
-                    order.copy(a.qs, o.qs);
-                    Form::group_sums(a, o.bsums);
-                }
-            return Acts{reinterpret_cast<const uint8_t*>(copy), static_cast<size_t>(nt) * sizeof(Act)};
+            return quad_copy(x, ldx, nt, k);
         }
+    }
+    // The copy itself, for any token count (also the 8-row layouts' 16-row lanes,
+    // gemm_kquant_r8.h).
+    static Acts quad_copy(const uint8_t* x, size_t ldx, int64_t nt, int64_t k) {
+        const int64_t steps = k / 256;
+        auto* copy = static_cast<Act*>(scratch(static_cast<size_t>(nt * steps) * sizeof(Act)));
+        const QuadOrder order;
+        for (int64_t t = 0; t < nt; ++t)
+            for (int64_t s = 0; s < steps; ++s) {
+                const Act& a = reinterpret_cast<const Act*>(x + t * ldx)[s];
+                Act& o = copy[s * nt + t];
+                o.d = a.d;
+                order.copy(a.qs, o.qs);
+                Form::group_sums(a, o.bsums);
+            }
+        return Acts{reinterpret_cast<const uint8_t*>(copy), static_cast<size_t>(nt) * sizeof(Act)};
     }
 
     template <int NR, int NT>

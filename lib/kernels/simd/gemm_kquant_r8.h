@@ -1,12 +1,14 @@
 // kernels/simd/gemm_kquant_r8.h — products of the 8-row layouts Q4_K_R8 and Q6_K_R8
 // (tensor/repack.h: Q4_K's or Q6_K's rows interleaved by dword, 8 at a time, at load)
-// against Q8_K activations, for both variants and every token count: gemm_kquant_rows8.h's
-// lanes (a row in each int32 lane, one vpmaddubsw per position and token, int16 sums of
-// positions before one vpmaddwd by the 8 rows' scale), reading each vector of a dword of 8
-// rows as it is stored where the file's order takes a transposition (Q4_K per super-block
-// 4 of 8 x 8 dwords and one of 4 x 8, Q6_K 6 and one), and from one token on: the 8 rows are
-// one sequential stream, where 8 rows in the file's order are 8 short ones (which is why
-// the file's types take the lanes from 2 tokens, Q6_K from 5, and narrow_row below).
+// against Q8_K activations, for every token count, in the lanes with a row per int32 lane:
+// AVX2 gemm_kquant_rows8.h's (one vpmaddubsw per position and token, int16 sums of
+// positions before one vpmaddwd by the 8 rows' scale), AVX-512 gemm_kquant_rows16.h's over
+// two groups (one vpdpbusd per position and token, a vpmulld per group, the activations in
+// gemm_kquant_quads.h's copy). Each vector of a dword of 8 rows is read as it is stored,
+// where the file's order takes a transposition (per super-block and 8 rows, Q4_K 4 of 8 x 8
+// dwords and one of 4 x 8, Q6_K 6 and one), and from one token on: a group is one
+// sequential stream, where 8 rows in the file's order are 8 short ones (which is why the
+// file's types take the lanes only from 2 or more tokens, and narrow_row below).
 // Must not touch: the file types' products, other weight types.
 #pragma once
 
@@ -17,26 +19,57 @@
 #include "kernels/simd/gemm_driver.h"
 #include "kernels/simd/gemm_kquant_rows8.h"
 #include "tensor/repack.h"
+#if defined(STRATA_SIMD_AVX512)
+#include "kernels/simd/gemm_kquant_quads.h"
+#endif
 
 namespace {
 namespace simd {
 
-template <class V, class Form>
-struct KQuantR8 {
-    using Act = strata::BlockQ8_K;
+// AVX2's lanes: one group of 8 rows per tile, the Q8_K rows as they come.
+template <class Form>
+struct Lanes8 {
+    static constexpr int kRows = 8;
     struct Acts {
         const uint8_t* x;
         size_t ldx;
     };
-    static int64_t act_bytes(int64_t k) { return k / 256 * static_cast<int64_t>(sizeof(Act)); }
     static Acts prepare(const uint8_t* x, size_t ldx, int64_t, int64_t) { return Acts{x, ldx}; }
-    static constexpr int kFusedTokens = 8, kFusedRows = strata::kR8Rows;
+    template <int NR, int NT>
+    static void tile(const uint8_t* w, size_t ldw, int64_t k, const Acts& acts, int64_t t0, float* Y, size_t ldy) {
+        Rows8<Form>::template tile<NT, Interleaved8>(w, ldw, NR, k / 256, acts.x, acts.ldx, t0, Y, ldy);
+    }
+};
+
+#if defined(STRATA_SIMD_AVX512)
+// AVX-512's: two groups of 8 rows per tile (Interleaved16), the activations in the quad
+// lanes' copy (Type: the file type, whose copy order the Form reads).
+template <class V, class Type, class Form>
+struct Lanes16 {
+    static constexpr int kRows = 16;
+    using Quads = KQuantQuads<V, Type>;
+    using Acts = typename Quads::Acts;
+    static Acts prepare(const uint8_t* x, size_t ldx, int64_t nt, int64_t k) { return Quads::quad_copy(x, ldx, nt, k); }
+    template <int NR, int NT>
+    static void tile(const uint8_t* w, size_t ldw, int64_t k, const Acts& acts, int64_t t0, float* Y, size_t ldy) {
+        Rows16<V, Form>::template tile<NT, Interleaved16>(w, ldw, NR, k / 256, acts.x, acts.ldx, t0, Y, ldy);
+    }
+};
+#endif
+
+// The driver's family for an 8-row layout in Lanes' tiles (whole groups: NR a multiple of 8).
+template <class V, class Lanes>
+struct KQuantR8 {
+    using Act = strata::BlockQ8_K;
+    using Acts = typename Lanes::Acts;
+    static int64_t act_bytes(int64_t k) { return k / 256 * static_cast<int64_t>(sizeof(Act)); }
+    static Acts prepare(const uint8_t* x, size_t ldx, int64_t nt, int64_t k) { return Lanes::prepare(x, ldx, nt, k); }
+    static constexpr int kFusedTokens = 8, kFusedRows = Lanes::kRows;
     static constexpr bool kFusedAll = true;
 
-    // NR rows of the group at w (all 8 are read; NR < 8 only where a range ends in a group).
     template <int NR, int NT>
     static void fused(const uint8_t* w, size_t ldw, int64_t k, const Acts& acts, int64_t t0, float* Y, size_t ldy) {
-        Rows8<Form>::template tile<NT, Interleaved8>(w, ldw, NR, k / 256, acts.x, acts.ldx, t0, Y, ldy);
+        Lanes::template tile<NR, NT>(w, ldw, k, acts, t0, Y, ldy);
     }
 
     // Rows [r0, r1): the whole groups within through the driver; a group that r0 or r1 cuts

@@ -31,6 +31,8 @@
 // 209-229; Q3_K 2 tokens 80-84 -> 99-106, 8 tokens 120-144 -> 196-208; from DRAM, 2 threads,
 // 8 tokens Q2_K 170-239 -> 253-365, Q3_K 217-226 -> 333-405. 8 sessions of 1B Q3_K_M 126-132
 // -> 132-153 tok/s.
+// The Q4_K and Q6_K forms also read two groups of the 8-row layouts (rows16.h's
+// Interleaved16 in place of RowSpan: gemm_kquant_r8.h), for every token count.
 // Must not touch: other weight types, Q4_K's and Q6_K's last rows of a range (the quad lanes).
 #pragma once
 
@@ -109,9 +111,10 @@ struct Rows16Q4KOf {
     __m512i scale[8], pair[4];
     __m512 d, dc;
 
-    Rows16Q4KOf(const uint8_t* w, const RowSpan& rows) {
+    template <class Rows>
+    Rows16Q4KOf(const uint8_t* w, const Rows& rows) {
         __m512i h[4];  // d and dmin, scale bytes 0-3, 4-7, 8-11
-        transpose4(w, rows, h);
+        rows.dwords4(w, 0, h);
         const __m512i m6 = _mm512_set1_epi8(0x3F), m4 = _mm512_set1_epi8(0x0F), top = _mm512_set1_epi8(0x30);
         const __m512i sc[2] = {_mm512_and_si512(h[1], m6),
                                _mm512_or_si512(_mm512_and_si512(h[3], m4), _mm512_and_si512(_mm512_srli_epi32(h[1], 2), top))};
@@ -127,27 +130,28 @@ struct Rows16Q4KOf {
 
     // f(g, u): group g's 8 position vectors, for g = 0..7. Chunk c (32 qs bytes) holds
     // groups 2c (low nibbles) and 2c + 1 (high).
-    template <class F>
-    static void groups(const uint8_t* w, const RowSpan& rows, F&& f) {
-        nibble_groups<Resident>(w + offsetof(Block, qs), rows, f, [](int, int, __m512i u) { return u; });
+    template <class Rows, class F>
+    static void groups(const uint8_t* w, const Rows& rows, F&& f) {
+        nibble_groups<Resident>(w, offsetof(Block, qs), rows, f, [](int, int, __m512i u) { return u; });
     }
 
 protected:
-    // The same from the qs at `qs`, each vector passed through fifth(g, j, u) (Q5_K's bit);
+    // The same from the qs at byte `qs` of the block at w, each vector passed through
+    // fifth(g, j, u) (Q5_K's bit);
     // InHalves: Q4_K_R's qs, whose 32 bytes 2q + h hold half h of chunks 2q and 2q + 1 (in
     // dwords 0..3 and 4..7): both transposed as they are, chunk 2q + i's positions are their
     // dwords 4i .. 4i + 3, as many instructions as the plain order takes.
-    template <bool InHalves, class F, class Fifth>
-    static void nibble_groups(const uint8_t* qs, const RowSpan& rows, F&& f, Fifth&& fifth) {
+    template <bool InHalves, class Rows, class F, class Fifth>
+    static void nibble_groups(const uint8_t* w, size_t qs, const Rows& rows, F&& f, Fifth&& fifth) {
         __m512i halves[2][8];
         for (int c = 0; c < 4; ++c) {
             __m512i v[8];
             if constexpr (InHalves) {
                 if (c % 2 == 0)
-                    for (int h = 0; h < 2; ++h) transpose8(qs + 64 * (c / 2) + 32 * h, rows, halves[h]);
+                    for (int h = 0; h < 2; ++h) rows.dwords8(w, qs + 64 * (c / 2) + 32 * h, halves[h]);
                 for (int j = 0; j < 8; ++j) v[j] = halves[j / 4][4 * (c % 2) + j % 4];
             } else {
-                transpose8(qs + 32 * c, rows, v);
+                rows.dwords8(w, qs + 32 * c, v);
             }
             for (int half = 0; half < 2; ++half) {
                 __m512i u[8];
@@ -170,7 +174,7 @@ struct Rows16Q5K : Rows16Q4KOf<false> {
     static void groups(const uint8_t* w, const RowSpan& rows, F&& f) {
         __m512i high[8];
         transpose8(w + offsetof(Block, qh), rows, high);
-        nibble_groups<false>(w + offsetof(Block, qs), rows, f, [&](int g, int j, __m512i u) {
+        nibble_groups<false>(w, offsetof(Block, qs), rows, f, [&](int g, int j, __m512i u) {
             // u | (bit 4 of each byte of the rotated qh)
             return _mm512_ternarylogic_epi32(u, _mm512_rolv_epi32(high[j], _mm512_set1_epi32((4 - g) & 31)), _mm512_set1_epi8(0x10), 0xF8);
         });
@@ -189,24 +193,25 @@ struct Rows16Q6K {
     __m512i scale[16], pair[8];
     __m512 d, dc;
 
-    Rows16Q6K(const uint8_t* w, const RowSpan& rows) {
+    template <class Rows>
+    Rows16Q6K(const uint8_t* w, const Rows& rows) {
         __m512i sc[4];  // scale bytes 4c .. 4c + 3
-        transpose4(w + offsetof(Block, scales), rows, sc);
+        rows.dwords4(w, offsetof(Block, scales), sc);
         signed_scales16<3>(sc, scale, pair);  // pairs: 32 * scale
-        d = dc = halves16(w + offsetof(Block, d), rows);
+        d = dc = rows.halves(w, offsetof(Block, d));
     }
 
     // f(g, u) for g = 0..15. Half n (128 elements) takes ql bytes 64n .. 64n + 63 (A: the
     // first 32, B: the next) and qh bytes 32n .. 32n + 31 (H); dword j of each holds position
     // j of four 32-element runs: A's low nibbles with H's bits 0-1, B's with bits 2-3, A's high
     // nibbles with bits 4-5, B's with bits 6-7.
-    template <class F>
-    static void groups(const uint8_t* w, const RowSpan& rows, F&& f) {
+    template <class Rows, class F>
+    static void groups(const uint8_t* w, const Rows& rows, F&& f) {
         for (int n = 0; n < 2; ++n) {
             __m512i a[8], b[8], h[8];
-            transpose8(w + offsetof(Block, ql) + 64 * n, rows, a);
-            transpose8(w + offsetof(Block, ql) + 64 * n + 32, rows, b);
-            transpose8(w + offsetof(Block, qh) + 32 * n, rows, h);
+            rows.dwords8(w, offsetof(Block, ql) + 64 * n, a);
+            rows.dwords8(w, offsetof(Block, ql) + 64 * n + 32, b);
+            rows.dwords8(w, offsetof(Block, qh) + 32 * n, h);
             for (int run = 0; run < 4; ++run) {
                 const __m512i* low = run % 2 ? b : a;
                 // The nibble (low or high), and H's bits 2 run, 2 run + 1 rotated to bits 4, 5.
@@ -362,15 +367,29 @@ struct Rows16 {
     // shares as the super-blocks go (from DRAM, two threads, 8 tokens: 297 -> 346 GFLOP/s
     // against parts of k kept in L1 with the rows' next super-blocks prefetched; the rows
     // going through the parts one after another read 16 short streams).
-    template <int NT>
+    // Rows: RowSpan, or Interleaved16 for two 8-row groups (w the first's start, super-block
+    // s 8 blocks on in each).
+    template <int NT, class Rows = RowSpan>
     static void tile(const uint8_t* w, size_t ldw, int nr, int64_t steps, const uint8_t* x, size_t ldx, int64_t t0, float* Y,
                      size_t ldy) {
-        const RowSpan rows(ldw, nr);
+        const Rows rows(ldw, nr);
+        constexpr size_t kStride = (Rows::kInterleaved ? 8 : 1) * sizeof(Block);
         __m512 acc[NT];
         for (int t = 0; t < NT; ++t) acc[t] = _mm512_setzero_ps();
         for (int64_t s = 0; s < steps; ++s) {
-            const uint8_t* sb = w + s * sizeof(Block);
-            prefetch_rows_share<16>(w + 16 * ldw, ldw, steps * sizeof(Block), s, steps);
+            const uint8_t* sb = w + s * kStride;
+            // Two 8-row groups are two streams, each prefetched into L1 the bytes kBlocksAhead
+            // blocks of a row ahead (as gemm_kquant_rows8.h's one); past the tile's end, the
+            // same stream of the next tile, 16 rows on, so that both of its streams start warm.
+            if constexpr (Rows::kInterleaved) {
+                constexpr int64_t kAhead = kBlocksAhead * sizeof(Block) / kStride;
+                const int64_t at = s + kAhead;
+                const uint8_t* next = at < steps ? w + at * kStride : w + 16 * ldw + (at - steps) * kStride;
+                prefetch_bytes(next, kStride);
+                if (rows.second) prefetch_bytes(next + rows.second, kStride);
+            } else {
+                prefetch_rows_share<16>(w + 16 * ldw, ldw, steps * sizeof(Block), s, steps);
+            }
             const Act* a = reinterpret_cast<const Act*>(x + s * ldx) + t0;
             const Form form(sb, rows);
             __m512i total[NT];

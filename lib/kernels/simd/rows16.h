@@ -1,7 +1,8 @@
 // kernels/simd/rows16.h — AVX-512 only: 16 weight rows in the int32 lanes of a vector, what
 // the few-token products that take a row per lane share (gemm_kquant_rows16.h,
 // gemm_legacy_rows16.h): a tile's row starts, the transposition of the rows' dwords to one
-// vector per position, F16 values by lane, IQ4 codes by lookup.
+// vector per position (or their loads from two 8-row groups), F16 values by lane, IQ4 codes
+// by lookup.
 // Must not touch: any weight type's layout.
 #pragma once
 
@@ -28,6 +29,13 @@ struct RowSpan {
         const __m512i row = _mm512_maskz_mov_epi32(_mm512_cmplt_epi32_mask(lane_rows(), _mm512_set1_epi32(nr)), lane_rows());
         lanes = _mm512_mullo_epi32(row, _mm512_set1_epi32(static_cast<int>(ldw)));
     }
+    // The dwords from byte `offset` of each row's block, one vector each in lane_rows()
+    // order (transpose4, transpose8 below), and its F16 value there (halves16): what the
+    // K-quant forms that also read the 8-row layouts take (Interleaved16).
+    static constexpr bool kInterleaved = false;
+    void dwords4(const uint8_t* block, size_t offset, __m512i (&out)[4]) const;
+    void dwords8(const uint8_t* block, size_t offset, __m512i (&out)[8]) const;
+    __m512 halves(const uint8_t* block, size_t offset) const;
 };
 
 // The 8 dwords at w + rows.at[r] (r = 0..15) as 8 vectors: lane L of out[i] is dword i of
@@ -82,6 +90,37 @@ inline void transpose4(const uint8_t* w, const RowSpan& rows, __m512i (&out)[4])
     out[3] = _mm512_permutex2var_epi32(lo13, high, hi13);
 }
 
+inline void RowSpan::dwords4(const uint8_t* block, size_t offset, __m512i (&out)[4]) const { transpose4(block + offset, *this, out); }
+inline void RowSpan::dwords8(const uint8_t* block, size_t offset, __m512i (&out)[8]) const { transpose8(block + offset, *this, out); }
+
+// Interleaved16 stands where RowSpan does for two 8-row groups (tensor/repack.h: Q4_K_R8,
+// Q6_K_R8), the second 8 ldw on from the first (or the first again when nr <= 8: read,
+// never stored): each of their dword vectors (8 rows) is one load, and the two join in
+// lane_rows() order, rows 0-3, 8-11, 4-7, 12-15, with one permutation, where 16 rows as
+// stored take 3 shuffles a vector (transpose8). halves loads the 8 F16 values of each
+// group that follow its dwords (Q6_K's d).
+struct Interleaved16 {
+    static constexpr bool kInterleaved = true;
+    size_t second;
+    Interleaved16(size_t ldw, int nr) : second(nr > 8 ? 8 * ldw : 0) {}
+    __m512i join(const uint8_t* a) const {
+        const __m512i lo = _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a)));
+        const __m512i hi = _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + second)));
+        return _mm512_permutex2var_epi64(lo, _mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11), hi);
+    }
+    template <int N>
+    void dwords(const uint8_t* block, size_t offset, __m512i (&out)[N]) const {
+        for (int i = 0; i < N; ++i) out[i] = join(block + 8 * offset + 32 * i);
+    }
+    void dwords4(const uint8_t* block, size_t offset, __m512i (&out)[4]) const { dwords(block, offset, out); }
+    void dwords8(const uint8_t* block, size_t offset, __m512i (&out)[8]) const { dwords(block, offset, out); }
+    __m512 halves(const uint8_t* block, size_t offset) const {
+        const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 8 * offset));
+        const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block + second + 8 * offset));
+        return _mm512_cvtph_ps(_mm256_set_m128i(_mm_unpackhi_epi64(a, b), _mm_unpacklo_epi64(a, b)));
+    }
+};
+
 // A dword in every lane, loaded as such (vpdpbusd's {1to16} operand): a broadcast from a
 // general register would take a vector pipe.
 inline __m512i dword16(const void* p) { return _mm512_broadcastd_epi32(_mm_loadu_si32(p)); }
@@ -99,6 +138,8 @@ inline __m512 leading_halves16(const uint8_t* w, const RowSpan& rows) {
     const __m512i dwords = _mm512_i32gather_epi32(rows.lanes, w, 1);
     return _mm512_cvtph_ps(_mm512_cvtepi32_epi16(dwords));
 }
+
+inline __m512 RowSpan::halves(const uint8_t* block, size_t offset) const { return halves16(block + offset, *this); }
 
 // IQ4 codes (bytes 0..15) to their table values + 128 (1..241, unsigned for vpdpbusd).
 inline __m512i iq4_unsigned16(__m512i codes) {
