@@ -167,10 +167,8 @@ DType activation_type(DType w) {
 }
 
 DType resident_layout(DType file, int64_t rows) {
-    if (active_isa() != Isa::Scalar) {
-        for (DType r8 : {DType::Q4_K_R8, DType::Q6_K_R8})
-            if (file_type_of_r8(r8) == file && can_keep_as(file, r8, rows)) return r8;
-    }
+    const std::optional<DType> r8 = r8_layout_of(file);
+    if (active_isa() != Isa::Scalar && r8 && can_keep_as(file, *r8, rows)) return *r8;
     return file == DType::Q4_K ? DType::Q4_K_R : file;
 }
 

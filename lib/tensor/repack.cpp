@@ -92,9 +92,21 @@ void q4_k_from_resident(const void* src, void* dst, int64_t blocks) {
     for (int64_t i = 0; i < blocks; ++i) swap_pieces(r[i], n[i]);
 }
 
+// The 8-row layouts and their file types, which both lookups below read.
+struct R8Pair {
+    DType file, layout;
+};
+constexpr R8Pair kR8Pairs[] = {{DType::Q4_K, DType::Q4_K_R8}, {DType::Q6_K, DType::Q6_K_R8}};
+
 std::optional<DType> file_type_of_r8(DType layout) {
-    if (layout == DType::Q4_K_R8) return DType::Q4_K;
-    if (layout == DType::Q6_K_R8) return DType::Q6_K;
+    for (const R8Pair& p : kR8Pairs)
+        if (p.layout == layout) return p.file;
+    return std::nullopt;
+}
+
+std::optional<DType> r8_layout_of(DType file) {
+    for (const R8Pair& p : kR8Pairs)
+        if (p.file == file) return p.layout;
     return std::nullopt;
 }
 

@@ -51,6 +51,8 @@ void q4_k_from_resident(const void* src, void* dst, int64_t blocks);
 // The file type an 8-row layout is made from (Q4_K for Q4_K_R8, Q6_K for Q6_K_R8), or
 // nullopt for any other type.
 std::optional<DType> file_type_of_r8(DType layout);
+// The other way: the 8-row layout of file type `file`, or nullopt if it has none.
+std::optional<DType> r8_layout_of(DType file);
 
 // Row r (0..7) of the 8-row group at `group` (layout Q4_K_R8 or Q6_K_R8, `blocks` blocks a
 // row) back in its file type's order at dst.
