@@ -373,20 +373,15 @@ struct Rows16 {
     static void tile(const uint8_t* w, size_t ldw, int nr, int64_t steps, const uint8_t* x, size_t ldx, int64_t t0, float* Y,
                      size_t ldy) {
         const Rows rows(ldw, nr);
-        constexpr size_t kStride = (Rows::kInterleaved ? 8 : 1) * sizeof(Block);
+        constexpr size_t kStride = Rows::kInterleave * sizeof(Block);
         __m512 acc[NT];
         for (int t = 0; t < NT; ++t) acc[t] = _mm512_setzero_ps();
         for (int64_t s = 0; s < steps; ++s) {
             const uint8_t* sb = w + s * kStride;
-            // Two 8-row groups are two streams, each prefetched into L1 the bytes kBlocksAhead
-            // blocks of a row ahead (as gemm_kquant_rows8.h's one); past the tile's end, the
-            // same stream of the next tile, 16 rows on, so that both of its streams start warm.
-            if constexpr (Rows::kInterleaved) {
-                constexpr int64_t kAhead = kBlocksAhead * sizeof(Block) / kStride;
-                const int64_t at = s + kAhead;
-                const uint8_t* next = at < steps ? w + at * kStride : w + 16 * ldw + (at - steps) * kStride;
-                prefetch_bytes(next, kStride);
-                if (rows.second) prefetch_bytes(next + rows.second, kStride);
+            // Two 8-row groups are two streams, each continuing into its twin of the next tile.
+            if constexpr (Rows::kInterleave > 1) {
+                prefetch_group_ahead<Block>(w, s, steps, 16 * ldw);
+                if (rows.second) prefetch_group_ahead<Block>(w + rows.second, s, steps, 16 * ldw);
             } else {
                 prefetch_rows_share<16>(w + 16 * ldw, ldw, steps * sizeof(Block), s, steps);
             }

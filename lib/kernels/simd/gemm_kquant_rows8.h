@@ -344,17 +344,12 @@ struct Rows8 {
     static void tile(const uint8_t* w, size_t ldw, int nr, int64_t steps, const uint8_t* x, size_t ldx, int64_t t0, float* Y,
                      size_t ldy) {
         const Rows rows(ldw, nr);
-        constexpr size_t kStride = (Rows::kInterleaved ? 8 : 1) * sizeof(Block);
+        constexpr size_t kStride = Rows::kInterleave * sizeof(Block);
         __m256 acc[NT];
         for (int t = 0; t < NT; ++t) acc[t] = _mm256_setzero_ps();
         for (int64_t s = 0; s < steps; ++s) {
             const uint8_t* sb = w + s * kStride;
-            // An 8-row group is one stream: as narrow_row, the bytes kBlocksAhead blocks of
-            // a row later into L1 (4 super-blocks of the group on). The next group's share
-            // into L2, as the stored rows take it, stalled on its 18 prefetches a super-block:
-            // 1B Q4_K_M decoding on AVX2 (strata-bench --threads 2 --tg 64, three alternating
-            // rounds, Q4_K_R8 only) 55 tok/s, and 66-68 this way, against Q4_K_R's 62-64.
-            if constexpr (Rows::kInterleaved) prefetch_bytes(sb + kBlocksAhead * sizeof(Block), kStride);
+            if constexpr (Rows::kInterleave > 1) prefetch_group_ahead<Block>(w, s, steps, 8 * ldw);
             else prefetch_rows_share<8>(w + 8 * ldw, ldw, steps * sizeof(Block), s, steps);
             const Act* a[NT];
             for (int t = 0; t < NT; ++t) a[t] = reinterpret_cast<const Act*>(x + (t0 + t) * ldx) + s;

@@ -32,7 +32,7 @@ struct RowSpan {
     // The dwords from byte `offset` of each row's block, one vector each in lane_rows()
     // order (transpose4, transpose8 below), and its F16 value there (halves16): what the
     // K-quant forms that also read the 8-row layouts take (Interleaved16).
-    static constexpr bool kInterleaved = false;
+    static constexpr int kInterleave = 1;  // blocks of a super-block: one row's
     void dwords4(const uint8_t* block, size_t offset, __m512i (&out)[4]) const;
     void dwords8(const uint8_t* block, size_t offset, __m512i (&out)[8]) const;
     __m512 halves(const uint8_t* block, size_t offset) const;
@@ -100,7 +100,7 @@ inline void RowSpan::dwords8(const uint8_t* block, size_t offset, __m512i (&out)
 // stored take 3 shuffles a vector (transpose8). halves loads the 8 F16 values of each
 // group that follow its dwords (Q6_K's d).
 struct Interleaved16 {
-    static constexpr bool kInterleaved = true;
+    static constexpr int kInterleave = 8;  // blocks of a super-block in each group
     size_t second;
     Interleaved16(size_t ldw, int nr) : second(nr > 8 ? 8 * ldw : 0) {}
     __m512i join(const uint8_t* a) const {

@@ -23,7 +23,7 @@ struct RowSpan8 {
     RowSpan8(size_t ldw, int nr) {
         for (int r = 0; r < 8; ++r) at[r] = r < nr ? r * ldw : 0;
     }
-    static constexpr bool kInterleaved = false;
+    static constexpr int kInterleave = 1;  // blocks of a super-block: one row's
     void dwords4(const uint8_t* block, size_t offset, __m256i* out) const;
     void dwords8(const uint8_t* block, size_t offset, __m256i (&out)[8], int second = 16) const;
     __m256 halves(const uint8_t* block, size_t offset) const;
@@ -64,7 +64,7 @@ inline void RowSpan8::dwords8(const uint8_t* block, size_t offset, __m256i (&out
 // RowSpan8's transpose, and halves (the F16 value at `offset` of each row's block, by lane)
 // loads the 8 values that follow the dwords (Q6_K's d, past its last whole dword).
 struct Interleaved8 {
-    static constexpr bool kInterleaved = true;
+    static constexpr int kInterleave = 8;  // blocks of a super-block: the group's 8 rows'
     Interleaved8(size_t, int) {}
     void dwords4(const uint8_t* block, size_t offset, __m256i* out) const {
         for (int i = 0; i < 4; ++i) out[i] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 8 * offset + 32 * i));
