@@ -147,19 +147,20 @@ bool can_be_weight(DType w) {
         case DType::F32: case DType::F16: case DType::BF16:
         case DType::Q4_0: case DType::Q4_1: case DType::Q5_0: case DType::Q5_1: case DType::Q8_0:
         case DType::Q2_K: case DType::Q3_K: case DType::Q4_K: case DType::Q5_K: case DType::Q6_K:
-        case DType::IQ4_NL: case DType::IQ4_XS: case DType::Q4_K_R: case DType::Q4_K_R8: case DType::Q6_K_R8:
+        case DType::IQ4_NL: case DType::IQ4_XS: case DType::Q4_K_R:
             return true;
-        default: return false;
+        default: return file_type_of_r8(w).has_value();
     }
 }
 
 DType activation_type(DType w) {
+    if (const std::optional<DType> file = file_type_of_r8(w)) w = *file;
     switch (w) {
         case DType::F32: case DType::F16: case DType::BF16: return w;
         case DType::Q4_0: case DType::Q5_0: case DType::Q8_0: case DType::IQ4_NL: return DType::Q8_0;
         case DType::Q4_1: case DType::Q5_1: return DType::Q8_1;
         case DType::Q2_K: case DType::Q3_K: case DType::Q4_K: case DType::Q5_K: case DType::Q6_K:
-        case DType::IQ4_XS: case DType::Q4_K_R: case DType::Q4_K_R8: case DType::Q6_K_R8:
+        case DType::IQ4_XS: case DType::Q4_K_R:
             return DType::Q8_K;
         default: break;
     }
@@ -167,8 +168,8 @@ DType activation_type(DType w) {
 }
 
 DType resident_layout(DType file, int64_t rows) {
-    const std::optional<DType> r8 = r8_layout_of(file);
-    if (active_isa() != Isa::Scalar && r8 && can_keep_as(file, *r8, rows)) return *r8;
+    const DType chosen = table().resident[slot(file)];
+    if (can_keep_as(file, chosen, rows)) return chosen;
     return file == DType::Q4_K ? DType::Q4_K_R : file;
 }
 

@@ -309,7 +309,7 @@ void gemm_by_dots(int64_t k, const void* W, size_t ldw, int64_t r0, int64_t r1, 
         for (int64_t t = 0; t < nt; ++t) Y[t * ldy + r] = dot(w + r * ldw, x + t * ldx, k);
 }
 
-// An 8-row layout (tensor/repack.h: Q4_K_R8, Q6_K_R8): each row back in its file type's
+// An 8-row layout (tensor/repack.h: Q4_K_R8, ...): each row back in its file type's
 // order out of its group, then through that type's dot.
 template <DType Layout, Dot dot>
 void gemm_by_r8_rows(int64_t k, const void* W, size_t ldw, int64_t r0, int64_t r1, const void* X, size_t ldx, int64_t nt, float* Y,
@@ -340,6 +340,8 @@ void install_scalar_gemm(Table& t) {
     t.gemm[slot(DType::Q4_K_R)] = gemm_by_dots<dot_q4_k_r>;
     t.gemm[slot(DType::Q4_K_R8)] = gemm_by_r8_rows<DType::Q4_K_R8, dot_q4_k>;
     t.gemm[slot(DType::Q6_K_R8)] = gemm_by_r8_rows<DType::Q6_K_R8, dot_q6_k>;
+    t.gemm[slot(DType::Q5_K_R8)] = gemm_by_r8_rows<DType::Q5_K_R8, dot_q5_k>;
+    t.gemm[slot(DType::IQ4_XS_R8)] = gemm_by_r8_rows<DType::IQ4_XS_R8, dot_iq4_xs>;
     t.gemm[slot(DType::Q5_K)] = gemm_by_dots<dot_q5_k>;
     t.gemm[slot(DType::Q6_K)] = gemm_by_dots<dot_q6_k>;
     t.gemm[slot(DType::IQ4_NL)] = gemm_by_dots<dot_iq4_nl>;

@@ -27,6 +27,9 @@ constexpr size_t slot(DType t) { return static_cast<size_t>(t); }
 struct Table {
     GemmFn gemm[kTypeSlots] = {};        // by weight type
     ConvertFn convert[kTypeSlots] = {};  // by activation type
+    // By file type: the layout (tensor/repack.h) this variant's products read a resident
+    // tensor fastest in, where its rows allow it (kernels.h's resident_layout).
+    DType resident[kTypeSlots] = {};
     void (*rms_norm)(const float* x, const float* w, float* y, int64_t n, float eps) = nullptr;
     void (*silu_mul)(float* g, const float* u, int64_t n) = nullptr;
     void (*gelu_mul)(float* g, const float* u, int64_t n) = nullptr;

@@ -39,6 +39,8 @@ enum class DType : uint32_t {
     Q4_K_R = 100,
     Q4_K_R8 = 101,
     Q6_K_R8 = 102,
+    Q5_K_R8 = 103,
+    IQ4_XS_R8 = 104,
 };
 
 struct DTypeInfo {
@@ -77,6 +79,8 @@ inline constexpr DTypeInfo kDTypeTable[] = {
     {DType::Q4_K_R, "Q4_K_R", 256, 144, false},
     {DType::Q4_K_R8, "Q4_K_R8", 256, 144, false},
     {DType::Q6_K_R8, "Q6_K_R8", 256, 210, false},
+    {DType::Q5_K_R8, "Q5_K_R8", 256, 176, false},
+    {DType::IQ4_XS_R8, "IQ4_XS_R8", 256, 136, false},
 };
 
 // One past the largest type id of the table: arrays indexed by type id have this size.

@@ -96,7 +96,10 @@ void q4_k_from_resident(const void* src, void* dst, int64_t blocks) {
 struct R8Pair {
     DType file, layout;
 };
-constexpr R8Pair kR8Pairs[] = {{DType::Q4_K, DType::Q4_K_R8}, {DType::Q6_K, DType::Q6_K_R8}};
+constexpr R8Pair kR8Pairs[] = {{DType::Q4_K, DType::Q4_K_R8},
+                               {DType::Q5_K, DType::Q5_K_R8},
+                               {DType::Q6_K, DType::Q6_K_R8},
+                               {DType::IQ4_XS, DType::IQ4_XS_R8}};
 
 std::optional<DType> file_type_of_r8(DType layout) {
     for (const R8Pair& p : kR8Pairs)

@@ -12,15 +12,16 @@
 // per 32 bytes sums every group in lanes of its own, and the group scales are applied once
 // per super-block (kernels/simd/gemm_kquant_resident.h). Products of several tokens read
 // Q4_K's vectors back as two 16-byte loads each.
-// Q4_K_R8 and Q6_K_R8, from Q4_K and Q6_K, 8 rows at a time (rows 8g .. 8g + 7, for
-// tensors whose rows, or rows per slice of a 3-D tensor, are a multiple of 8): the 8 rows'
-// super-block s (8 blocks) starts at byte 8 (block size) s of the group, which starts where
-// row 8g did. Within it dword c of row r's block is at byte 4 (8c + r), and the bytes of
-// the block past its last whole dword (Q6_K's d: 210 bytes are 52 dwords and 2 bytes)
-// follow all of those, row after row. So 32 bytes hold one dword of every row, and the 8
-// rows' d one 16-byte vector: a product with a row in each int32 lane
-// (kernels/simd/gemm_kquant_r8.h) reads each as it is, where the file's order takes a
-// transposition, and the 8 rows are one sequential stream.
+// The 8-row layouts Q4_K_R8, Q5_K_R8, Q6_K_R8 and IQ4_XS_R8, from Q4_K, Q5_K, Q6_K and
+// IQ4_XS, 8 rows at a time (rows 8g .. 8g + 7, for tensors whose rows, or rows per slice
+// of a 3-D tensor, are a multiple of 8): the 8 rows' super-block s (8 blocks) starts at
+// byte 8 (block size) s of the group, which starts where row 8g did. Within it dword c of
+// row r's block is at byte 4 (8c + r), and the bytes of the block past its last whole
+// dword (Q6_K's d: 210 bytes are 52 dwords and 2 bytes) follow all of those, row after
+// row. So 32 bytes hold one dword of every row, and the 8 rows' d one 16-byte vector: a
+// product with a row in each int32 lane (kernels/simd/gemm_kquant_r8.h) reads each as it
+// is, where the file's order takes a transposition, and the 8 rows are one sequential
+// stream.
 // Owns: which file types have which layouts, and the conversions both ways.
 // Must not touch: files, kernels, models.
 #pragma once
@@ -33,7 +34,7 @@
 
 namespace strata {
 
-// Rows an 8-row group (Q4_K_R8, Q6_K_R8) holds.
+// Rows an 8-row group holds.
 inline constexpr int kR8Rows = 8;
 
 // Whether a tensor of file type `file` whose slices have `rows` rows each can be kept in
@@ -48,14 +49,14 @@ void rearrange(DType file, DType layout, void* data, int64_t rows, size_t row_by
 // Q4_K_R blocks back to Q4_K: `blocks` super-blocks from src to dst (not overlapping).
 void q4_k_from_resident(const void* src, void* dst, int64_t blocks);
 
-// The file type an 8-row layout is made from (Q4_K for Q4_K_R8, Q6_K for Q6_K_R8), or
-// nullopt for any other type.
+// The file type an 8-row layout is made from (Q4_K for Q4_K_R8, ...), or nullopt for any
+// other type.
 std::optional<DType> file_type_of_r8(DType layout);
 // The other way: the 8-row layout of file type `file`, or nullopt if it has none.
 std::optional<DType> r8_layout_of(DType file);
 
-// Row r (0..7) of the 8-row group at `group` (layout Q4_K_R8 or Q6_K_R8, `blocks` blocks a
-// row) back in its file type's order at dst.
+// Row r (0..7) of the 8-row group at `group` (an 8-row layout, `blocks` blocks a row) back
+// in its file type's order at dst.
 void row_from_r8(DType layout, const void* group, int r, void* dst, int64_t blocks);
 
 }  // namespace strata

@@ -232,7 +232,7 @@ BOOST_AUTO_TEST_CASE(q4_k_r_is_q4_k_rearranged) {
 // out of its group as it was, row r's dword c of block s sits at 4 (8c + r % 8) of the
 // group's block s, and Q6_K's last 2 bytes (d) follow the dwords row after row.
 BOOST_AUTO_TEST_CASE(r8_layouts_interleave_eight_rows) {
-    for (DType layout : {DType::Q4_K_R8, DType::Q6_K_R8}) {
+    for (DType layout : {DType::Q4_K_R8, DType::Q5_K_R8, DType::Q6_K_R8, DType::IQ4_XS_R8}) {
         const DType file = *file_type_of_r8(layout);
         BOOST_TEST_CONTEXT(dtype_name(layout)) {
             BOOST_TEST(can_keep_as(file, layout, 16));
@@ -265,7 +265,7 @@ BOOST_AUTO_TEST_CASE(r8_layouts_interleave_eight_rows) {
     }
     BOOST_TEST(!file_type_of_r8(DType::Q4_K_R).has_value());
     BOOST_TEST((r8_layout_of(DType::Q6_K) == DType::Q6_K_R8));
-    BOOST_TEST(!r8_layout_of(DType::Q5_K).has_value());
+    BOOST_TEST(!r8_layout_of(DType::Q8_0).has_value());
     uint8_t row[144];
     BOOST_CHECK_THROW(row_from_r8(DType::Q4_K_R, row, 0, row, 1), std::invalid_argument);
     BOOST_CHECK_THROW(rearrange(DType::Q5_K, DType::Q6_K_R8, nullptr, 8, 176), std::invalid_argument);

@@ -26,14 +26,27 @@ constexpr GemmFn kquant_gemm() {
 #endif
 }
 
-// The 8-row layouts' lanes: AVX-512 two groups a tile, AVX2 one.
+// The 8-row layouts' lanes: AVX-512 two groups a tile, AVX2 one (IQ4_XS has no 8-row lanes
+// there: vpmaddubsw's int16 pair sums would overflow on its signed values, so it keeps the
+// file's order and gemm_kquant.h's paths).
 #if defined(STRATA_SIMD_AVX512)
 using R8Q4K = simd::Lanes16<V, simd::Q4K, simd::Rows16Q4KOf<false>>;
+using R8Q5K = simd::Lanes16<V, simd::Q5K, simd::Rows16Q5K>;
 using R8Q6K = simd::Lanes16<V, simd::Q6K, simd::Rows16Q6K>;
+using R8IQ4XS = simd::Lanes16<V, simd::IQ4XS, simd::Rows16IQ4XS>;
 #else
 using R8Q4K = simd::Lanes8<simd::Rows8Q4KOf<false>>;
+using R8Q5K = simd::Lanes8<simd::Rows8Q5K>;
 using R8Q6K = simd::Lanes8<simd::Rows8Q6K>;
 #endif
+
+// Installs an 8-row layout's product and makes it the file type's resident layout.
+template <class Lanes>
+void install_r8(Table& t, DType file) {
+    const DType layout = *r8_layout_of(file);
+    t.gemm[slot(layout)] = simd::KQuantR8<V, Lanes>::run;
+    t.resident[slot(file)] = layout;
+}
 
 }  // namespace
 
@@ -42,8 +55,12 @@ void install_kquant_gemm(Table& t) {
     t.gemm[slot(DType::Q3_K)] = kquant_gemm<simd::Q3K>();
     t.gemm[slot(DType::Q4_K)] = kquant_gemm<simd::Q4K>();
     t.gemm[slot(DType::Q4_K_R)] = simd::Q4KResident<V, kquant_gemm<simd::Q4KR>()>::run;
-    t.gemm[slot(DType::Q4_K_R8)] = simd::KQuantR8<V, R8Q4K>::run;
-    t.gemm[slot(DType::Q6_K_R8)] = simd::KQuantR8<V, R8Q6K>::run;
+    install_r8<R8Q4K>(t, DType::Q4_K);
+    install_r8<R8Q5K>(t, DType::Q5_K);
+    install_r8<R8Q6K>(t, DType::Q6_K);
+#if defined(STRATA_SIMD_AVX512)
+    install_r8<R8IQ4XS>(t, DType::IQ4_XS);
+#endif
     t.gemm[slot(DType::Q5_K)] = kquant_gemm<simd::Q5K>();
     t.gemm[slot(DType::Q6_K)] = kquant_gemm<simd::Q6K>();
     t.gemm[slot(DType::IQ4_XS)] = kquant_gemm<simd::IQ4XS>();

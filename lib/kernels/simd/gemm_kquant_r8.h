@@ -1,14 +1,15 @@
-// kernels/simd/gemm_kquant_r8.h — products of the 8-row layouts Q4_K_R8 and Q6_K_R8
-// (tensor/repack.h: Q4_K's or Q6_K's rows interleaved by dword, 8 at a time, at load)
-// against Q8_K activations, for every token count, in the lanes with a row per int32 lane:
-// AVX2 gemm_kquant_rows8.h's (one vpmaddubsw per position and token, int16 sums of
-// positions before one vpmaddwd by the 8 rows' scale), AVX-512 gemm_kquant_rows16.h's over
-// two groups (one vpdpbusd per position and token, a vpmulld per group, the activations in
-// gemm_kquant_quads.h's copy). Each vector of a dword of 8 rows is read as it is stored,
-// where the file's order takes a transposition (per super-block and 8 rows, Q4_K 4 of 8 x 8
-// dwords and one of 4 x 8, Q6_K 6 and one), and from one token on: a group is one
-// sequential stream, where 8 rows in the file's order are 8 short ones (which is why the
-// file's types take the lanes only from 2 or more tokens, and narrow_row below).
+// kernels/simd/gemm_kquant_r8.h — products of the 8-row layouts Q4_K_R8, Q5_K_R8, Q6_K_R8
+// and IQ4_XS_R8 (tensor/repack.h: the file type's rows interleaved by dword, 8 at a time,
+// at load) against Q8_K activations, for every token count, in the lanes with a row per
+// int32 lane: AVX2 gemm_kquant_rows8.h's (one vpmaddubsw per position and token, int16 sums
+// of positions before one vpmaddwd by the 8 rows' scale; not IQ4_XS, whose signed values
+// would overflow those sums), AVX-512 gemm_kquant_rows16.h's over two groups (one vpdpbusd
+// per position and token, a vpmulld per group, the activations in gemm_kquant_quads.h's
+// copy). Each vector of a dword of 8 rows is read as it is stored, where the file's order
+// takes a transposition (per super-block and 8 rows, Q4_K 4 of 8 x 8 dwords and one of 4 x
+// 8, Q5_K 5 and one, Q6_K 6 and one, IQ4_XS 4 and one), and from one token on: a group is
+// one sequential stream, where 8 rows in the file's order are 8 short ones (which is why
+// the file's types take the lanes only from 2 or more tokens).
 // Must not touch: the file types' products, other weight types.
 #pragma once
 

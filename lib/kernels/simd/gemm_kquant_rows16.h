@@ -31,7 +31,7 @@
 // 209-229; Q3_K 2 tokens 80-84 -> 99-106, 8 tokens 120-144 -> 196-208; from DRAM, 2 threads,
 // 8 tokens Q2_K 170-239 -> 253-365, Q3_K 217-226 -> 333-405. 8 sessions of 1B Q3_K_M 126-132
 // -> 132-153 tok/s.
-// The Q4_K and Q6_K forms also read two groups of the 8-row layouts (rows16.h's
+// The Q4_K, Q5_K, Q6_K and IQ4_XS forms also read two groups of the 8-row layouts (rows16.h's
 // Interleaved16 in place of RowSpan: gemm_kquant_r8.h), for every token count.
 // Must not touch: other weight types, Q4_K's and Q6_K's last rows of a range (the quad lanes).
 #pragma once
@@ -170,10 +170,10 @@ struct Rows16Q5K : Rows16Q4KOf<false> {
     using Type = Q5K;
     using Rows16Q4KOf::Rows16Q4KOf;  // the same header: d, dmin, 12 scale bytes
 
-    template <class F>
-    static void groups(const uint8_t* w, const RowSpan& rows, F&& f) {
+    template <class Rows, class F>
+    static void groups(const uint8_t* w, const Rows& rows, F&& f) {
         __m512i high[8];
-        transpose8(w + offsetof(Block, qh), rows, high);
+        rows.dwords8(w, offsetof(Block, qh), high);
         nibble_groups<false>(w, offsetof(Block, qs), rows, f, [&](int g, int j, __m512i u) {
             // u | (bit 4 of each byte of the rotated qh)
             return _mm512_ternarylogic_epi32(u, _mm512_rolv_epi32(high[j], _mm512_set1_epi32((4 - g) & 31)), _mm512_set1_epi8(0x10), 0xF8);
@@ -241,9 +241,10 @@ struct Rows16IQ4XS {
     __m512i scale[8], pair[4];
     __m512 d, dc;
 
-    Rows16IQ4XS(const uint8_t* w, const RowSpan& rows) {
+    template <class Rows>
+    Rows16IQ4XS(const uint8_t* w, const Rows& rows) {
         __m512i h[4];  // d and scales_h, scales_l, the first qs
-        transpose4(w, rows, h);
+        rows.dwords4(w, 0, h);
         auto bits = [](__m512i v, int at, int mask) {
             return _mm512_and_si512(_mm512_srlv_epi32(v, _mm512_set1_epi32(at)), _mm512_set1_epi32(mask));
         };
@@ -262,11 +263,11 @@ struct Rows16IQ4XS {
     // f(g, u) for g = 0..7. Chunk c (32 qs bytes) holds groups 2c (dwords 0-3) and 2c + 1
     // (4-7); position j < 4 is the low nibbles of the group's dword j, j >= 4 the high ones
     // of dword j - 4.
-    template <class F>
-    static void groups(const uint8_t* w, const RowSpan& rows, F&& f) {
+    template <class Rows, class F>
+    static void groups(const uint8_t* w, const Rows& rows, F&& f) {
         for (int c = 0; c < 4; ++c) {
             __m512i v[8];
-            transpose8(w + offsetof(Block, qs) + 32 * c, rows, v);
+            rows.dwords8(w, offsetof(Block, qs) + 32 * c, v);
             for (int half = 0; half < 2; ++half) {
                 __m512i u[8];
                 for (int j = 0; j < 8; ++j) {

@@ -1,14 +1,14 @@
 // kernels/simd/gemm_kquant_rows8.h — AVX2: Q2_K, Q3_K, Q4_K, Q5_K and Q6_K products of 8
 // rows and up to 8 tokens (batched decode, and prefill 8 tokens at a time: gemm_driver.h's
 // kFusedAll) with a row in each int32 lane, the AVX2 counterpart of gemm_kquant_rows16.h;
-// both variants' products of the 8-row layouts (gemm_kquant_r8.h) take the Q4_K and Q6_K
-// forms with Interleaved8 in place of RowSpan8 (rows8.h). A super-block's quant dwords are
-// transposed across 8 rows to one vector per position (lane = row), so a token's 4 activations at a position are one
-// dword broadcast to all lanes (a load, no vector pipe). AVX2 has no byte dot product
-// into int32: each position is one vpmaddubsw, and the int16 pair sums of up to kSpan
-// positions are added as int16 (no overflow: Q4_K 8 x 2 x 15 x 128, Q6_K 2 x 2 x 63 x 128,
-// Q2_K and Q3_K a whole group of 4, 4 x 2 x 7 x 128)
-// before one vpmaddwd by the 8 rows' group scale (as int16 pairs) takes them to int32.
+// its products of the 8-row layouts (gemm_kquant_r8.h) take the Q4_K, Q5_K and Q6_K forms
+// with Interleaved8 in place of RowSpan8 (rows8.h). A super-block's quant dwords are
+// transposed across 8 rows to one vector per position (lane = row), so a token's 4
+// activations at a position are one dword broadcast to all lanes (a load, no vector pipe).
+// AVX2 has no byte dot product into int32: each position is one vpmaddubsw, and the int16
+// pair sums of up to kSpan positions are added as int16 (no overflow: Q4_K 8 x 2 x 15 x
+// 128, Q6_K 2 x 2 x 63 x 128, Q2_K and Q3_K a whole group of 4, 4 x 2 x 7 x 128) before one
+// vpmaddwd by the 8 rows' group scale (as int16 pairs) takes them to int32.
 // Per super-block and token the mins or offsets are a vpmaddwd per pair of groups
 // (Form::corr): Q2_K, Q3_K and Q6_K against the activations' bsums as they come (a dword
 // per pair of 16), Q4_K and Q5_K against the sums of their groups of 32 (one vpmaddwd and a
@@ -168,10 +168,10 @@ struct Rows8Q5K : Rows8Q4KOf<false> {
     static constexpr int kSpan = 4, kMinTokens = 4;
     using Rows8Q4KOf::Rows8Q4KOf;  // the same header: d, dmin, 12 scale bytes
 
-    template <class F>
-    static void groups(const uint8_t* w, const RowSpan8& rows, F&& f) {
+    template <class Rows, class F>
+    static void groups(const uint8_t* w, const Rows& rows, F&& f) {
         __m256i high[8];
-        transpose8x8(w + offsetof(Block, qh), rows, high);
+        rows.dwords8(w, offsetof(Block, qh), high);
         nibble_groups<false>(w, offsetof(Block, qs), rows, f, [&](int g, int j, __m256i u) {
             const __m256i bit = g < 4 ? _mm256_sll_epi32(high[j], _mm_cvtsi32_si128(4 - g)) : _mm256_srl_epi32(high[j], _mm_cvtsi32_si128(g - 4));
             return _mm256_or_si256(u, _mm256_and_si256(bit, _mm256_set1_epi8(0x10)));
@@ -338,7 +338,7 @@ struct Rows8 {
     // (token t0 + t's super-block s at x + (t0 + t) * ldx + s * sizeof(Act)), stored to Y.
     // The rows are taken whole, as in gemm_kquant_rows16.h: 8 rows are one contiguous run,
     // and the next 8 rows' run is brought into L2 in equal shares as the super-blocks go.
-    // Rows: RowSpan8, or Interleaved8 for an 8-row group (Q4_K_R8, Q6_K_R8: w its start,
+    // Rows: RowSpan8, or Interleaved8 for an 8-row group (an 8-row layout: w its start,
     // super-block s 8 blocks on).
     template <int NT, class Rows = RowSpan8>
     static void tile(const uint8_t* w, size_t ldw, int nr, int64_t steps, const uint8_t* x, size_t ldx, int64_t t0, float* Y,

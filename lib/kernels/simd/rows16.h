@@ -94,7 +94,7 @@ inline void RowSpan::dwords4(const uint8_t* block, size_t offset, __m512i (&out)
 inline void RowSpan::dwords8(const uint8_t* block, size_t offset, __m512i (&out)[8]) const { transpose8(block + offset, *this, out); }
 
 // Interleaved16 stands where RowSpan does for two 8-row groups (tensor/repack.h: Q4_K_R8,
-// Q6_K_R8), the second 8 ldw on from the first (or the first again when nr <= 8: read,
+// ...), the second 8 ldw on from the first (or the first again when nr <= 8: read,
 // never stored): each of their dword vectors (8 rows) is one load, and the two join in
 // lane_rows() order, rows 0-3, 8-11, 4-7, 12-15, with one permutation, where 16 rows as
 // stored take 3 shuffles a vector (transpose8). halves loads the 8 F16 values of each

@@ -58,7 +58,7 @@ inline void RowSpan8::dwords8(const uint8_t* block, size_t offset, __m256i (&out
 }
 
 // Interleaved8 stands where RowSpan8 does for an 8-row group (tensor/repack.h: Q4_K_R8,
-// Q6_K_R8), which holds each dword of its 8 rows' super-block as one vector already:
+// ...), which holds each dword of its 8 rows' super-block as one vector already:
 // dwords4 and dwords8 (both: the dwords from byte `offset` of every row's block, one vector
 // each with a row in each lane; dwords8's last 4 from offset + second) load them where
 // RowSpan8's transpose, and halves (the F16 value at `offset` of each row's block, by lane)
