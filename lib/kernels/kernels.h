@@ -33,9 +33,9 @@ DType activation_type(DType w);
 bool can_be_weight(DType w);
 
 // The layout (tensor/repack.h) the active variant's products read a resident tensor of file
-// type `file` fastest in, `rows` its rows (per slice of a 3-D tensor): on AVX2 the 8-row
-// layouts of Q4_K, Q5_K and Q6_K where the rows allow, on AVX-512 IQ4_XS's too, else Q4_K_R
-// for Q4_K (the scalar reference: only that); other types as they are.
+// type `file` fastest in, `rows` its rows (per slice of a 3-D tensor): with SIMD the 8-row
+// layouts of Q4_K, Q5_K, Q6_K and IQ4_XS where the rows allow, else Q4_K_R for Q4_K (the
+// scalar reference: only that); other types as they are.
 DType resident_layout(DType file, int64_t rows);
 
 // Converts one row of n floats (a multiple of the block size) to activation format at.

@@ -12,23 +12,18 @@
 namespace strata::kernels::detail::STRATA_SIMD_NS {
 namespace {
 
-// AVX-512: the 4 x 4 lane layout for many tokens; AVX2: the K-quants' products in
-// gemm_kquant_rows8.h's lanes for every token count, IQ4_XS's in gemm_kquant.h's paths.
+// AVX-512: the 4 x 4 lane layout for many tokens; AVX2: the products in gemm_kquant_rows8.h's
+// lanes for every token count (fewer than a form's kMinTokens in gemm_kquant.h's narrow_row).
 template <class Type>
 constexpr GemmFn kquant_gemm() {
 #if defined(STRATA_SIMD_AVX512)
     return simd::GemmX4<V, simd::KQuantX4<V, Type>>::run;
 #else
-    if constexpr (std::is_same_v<Type, simd::IQ4XS>)
-        return simd::Gemm<V, simd::KQuant<V, Type>>::run;
-    else
-        return simd::Gemm<V, simd::KQuantRows8<V, Type>>::run;
+    return simd::Gemm<V, simd::KQuantRows8<V, Type>>::run;
 #endif
 }
 
-// The 8-row layouts' lanes: AVX-512 two groups a tile, AVX2 one (IQ4_XS has no 8-row lanes
-// there: vpmaddubsw's int16 pair sums would overflow on its signed values, so it keeps the
-// file's order and gemm_kquant.h's paths).
+// The 8-row layouts' lanes: AVX-512 two groups a tile, AVX2 one.
 #if defined(STRATA_SIMD_AVX512)
 using R8Q4K = simd::Lanes16<V, simd::Q4K, simd::Rows16Q4KOf<false>>;
 using R8Q5K = simd::Lanes16<V, simd::Q5K, simd::Rows16Q5K>;
@@ -38,6 +33,7 @@ using R8IQ4XS = simd::Lanes16<V, simd::IQ4XS, simd::Rows16IQ4XS>;
 using R8Q4K = simd::Lanes8<simd::Rows8Q4KOf<false>>;
 using R8Q5K = simd::Lanes8<simd::Rows8Q5K>;
 using R8Q6K = simd::Lanes8<simd::Rows8Q6K>;
+using R8IQ4XS = simd::Lanes8<simd::Rows8IQ4XS>;
 #endif
 
 // Installs an 8-row layout's product and makes it the file type's resident layout.
@@ -58,9 +54,7 @@ void install_kquant_gemm(Table& t) {
     install_r8<R8Q4K>(t, DType::Q4_K);
     install_r8<R8Q5K>(t, DType::Q5_K);
     install_r8<R8Q6K>(t, DType::Q6_K);
-#if defined(STRATA_SIMD_AVX512)
     install_r8<R8IQ4XS>(t, DType::IQ4_XS);
-#endif
     t.gemm[slot(DType::Q5_K)] = kquant_gemm<simd::Q5K>();
     t.gemm[slot(DType::Q6_K)] = kquant_gemm<simd::Q6K>();
     t.gemm[slot(DType::IQ4_XS)] = kquant_gemm<simd::IQ4XS>();

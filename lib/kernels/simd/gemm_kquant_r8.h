@@ -2,8 +2,8 @@
 // and IQ4_XS_R8 (tensor/repack.h: the file type's rows interleaved by dword, 8 at a time,
 // at load) against Q8_K activations, for every token count, in the lanes with a row per
 // int32 lane: AVX2 gemm_kquant_rows8.h's (one vpmaddubsw per position and token, int16 sums
-// of positions before one vpmaddwd by the 8 rows' scale; not IQ4_XS, whose signed values
-// would overflow those sums), AVX-512 gemm_kquant_rows16.h's over two groups (one vpdpbusd
+// of positions before one vpmaddwd by the 8 rows' scale; IQ4_XS's signed values by their
+// magnitudes and a vpmaddwd per position), AVX-512 gemm_kquant_rows16.h's over two groups (one vpdpbusd
 // per position and token, a vpmulld per group, the activations in gemm_kquant_quads.h's
 // copy). Each vector of a dword of 8 rows is read as it is stored, where the file's order
 // takes a transposition (per super-block and 8 rows, Q4_K 4 of 8 x 8 dwords and one of 4 x

@@ -1,10 +1,11 @@
-// kernels/simd/gemm_kquant_rows8.h — AVX2: Q2_K, Q3_K, Q4_K, Q5_K and Q6_K products of 8
-// rows and up to 8 tokens (batched decode, and prefill 8 tokens at a time: gemm_driver.h's
-// kFusedAll) with a row in each int32 lane, the AVX2 counterpart of gemm_kquant_rows16.h;
-// its products of the 8-row layouts (gemm_kquant_r8.h) take the Q4_K, Q5_K and Q6_K forms
-// with Interleaved8 in place of RowSpan8 (rows8.h). A super-block's quant dwords are
-// transposed across 8 rows to one vector per position (lane = row), so a token's 4
-// activations at a position are one dword broadcast to all lanes (a load, no vector pipe).
+// kernels/simd/gemm_kquant_rows8.h — AVX2: Q2_K, Q3_K, Q4_K, Q5_K, Q6_K and IQ4_XS products
+// of 8 rows and up to 8 tokens (batched decode, and prefill 8 tokens at a time:
+// gemm_driver.h's kFusedAll) with a row in each int32 lane, the AVX2 counterpart of
+// gemm_kquant_rows16.h; its products of the 8-row layouts (gemm_kquant_r8.h) take the Q4_K,
+// Q5_K, Q6_K and IQ4_XS forms with Interleaved8 in place of RowSpan8 (rows8.h). A
+// super-block's quant dwords are transposed across 8 rows to one vector per position (lane
+// = row), so a token's 4 activations at a position are one dword broadcast to all lanes (a
+// load, no vector pipe).
 // AVX2 has no byte dot product into int32: each position is one vpmaddubsw, and the int16
 // pair sums of up to kSpan positions are added as int16 (no overflow: Q4_K 8 x 2 x 15 x
 // 128, Q6_K 2 x 2 x 63 x 128, Q2_K and Q3_K a whole group of 4, 4 x 2 x 7 x 128) before one
@@ -39,6 +40,9 @@
 // 64,512 --shape 4096x4096, two alternating runs, GFLOP/s: Q4_K 106-114 -> 163-176, Q5_K
 // 104-113 -> 148-151, Q6_K 98-116 -> 132-135, Q2_K 106-112 -> 166-169, Q3_K 104-117 ->
 // 111-148; 1B Q4_K_M prefill (strata-bench --pp 512, STRATA_ISA=avx2) 105 -> 151 tok/s.
+// IQ4_XS (its own multiply, below), against narrow_row and the stepped path, 1024x1024 in
+// cache, 1 thread, two runs: 4 tokens about the same (110-113), 8 tokens 103 -> 124-134, 64
+// tokens 91 -> 128-131 GFLOP/s; its 8-row layout 1 token 18-20 -> 21-22 GB/s.
 // Must not touch: other weight types, the AVX-512 variant's own lanes (rows16, quads).
 #pragma once
 
@@ -82,11 +86,28 @@ inline void signed_scales8(const __m256i (&sc)[4], __m256i (&scale)[16], __m256i
     for (int i = 0; i < 8; ++i) pair[i] = _mm256_srai_epi16(to_words<true>(sc[i / 2], 2 * (i % 2), 2 * (i % 2) + 1), PairShift);
 }
 
+// The forms whose values are unsigned bytes: a position's int16 pair sums against a token's
+// 4 activations are one vpmaddubsw.
+struct UnsignedValues {
+    static __m256i mul(__m256i u, __m256i a) { return _mm256_maddubs_epi16(u, a); }
+};
+
+// The F16 words at the low (d) and high (dc) half of every dword of h, by lane: Q4_K's d and
+// dmin, IQ4_XS's d (and its scales_h, unused).
+inline void halves_of_dwords(__m256i h, __m256& d, __m256& dc) {
+    // Words d of the 8 rows in the low 128 bits, dc in the high.
+    const __m256i split = _mm256_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15, 0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7,
+                                           10, 11, 14, 15);
+    const __m256i halves = _mm256_permute4x64_epi64(_mm256_shuffle_epi8(h, split), _MM_SHUFFLE(3, 1, 2, 0));
+    d = _mm256_cvtph_ps(_mm256_castsi256_si128(halves));
+    dc = _mm256_cvtph_ps(_mm256_extracti128_si256(halves, 1));
+}
+
 // Q4_K's 8-row super-block: groups of 32 (8 positions), the 6-bit scales and mins decoded
 // for 8 rows at once (llama.cpp's get_scale_min_k4), d and dmin. Resident: Q4_K_R's, whose
 // chunks are read back from their halves (tensor/repack.h).
 template <bool Resident>
-struct Rows8Q4KOf {
+struct Rows8Q4KOf : UnsignedValues {
     using Block = strata::BlockQ4_K;
     using Type = Q4KOf<Resident>;
     static constexpr int kGroups = 8, kPositions = 8, kSpan = 8, kMinTokens = 2;
@@ -108,12 +129,7 @@ struct Rows8Q4KOf {
         for (int g = 0; g < 8; ++g) scale[g] = to_words<false>(sc[g / 4], g % 4, g % 4);
 #pragma GCC unroll 4
         for (int m = 0; m < 4; ++m) pair[m] = to_words<false>(mn[m / 2], 2 * (m % 2), 2 * (m % 2) + 1);
-        // Words d of the 8 rows in the low 128 bits, dmin in the high.
-        const __m256i split = _mm256_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15, 0, 1, 4, 5, 8, 9, 12, 13, 2, 3,
-                                               6, 7, 10, 11, 14, 15);
-        const __m256i halves = _mm256_permute4x64_epi64(_mm256_shuffle_epi8(h[0], split), _MM_SHUFFLE(3, 1, 2, 0));
-        d = _mm256_cvtph_ps(_mm256_castsi256_si128(halves));
-        dc = _mm256_cvtph_ps(_mm256_extracti128_si256(halves, 1));
+        halves_of_dwords(h[0], d, dc);
     }
 
     // The mins' correction for one token: the bsums summed by group of 32 (int32 by dword,
@@ -134,7 +150,7 @@ struct Rows8Q4KOf {
     // f(g, u): group g's 8 position vectors, for g = 0..7. Chunk c (32 qs bytes) holds
     // groups 2c (low nibbles) and 2c + 1 (high).
     template <class Rows, class F>
-    static void groups(const uint8_t* w, const Rows& rows, F&& f) {
+    [[gnu::always_inline]] static void groups(const uint8_t* w, const Rows& rows, F&& f) {
         nibble_groups<Resident>(w, offsetof(Block, qs), rows, f, [](int, int, __m256i u) { return u; });
     }
 
@@ -169,7 +185,7 @@ struct Rows8Q5K : Rows8Q4KOf<false> {
     using Rows8Q4KOf::Rows8Q4KOf;  // the same header: d, dmin, 12 scale bytes
 
     template <class Rows, class F>
-    static void groups(const uint8_t* w, const Rows& rows, F&& f) {
+    [[gnu::always_inline]] static void groups(const uint8_t* w, const Rows& rows, F&& f) {
         __m256i high[8];
         rows.dwords8(w, offsetof(Block, qh), high);
         nibble_groups<false>(w, offsetof(Block, qs), rows, f, [&](int g, int j, __m256i u) {
@@ -181,7 +197,7 @@ struct Rows8Q5K : Rows8Q4KOf<false> {
 
 // Q6_K's 8-row super-block: groups of 16 (4 positions), the int8 scales, d. The offset of 32
 // is subtracted as 32 * scale against the bsums.
-struct Rows8Q6K {
+struct Rows8Q6K : UnsignedValues {
     using Block = strata::BlockQ6_K;
     using Type = Q6K;
     // From 5 tokens: its unpacking (three transpositions per 128 elements, the high bits)
@@ -207,7 +223,7 @@ struct Rows8Q6K {
     // j of four 32-element runs: A's low nibbles with H's bits 0-1, B's with bits 2-3, A's high
     // nibbles with bits 4-5, B's with bits 6-7.
     template <class Rows, class F>
-    static void groups(const uint8_t* w, const Rows& rows, F&& f) {
+    [[gnu::always_inline]] static void groups(const uint8_t* w, const Rows& rows, F&& f) {
         for (int n = 0; n < 2; ++n) {
             __m256i a[8], b[8], h[8];
             rows.dwords8(w, offsetof(Block, ql) + 64 * n, a);
@@ -251,7 +267,7 @@ void two_bit_groups8(const uint8_t* qs, const RowSpan8& rows, F&& f, High&& high
 
 // Q2_K's 8-row super-block: groups of 16 (4 positions, values to 3: int16 pair sums of the
 // whole group), each group's scale and min from the nibbles of its scale byte, d and dmin.
-struct Rows8Q2K {
+struct Rows8Q2K : UnsignedValues {
     using Block = strata::BlockQ2_K;
     using Type = Q2K;
     static constexpr int kGroups = 16, kPositions = 4, kSpan = 4, kMinTokens = 2;
@@ -278,7 +294,7 @@ struct Rows8Q2K {
     __m256i corr(const strata::BlockQ8_K& a) const { return bsum_corr(pair, a); }
 
     template <class F>
-    static void groups(const uint8_t* w, const RowSpan8& rows, F&& f) {
+    [[gnu::always_inline]] static void groups(const uint8_t* w, const RowSpan8& rows, F&& f) {
         two_bit_groups8(w + offsetof(Block, qs), rows, f,
                         [](int, int, int, __m256i low) { return _mm256_and_si256(low, _mm256_set1_epi8(0x03)); });
     }
@@ -288,7 +304,7 @@ struct Rows8Q2K {
 // where the hmask bit is set (the weight is u - 4; to 7: int16 pair sums of the whole group),
 // the 6-bit scales (q3k_scale_words on dwords for 8 rows), d. The offset of 4 is 4 * scale
 // against the bsums.
-struct Rows8Q3K {
+struct Rows8Q3K : UnsignedValues {
     using Block = strata::BlockQ3_K;
     using Type = Q3K;
     static constexpr int kGroups = 16, kPositions = 4, kSpan = 4, kMinTokens = 3;  // with 2 narrow_row was as fast (kernel_bench, in cache)
@@ -317,7 +333,7 @@ struct Rows8Q3K {
     // two_bit_groups8, plus 4 where bit 4n + s of the bytes of hmask dword 4h + j is set
     // (shifted to bit 2 of its byte, within 16-bit words).
     template <class F>
-    static void groups(const uint8_t* w, const RowSpan8& rows, F&& f) {
+    [[gnu::always_inline]] static void groups(const uint8_t* w, const RowSpan8& rows, F&& f) {
         __m256i hm[8];
         transpose8x8(w + offsetof(Block, hmask), rows, hm);
         two_bit_groups8(w + offsetof(Block, qs), rows, f, [&](int n, int s, int dword, __m256i low) {
@@ -325,6 +341,64 @@ struct Rows8Q3K {
             const __m256i bit = c >= 2 ? _mm256_srl_epi16(hm[dword], _mm_cvtsi32_si128(c - 2)) : _mm256_sll_epi16(hm[dword], _mm_cvtsi32_si128(2 - c));
             return _mm256_or_si256(_mm256_and_si256(low, _mm256_set1_epi8(0x03)), _mm256_and_si256(bit, _mm256_set1_epi8(0x04)));
         });
+    }
+};
+
+// IQ4_XS's 8-row super-block: groups of 16 (4 positions; group 2i + h is sub-block i's low
+// nibbles, h = 0, or high ones, its codes in qs bytes 16i .. 16i + 15), looked up as signed table values (-127..113). vpmaddubsw takes one side
+// unsigned, and the value + 128 against an activation of 127 overflows its int16 pair sums:
+// each position is |value| against the activations with the value's sign (vpsignb, as
+// llama.cpp's AVX2 dot does), and each position's pair sums go through vpmaddwd by the
+// scale on their own (kSpan 1: two could reach 2 x 2 x 127 x 127). Scales ls - 32 from
+// scales_l's nibble i and scales_h's bits 2i, 2i + 1; no offset, no correction.
+struct Rows8IQ4XS {
+    using Block = strata::BlockIQ4_XS;
+    using Type = IQ4XS;  // fold subtracts corr, zero here
+    // The file's order from 4 tokens: with 2-3 narrow_row was as fast (kernel_bench, in cache).
+    static constexpr int kGroups = 16, kPositions = 4, kSpan = 1, kMinTokens = 4;
+    // By lane: each group's scale as int16 in both words, d.
+    __m256i scale[16];
+    __m256 d, dc;
+
+    // A position's values: their magnitudes (unsigned) and the values (their signs).
+    struct Value {
+        __m256i magnitude, value;
+    };
+    static __m256i mul(const Value& u, __m256i a) { return _mm256_maddubs_epi16(u.magnitude, _mm256_sign_epi8(a, u.value)); }
+
+    template <class Rows>
+    Rows8IQ4XS(const uint8_t* w, const Rows& rows) {
+        __m256i h[4];  // d and scales_h, scales_l, the first qs
+        rows.dwords4(w, 0, h);
+        auto bits = [](__m256i v, int at, int mask) { return _mm256_and_si256(_mm256_srli_epi32(v, at), _mm256_set1_epi32(mask)); };
+#pragma GCC unroll 8
+        for (int i = 0; i < 8; ++i) {
+            const __m256i ls = _mm256_or_si256(bits(h[1], 4 * i, 0xF), _mm256_slli_epi32(bits(h[0], 16 + 2 * i, 3), 4));
+            const __m256i s = _mm256_sub_epi32(ls, _mm256_set1_epi32(32));
+            scale[2 * i] = scale[2 * i + 1] = _mm256_or_si256(_mm256_and_si256(s, _mm256_set1_epi32(0xFFFF)), _mm256_slli_epi32(s, 16));
+        }
+        halves_of_dwords(h[0], d, dc);
+    }
+
+    __m256i corr(const strata::BlockQ8_K&) const { return _mm256_setzero_si256(); }
+
+    // f(g, u) for g = 0..15: chunk c (32 qs bytes) holds sub-blocks 2c (dwords 0-3) and
+    // 2c + 1 (4-7), so groups 4c .. 4c + 3.
+    template <class Rows, class F>
+    [[gnu::always_inline]] static void groups(const uint8_t* w, const Rows& rows, F&& f) {
+        for (int c = 0; c < 4; ++c) {
+            __m256i v[8];
+            rows.dwords8(w, offsetof(Block, qs) + 32 * c, v);
+            for (int n = 0; n < 4; ++n) {
+                Value u[4];
+                for (int j = 0; j < 4; ++j) {
+                    const __m256i q = v[4 * (n / 2) + j];
+                    u[j].value = iq4_signed(_mm256_and_si256(n % 2 ? _mm256_srli_epi16(q, 4) : q, _mm256_set1_epi8(0x0F)));
+                    u[j].magnitude = _mm256_abs_epi8(u[j].value);
+                }
+                f(4 * c + n, u);
+            }
+        }
     }
 };
 
@@ -355,13 +429,13 @@ struct Rows8 {
             for (int t = 0; t < NT; ++t) a[t] = reinterpret_cast<const Act*>(x + (t0 + t) * ldx) + s;
             const Form form(sb, rows);
             __m256i total[NT];
-            Form::groups(sb, rows, [&](int g, const __m256i (&u)[P]) {
+            Form::groups(sb, rows, [&](int g, const auto& u) {
                 for (int t = 0; t < NT; ++t) {
                     const int8_t* q = a[t]->qs + G * g;
                     __m256i sum = _mm256_setzero_si256();
                     for (int j0 = 0; j0 < P; j0 += S) {
-                        __m256i pairs = _mm256_maddubs_epi16(u[j0], dword8(q + 4 * j0));
-                        for (int j = j0 + 1; j < j0 + S; ++j) pairs = _mm256_add_epi16(pairs, _mm256_maddubs_epi16(u[j], dword8(q + 4 * j)));
+                        __m256i pairs = Form::mul(u[j0], dword8(q + 4 * j0));
+                        for (int j = j0 + 1; j < j0 + S; ++j) pairs = _mm256_add_epi16(pairs, Form::mul(u[j], dword8(q + 4 * j)));
                         sum = _mm256_add_epi32(sum, _mm256_madd_epi16(pairs, form.scale[g]));
                     }
                     total[t] = g == 0 ? sum : _mm256_add_epi32(total[t], sum);
@@ -390,9 +464,20 @@ struct KQuantRows8 : KQuant<V, Type> {
     using Form = std::conditional_t<
         std::is_same_v<Type, Q4K>, Rows8Q4KOf<false>, std::conditional_t<std::is_same_v<Type, Q4KR>, Rows8Q4KOf<true>,
         std::conditional_t<std::is_same_v<Type, Q5K>, Rows8Q5K,
-                           std::conditional_t<std::is_same_v<Type, Q6K>, Rows8Q6K, std::conditional_t<std::is_same_v<Type, Q2K>, Rows8Q2K, Rows8Q3K>>>>>;
+                           std::conditional_t<std::is_same_v<Type, Q6K>, Rows8Q6K,
+                                              std::conditional_t<std::is_same_v<Type, Q2K>, Rows8Q2K,
+                                                                 std::conditional_t<std::is_same_v<Type, Q3K>, Rows8Q3K, Rows8IQ4XS>>>>>>;
     static constexpr int kFusedTokens = 8, kFusedRows = 8;
     static constexpr bool kFusedAll = true;
+
+    // The lanes read the Q8_K rows as they come, narrow_row IQ4_XS's in a copy of its lane
+    // order: the one or the other for the whole block (the driver's chunks of more than 8
+    // tokens have 4 or more, IQ4_XS's kMinTokens; the other types' narrow_row reads the rows
+    // as they come too).
+    static Acts prepare_fused(const uint8_t* x, size_t ldx, int64_t nt, int64_t k) {
+        if (nt >= Form::kMinTokens) return Base::prepare(x, ldx, nt, k);
+        return Base::prepare_fused(x, ldx, nt, k);
+    }
 
     template <int NR, int NT>
     static void fused(const uint8_t* w, size_t ldw, int64_t k, const Acts& acts, int64_t t0, float* Y, size_t ldy) {
