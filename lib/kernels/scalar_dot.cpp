@@ -314,11 +314,12 @@ void gemm_by_dots(int64_t k, const void* W, size_t ldw, int64_t r0, int64_t r1, 
 template <DType Layout, Dot dot>
 void gemm_by_r8_rows(int64_t k, const void* W, size_t ldw, int64_t r0, int64_t r1, const void* X, size_t ldx, int64_t nt, float* Y,
                      size_t ldy) {
+    const DType file = *file_type_of_r8(Layout);
     thread_local std::vector<uint8_t> row;
-    row.resize(dtype_bytes(*file_type_of_r8(Layout), k));
+    row.resize(dtype_bytes(file, k));
     for (int64_t r = r0; r < r1; ++r) {
         const int64_t g = r / kR8Rows * kR8Rows;
-        row_from_r8(Layout, static_cast<const uint8_t*>(W) + g * ldw, static_cast<int>(r - g), row.data(), k / QK_K);
+        row_from_r8(Layout, static_cast<const uint8_t*>(W) + g * ldw, static_cast<int>(r - g), row.data(), k / dtype_info(file).block_elems);
         for (int64_t t = 0; t < nt; ++t) Y[t * ldy + r] = dot(row.data(), static_cast<const uint8_t*>(X) + t * ldx, k);
     }
 }
@@ -342,6 +343,7 @@ void install_scalar_gemm(Table& t) {
     t.gemm[slot(DType::Q6_K_R8)] = gemm_by_r8_rows<DType::Q6_K_R8, dot_q6_k>;
     t.gemm[slot(DType::Q5_K_R8)] = gemm_by_r8_rows<DType::Q5_K_R8, dot_q5_k>;
     t.gemm[slot(DType::IQ4_XS_R8)] = gemm_by_r8_rows<DType::IQ4_XS_R8, dot_iq4_xs>;
+    t.gemm[slot(DType::Q8_0_R8)] = gemm_by_r8_rows<DType::Q8_0_R8, dot_q8_0>;
     t.gemm[slot(DType::Q5_K)] = gemm_by_dots<dot_q5_k>;
     t.gemm[slot(DType::Q6_K)] = gemm_by_dots<dot_q6_k>;
     t.gemm[slot(DType::IQ4_NL)] = gemm_by_dots<dot_iq4_nl>;

@@ -41,6 +41,7 @@ enum class DType : uint32_t {
     Q6_K_R8 = 102,
     Q5_K_R8 = 103,
     IQ4_XS_R8 = 104,
+    Q8_0_R8 = 105,
 };
 
 struct DTypeInfo {
@@ -81,6 +82,7 @@ inline constexpr DTypeInfo kDTypeTable[] = {
     {DType::Q6_K_R8, "Q6_K_R8", 256, 210, false},
     {DType::Q5_K_R8, "Q5_K_R8", 256, 176, false},
     {DType::IQ4_XS_R8, "IQ4_XS_R8", 256, 136, false},
+    {DType::Q8_0_R8, "Q8_0_R8", 32, 34, false},
 };
 
 // One past the largest type id of the table: arrays indexed by type id have this size.

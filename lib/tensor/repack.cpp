@@ -35,22 +35,45 @@ void to_q4_k_r(uint8_t* data, int64_t blocks) {
 }
 
 // The pieces of row r's block s in an 8-row group of blocks of `block` bytes (tensor/
-// repack.h): its whole dwords, interleaved with the other rows', then the bytes left (Q6_K's
-// d), row after row.
+// repack.h): the `head` bytes before its dwords, its whole dwords and the bytes left after
+// them; a piece of n bytes at offset o of the row's block is at 8 o + n r of the group's.
 struct Interleave {
-    size_t block;
+    size_t block, head;
     // fn(offset in the group, offset in the row's block, bytes) for each piece.
     template <class Fn>
     void pieces(int r, int64_t s, Fn&& fn) const {
-        const size_t dwords = block / 4, rest = block % 4, start = static_cast<size_t>(s) * kR8Rows * block;
-        for (size_t c = 0; c < dwords; ++c) fn(start + 4 * (kR8Rows * c + static_cast<size_t>(r)), 4 * c, size_t{4});
-        if (rest) fn(start + kR8Rows * 4 * dwords + rest * static_cast<size_t>(r), 4 * dwords, rest);
+        const size_t start = static_cast<size_t>(s) * kR8Rows * block, row = static_cast<size_t>(r);
+        auto piece = [&](size_t o, size_t n) { fn(start + kR8Rows * o + n * row, o, n); };
+        const size_t dwords = (block - head) / 4, tail = head + 4 * dwords;
+        if (head) piece(0, head);
+        for (size_t c = 0; c < dwords; ++c) piece(head + 4 * c, 4);
+        if (tail < block) piece(tail, block - tail);
     }
 };
 
+// The 8-row layouts, their file types and the bytes before the dwords of a file block (Q8_0's
+// d), which all lookups below read.
+struct R8Pair {
+    DType file, layout;
+    size_t head = 0;
+};
+constexpr R8Pair kR8Pairs[] = {{DType::Q4_K, DType::Q4_K_R8},
+                               {DType::Q5_K, DType::Q5_K_R8},
+                               {DType::Q6_K, DType::Q6_K_R8},
+                               {DType::IQ4_XS, DType::IQ4_XS_R8},
+                               {DType::Q8_0, DType::Q8_0_R8, 2}};
+
+const R8Pair* r8_pair_of_layout(DType layout) {
+    for (const R8Pair& p : kR8Pairs)
+        if (p.layout == layout) return &p;
+    return nullptr;
+}
+
+Interleave interleave_of(const R8Pair& p) { return Interleave{dtype_info(p.file).block_bytes, p.head}; }
+
 // Each group of 8 rows through a copy of itself.
-void to_r8(DType file, uint8_t* data, int64_t rows, size_t row_bytes) {
-    const Interleave il{dtype_info(file).block_bytes};
+void to_r8(const R8Pair& pair, uint8_t* data, int64_t rows, size_t row_bytes) {
+    const Interleave il = interleave_of(pair);
     const auto blocks = static_cast<int64_t>(row_bytes / il.block);
     std::vector<uint8_t> copy(kR8Rows * row_bytes);
     for (int64_t g = 0; g < rows / kR8Rows; ++g) {
@@ -83,7 +106,7 @@ void rearrange(DType file, DType layout, void* data, int64_t rows, size_t row_by
                                     std::string(dtype_name(file)) + " blocks");
     auto* bytes = static_cast<uint8_t*>(data);
     if (layout == DType::Q4_K_R) to_q4_k_r(bytes, rows * static_cast<int64_t>(row_bytes / block));
-    else to_r8(file, bytes, rows, row_bytes);
+    else to_r8(*r8_pair_of_layout(layout), bytes, rows, row_bytes);
 }
 
 void q4_k_from_resident(const void* src, void* dst, int64_t blocks) {
@@ -92,18 +115,8 @@ void q4_k_from_resident(const void* src, void* dst, int64_t blocks) {
     for (int64_t i = 0; i < blocks; ++i) swap_pieces(r[i], n[i]);
 }
 
-// The 8-row layouts and their file types, which both lookups below read.
-struct R8Pair {
-    DType file, layout;
-};
-constexpr R8Pair kR8Pairs[] = {{DType::Q4_K, DType::Q4_K_R8},
-                               {DType::Q5_K, DType::Q5_K_R8},
-                               {DType::Q6_K, DType::Q6_K_R8},
-                               {DType::IQ4_XS, DType::IQ4_XS_R8}};
-
 std::optional<DType> file_type_of_r8(DType layout) {
-    for (const R8Pair& p : kR8Pairs)
-        if (p.layout == layout) return p.file;
+    if (const R8Pair* p = r8_pair_of_layout(layout)) return p->file;
     return std::nullopt;
 }
 
@@ -114,9 +127,9 @@ std::optional<DType> r8_layout_of(DType file) {
 }
 
 void row_from_r8(DType layout, const void* group, int r, void* dst, int64_t blocks) {
-    const std::optional<DType> file = file_type_of_r8(layout);
-    if (!file) throw std::invalid_argument("row_from_r8: " + std::string(dtype_name(layout)) + " is not an 8-row layout");
-    const Interleave il{dtype_info(*file).block_bytes};
+    const R8Pair* pair = r8_pair_of_layout(layout);
+    if (!pair) throw std::invalid_argument("row_from_r8: " + std::string(dtype_name(layout)) + " is not an 8-row layout");
+    const Interleave il = interleave_of(*pair);
     const auto* g = static_cast<const uint8_t*>(group);
     auto* out = static_cast<uint8_t*>(dst);
     for (int64_t s = 0; s < blocks; ++s)

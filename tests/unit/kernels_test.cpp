@@ -41,7 +41,8 @@ struct UseIsa {
 const std::vector<DType> kWeightTypes = {DType::F32,  DType::F16,  DType::BF16, DType::Q4_0, DType::Q4_1,
                                          DType::Q5_0, DType::Q5_1, DType::Q8_0, DType::Q2_K, DType::Q3_K,
                                          DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::IQ4_NL, DType::IQ4_XS,
-                                         DType::Q4_K_R, DType::Q4_K_R8, DType::Q5_K_R8, DType::Q6_K_R8, DType::IQ4_XS_R8};
+                                         DType::Q4_K_R, DType::Q4_K_R8, DType::Q5_K_R8, DType::Q6_K_R8, DType::IQ4_XS_R8,
+                                         DType::Q8_0_R8};
 
 bool is_float(DType t) { return t == DType::F32 || t == DType::F16 || t == DType::BF16; }
 int64_t block_elems(DType t) { return strata::dtype_info(t).block_elems; }
@@ -165,7 +166,7 @@ struct Problem {
         if (!file) return dequantized(w, W.data() + r * ldw);
         std::vector<uint8_t> row(row_bytes(*file, k));
         const int64_t g = r / strata::kR8Rows * strata::kR8Rows;
-        strata::row_from_r8(w, W.data() + g * ldw, static_cast<int>(r - g), row.data(), k / 256);
+        strata::row_from_r8(w, W.data() + g * ldw, static_cast<int>(r - g), row.data(), k / block_elems(*file));
         return dequantized(*file, row.data());
     }
 
@@ -371,6 +372,7 @@ BOOST_AUTO_TEST_CASE(activation_types_follow_ggml) {
     BOOST_TEST((k::activation_type(DType::Q4_K_R8) == DType::Q8_K));
     BOOST_TEST((k::activation_type(DType::Q6_K_R8) == DType::Q8_K));
     BOOST_TEST((k::activation_type(DType::IQ4_XS_R8) == DType::Q8_K));
+    BOOST_TEST((k::activation_type(DType::Q8_0_R8) == DType::Q8_0));
     BOOST_TEST(!k::can_be_weight(DType::Q8_K));
     BOOST_CHECK_THROW(k::activation_type(DType::Q8_K), std::invalid_argument);
     BOOST_CHECK_THROW(k::activation_type(DType::I32), std::invalid_argument);
@@ -386,21 +388,21 @@ BOOST_AUTO_TEST_CASE(bad_arguments_are_rejected) {
     BOOST_CHECK_THROW(k::set_isa(static_cast<k::Isa>(77)), std::invalid_argument);
 }
 
-// Resident K-quants take the layout the active variant's products read fastest: with SIMD
-// the rows of Q4_K, Q5_K, Q6_K and IQ4_XS interleaved 8 at a time where they allow it, else
-// (and on the scalar reference) Q4_K_R for Q4_K and the others as they are; other types
-// stay as they are.
+// Resident K-quants and Q8_0 take the layout the active variant's products read fastest:
+// with SIMD the rows of Q4_K, Q5_K, Q6_K, IQ4_XS and Q8_0 interleaved 8 at a time where they
+// allow it, else (and on the scalar reference) Q4_K_R for Q4_K and the others as they are;
+// other types stay as they are.
 BOOST_AUTO_TEST_CASE(resident_layouts_follow_the_isa) {
     for (k::Isa isa : supported_isas()) {
         const UseIsa use(isa);
         const bool simd = isa != k::Isa::Scalar;
         BOOST_TEST((k::resident_layout(DType::Q4_K, 2048) == (simd ? DType::Q4_K_R8 : DType::Q4_K_R)));
         BOOST_TEST((k::resident_layout(DType::Q4_K, 2044) == DType::Q4_K_R));
-        for (DType file : {DType::Q5_K, DType::Q6_K, DType::IQ4_XS}) {
+        for (DType file : {DType::Q5_K, DType::Q6_K, DType::IQ4_XS, DType::Q8_0}) {
             BOOST_TEST((k::resident_layout(file, 2048) == (simd ? *strata::r8_layout_of(file) : file)));
             BOOST_TEST((k::resident_layout(file, 2044) == file));
         }
-        BOOST_TEST((k::resident_layout(DType::Q8_0, 2048) == DType::Q8_0));
+        BOOST_TEST((k::resident_layout(DType::Q4_0, 2048) == DType::Q4_0));
         BOOST_TEST((k::resident_layout(DType::F32, 2048) == DType::F32));
     }
 }
@@ -435,7 +437,7 @@ BOOST_AUTO_TEST_CASE(gemm_matches_scalar_and_float64) {
     for (int64_t nt : {1, 8, 9, 66}) check_gemm(Problem(DType::Q4_K_R, 512, 3, 140, nt, rng));
     // The 8-row layouts: ranges of whole groups, and cut by r0, r1 or both, within one group
     // and not.
-    for (DType w : {DType::Q4_K_R8, DType::Q5_K_R8, DType::Q6_K_R8, DType::IQ4_XS_R8})
+    for (DType w : {DType::Q4_K_R8, DType::Q5_K_R8, DType::Q6_K_R8, DType::IQ4_XS_R8, DType::Q8_0_R8})
         for (auto [r0, r1] : {std::pair<int64_t, int64_t>{0, 64}, {8, 136}, {3, 140}, {9, 14}, {16, 21}})
             for (int64_t nt : {1, 8, 9, 66}) check_gemm(Problem(w, 1024, r0, r1, nt, rng));
 }

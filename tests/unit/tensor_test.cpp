@@ -229,18 +229,20 @@ BOOST_AUTO_TEST_CASE(q4_k_r_is_q4_k_rearranged) {
 }
 
 // The 8-row layouts: 16 rows rearranged in place, two groups of 8; every row comes back
-// out of its group as it was, row r's dword c of block s sits at 4 (8c + r % 8) of the
-// group's block s, and Q6_K's last 2 bytes (d) follow the dwords row after row.
+// out of its group as it was, and each piece of row r's block s (the bytes before its dwords,
+// Q8_0's d; each dword; the bytes after them, Q6_K's d) of n bytes at offset o of the block
+// sits at 8 o + n (r % 8) of the group's block s.
 BOOST_AUTO_TEST_CASE(r8_layouts_interleave_eight_rows) {
-    for (DType layout : {DType::Q4_K_R8, DType::Q5_K_R8, DType::Q6_K_R8, DType::IQ4_XS_R8}) {
+    for (DType layout : {DType::Q4_K_R8, DType::Q5_K_R8, DType::Q6_K_R8, DType::IQ4_XS_R8, DType::Q8_0_R8}) {
         const DType file = *file_type_of_r8(layout);
         BOOST_TEST_CONTEXT(dtype_name(layout)) {
             BOOST_TEST(can_keep_as(file, layout, 16));
             BOOST_TEST(!can_keep_as(file, layout, 12));
             BOOST_TEST(!can_dequantize(layout));  // a row alone is not readable
             BOOST_TEST(!dtype_info(static_cast<uint32_t>(layout)).has_value());
-            const int64_t rows = 16, blocks = 3, n = 256 * blocks;
-            const size_t row_bytes = dtype_bytes(file, n), block = dtype_info(file).block_bytes, dwords = block / 4;
+            const int64_t rows = 16, blocks = 3, n = dtype_info(file).block_elems * blocks;
+            const size_t row_bytes = dtype_bytes(file, n), block = dtype_info(file).block_bytes;
+            const size_t head = layout == DType::Q8_0_R8 ? 2 : 0, dwords = (block - head) / 4, tail = head + 4 * dwords;
             std::mt19937 rng(8);
             std::vector<uint8_t> natural(rows * row_bytes);
             for (uint8_t& b : natural) b = static_cast<uint8_t>(rng());
@@ -255,9 +257,10 @@ BOOST_AUTO_TEST_CASE(r8_layouts_interleave_eight_rows) {
                 for (int64_t s = 0; s < blocks; ++s) {
                     const uint8_t* in_group = group + s * 8 * block;
                     const uint8_t* in_row = natural.data() + r * row_bytes + s * block;
-                    for (size_t c = 0; c < dwords; ++c) BOOST_TEST(std::memcmp(in_group + 4 * (8 * c + r % 8), in_row + 4 * c, 4) == 0);
-                    const size_t rest = block % 4;
-                    BOOST_TEST(std::memcmp(in_group + 32 * dwords + rest * (r % 8), in_row + 4 * dwords, rest) == 0);
+                    auto at = [&](size_t o, size_t bytes) { return in_group + 8 * o + bytes * (r % 8); };
+                    BOOST_TEST(std::memcmp(at(0, head), in_row, head) == 0);
+                    for (size_t c = 0; c < dwords; ++c) BOOST_TEST(std::memcmp(at(head + 4 * c, 4), in_row + head + 4 * c, 4) == 0);
+                    BOOST_TEST(std::memcmp(at(tail, block - tail), in_row + tail, block - tail) == 0);
                 }
             }
             BOOST_CHECK_THROW(rearrange(file, layout, r8.data(), 12, row_bytes), std::invalid_argument);
@@ -265,7 +268,7 @@ BOOST_AUTO_TEST_CASE(r8_layouts_interleave_eight_rows) {
     }
     BOOST_TEST(!file_type_of_r8(DType::Q4_K_R).has_value());
     BOOST_TEST((r8_layout_of(DType::Q6_K) == DType::Q6_K_R8));
-    BOOST_TEST(!r8_layout_of(DType::Q8_0).has_value());
+    BOOST_TEST(!r8_layout_of(DType::Q4_0).has_value());
     uint8_t row[144];
     BOOST_CHECK_THROW(row_from_r8(DType::Q4_K_R, row, 0, row, 1), std::invalid_argument);
     BOOST_CHECK_THROW(rearrange(DType::Q5_K, DType::Q6_K_R8, nullptr, 8, 176), std::invalid_argument);

@@ -22,6 +22,7 @@
 //                                R, T, unpack, step are not needed), a block of tokens at a
 //                                time in equal chunks of up to kFusedTokens (from 9 tokens on
 //                                at least 4, so never under the lanes' minimum)
+// GemmGroups runs the same loops over an 8-row layout's whole groups.
 // Must not touch: type-specific arithmetic.
 #pragma once
 
@@ -29,6 +30,9 @@
 #include <cstdint>
 #include <cstdlib>
 #include <new>
+#include <vector>
+
+#include "tensor/repack.h"
 
 namespace {
 namespace simd {
@@ -179,6 +183,35 @@ struct Gemm {
         }
         for (int r = 0; r < NR; ++r)
             for (int64_t t = 0; t < tb; ++t) Y[t * ldy + r] = K::acc_sum(acc[r * kMaxTokenBlock + t]);
+    }
+};
+
+// Gemm over an 8-row layout (tensor/repack.h), whose family K takes whole groups of 8 rows:
+// rows [r0, r1) as the whole groups within through Gemm, and a group that r0 or r1 cuts
+// computed whole into a buffer, its rows in the range copied out.
+template <class V, class K>
+struct GemmGroups {
+    static constexpr int64_t G = strata::kR8Rows;
+    static void run(int64_t k, const void* W, size_t ldw, int64_t r0, int64_t r1, const void* X, size_t ldx, int64_t nt, float* Y,
+                    size_t ldy) {
+        const int64_t first = (r0 + G - 1) / G * G, last = r1 / G * G;
+        if (first <= last) {
+            if (r0 < first) part(k, W, ldw, first - G, r0, first, X, ldx, nt, Y, ldy);
+            if (first < last) Gemm<V, K>::run(k, W, ldw, first, last, X, ldx, nt, Y, ldy);
+            if (last < r1) part(k, W, ldw, last, last, r1, X, ldx, nt, Y, ldy);
+        } else {
+            part(k, W, ldw, last, r0, r1, X, ldx, nt, Y, ldy);  // within one group
+        }
+    }
+
+    // Rows [lo, hi) of the group whose first row is g.
+    static void part(int64_t k, const void* W, size_t ldw, int64_t g, int64_t lo, int64_t hi, const void* X, size_t ldx, int64_t nt,
+                     float* Y, size_t ldy) {
+        thread_local std::vector<float> group;
+        group.resize(static_cast<size_t>(nt * G));
+        Gemm<V, K>::run(k, static_cast<const uint8_t*>(W) + g * ldw, ldw, 0, G, X, ldx, nt, group.data(), G);
+        for (int64_t t = 0; t < nt; ++t)
+            for (int64_t r = lo; r < hi; ++r) Y[t * ldy + r] = group[static_cast<size_t>(t * G + r - g)];
     }
 };
 

@@ -36,14 +36,6 @@ using R8Q6K = simd::Lanes8<simd::Rows8Q6K>;
 using R8IQ4XS = simd::Lanes8<simd::Rows8IQ4XS>;
 #endif
 
-// Installs an 8-row layout's product and makes it the file type's resident layout.
-template <class Lanes>
-void install_r8(Table& t, DType file) {
-    const DType layout = *r8_layout_of(file);
-    t.gemm[slot(layout)] = simd::KQuantR8<V, Lanes>::run;
-    t.resident[slot(file)] = layout;
-}
-
 }  // namespace
 
 void install_kquant_gemm(Table& t) {
@@ -51,10 +43,10 @@ void install_kquant_gemm(Table& t) {
     t.gemm[slot(DType::Q3_K)] = kquant_gemm<simd::Q3K>();
     t.gemm[slot(DType::Q4_K)] = kquant_gemm<simd::Q4K>();
     t.gemm[slot(DType::Q4_K_R)] = simd::Q4KResident<V, kquant_gemm<simd::Q4KR>()>::run;
-    install_r8<R8Q4K>(t, DType::Q4_K);
-    install_r8<R8Q5K>(t, DType::Q5_K);
-    install_r8<R8Q6K>(t, DType::Q6_K);
-    install_r8<R8IQ4XS>(t, DType::IQ4_XS);
+    install_r8(t, DType::Q4_K, DType::Q4_K_R8, simd::GemmGroups<V, simd::KQuantR8<V, R8Q4K>>::run);
+    install_r8(t, DType::Q5_K, DType::Q5_K_R8, simd::GemmGroups<V, simd::KQuantR8<V, R8Q5K>>::run);
+    install_r8(t, DType::Q6_K, DType::Q6_K_R8, simd::GemmGroups<V, simd::KQuantR8<V, R8Q6K>>::run);
+    install_r8(t, DType::IQ4_XS, DType::IQ4_XS_R8, simd::GemmGroups<V, simd::KQuantR8<V, R8IQ4XS>>::run);
     t.gemm[slot(DType::Q5_K)] = kquant_gemm<simd::Q5K>();
     t.gemm[slot(DType::Q6_K)] = kquant_gemm<simd::Q6K>();
     t.gemm[slot(DType::IQ4_XS)] = kquant_gemm<simd::IQ4XS>();

@@ -532,22 +532,6 @@ void prefetch_ahead(const Block* b) {
     prefetch_bytes(b + kBlocksAhead, sizeof(Block));
 }
 
-// An 8-row group's stream (tensor/repack.h), read from `group` at super-block s of `steps`
-// (8 blocks a super-block): into L1 the bytes kBlocksAhead blocks of a row later, as
-// narrow_row's one stream, and past the group's end the same bytes of the group `next`
-// bytes on (the one the next tile reads), so that its stream starts warm. The 18
-// prefetches a super-block of the stored rows' share of the next tile into L2 stalled
-// instead (1B Q4_K_M decoding on AVX2, strata-bench --threads 2 --tg 64, three alternating
-// rounds, Q4_K_R8 alone: 55 tok/s, and 66-68 this way, against Q4_K_R's 62-64); two groups
-// with no prefetch past their end read 0.80 of the bus at 4096x4096 on AVX-512.
-template <class Block>
-void prefetch_group_ahead(const uint8_t* group, int64_t s, int64_t steps, size_t next) {
-    constexpr size_t kStep = 8 * sizeof(Block);
-    constexpr int64_t kAhead = kBlocksAhead / 8;
-    const int64_t at = s + kAhead;
-    prefetch_bytes(at < steps ? group + at * kStep : group + next + (at - steps) * kStep, kStep);
-}
-
 template <class V, class Type>
 struct KQuant {
     using F = typename V::F;

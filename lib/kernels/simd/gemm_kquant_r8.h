@@ -15,11 +15,9 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <vector>
 
 #include "kernels/simd/gemm_driver.h"
 #include "kernels/simd/gemm_kquant_rows8.h"
-#include "tensor/repack.h"
 #if defined(STRATA_SIMD_AVX512)
 #include "kernels/simd/gemm_kquant_quads.h"
 #endif
@@ -58,7 +56,8 @@ struct Lanes16 {
 };
 #endif
 
-// The driver's family for an 8-row layout in Lanes' tiles (whole groups: NR a multiple of 8).
+// The driver's family for an 8-row layout in Lanes' tiles (whole groups: NR a multiple of 8;
+// GemmGroups cuts the ranges).
 template <class V, class Lanes>
 struct KQuantR8 {
     using Act = strata::BlockQ8_K;
@@ -71,32 +70,6 @@ struct KQuantR8 {
     template <int NR, int NT>
     static void fused(const uint8_t* w, size_t ldw, int64_t k, const Acts& acts, int64_t t0, float* Y, size_t ldy) {
         Lanes::template tile<NR, NT>(w, ldw, k, acts, t0, Y, ldy);
-    }
-
-    // Rows [r0, r1): the whole groups within through the driver; a group that r0 or r1 cuts
-    // is computed whole into a buffer and its rows in the range copied out.
-    static void run(int64_t k, const void* W, size_t ldw, int64_t r0, int64_t r1, const void* X, size_t ldx, int64_t nt, float* Y,
-                    size_t ldy) {
-        constexpr int64_t G = strata::kR8Rows;
-        const int64_t first = (r0 + G - 1) / G * G, last = r1 / G * G;
-        if (first <= last) {
-            if (r0 < first) part(k, W, ldw, first - G, r0, first, X, ldx, nt, Y, ldy);
-            if (first < last) Gemm<V, KQuantR8>::run(k, W, ldw, first, last, X, ldx, nt, Y, ldy);
-            if (last < r1) part(k, W, ldw, last, last, r1, X, ldx, nt, Y, ldy);
-        } else {
-            part(k, W, ldw, last, r0, r1, X, ldx, nt, Y, ldy);  // within one group
-        }
-    }
-
-    // Rows [lo, hi) of the group whose first row is g.
-    static void part(int64_t k, const void* W, size_t ldw, int64_t g, int64_t lo, int64_t hi, const void* X, size_t ldx, int64_t nt,
-                     float* Y, size_t ldy) {
-        constexpr int64_t G = strata::kR8Rows;
-        thread_local std::vector<float> group;
-        group.resize(static_cast<size_t>(nt * G));
-        Gemm<V, KQuantR8>::run(k, static_cast<const uint8_t*>(W) + g * ldw, ldw, 0, G, X, ldx, nt, group.data(), G);
-        for (int64_t t = 0; t < nt; ++t)
-            for (int64_t r = lo; r < hi; ++r) Y[t * ldy + r] = group[static_cast<size_t>(t * G + r - g)];
     }
 };
 

@@ -3,6 +3,7 @@
 #include "kernels/simd/gemm_legacy.h"
 #include "kernels/simd/isa.h"
 #if defined(STRATA_SIMD_AVX512)
+#include "kernels/simd/gemm_legacy_rows16.h"
 #include "kernels/simd/gemm_legacy_x4.h"
 #else
 #include "kernels/simd/gemm_legacy_rows8.h"
@@ -23,6 +24,13 @@ constexpr GemmFn legacy_gemm() {
 #endif
 }
 
+// Q8_0_R8's lanes: AVX-512 two groups a tile, AVX2 one.
+#if defined(STRATA_SIMD_AVX512)
+using R8Q8_0 = simd::LegacyR8<V, simd::LegacyRows16<V, simd::Q8_0>, simd::Interleaved16>;
+#else
+using R8Q8_0 = simd::LegacyR8<V, simd::LegacyRows8<V, simd::Q8_0>, simd::Interleaved8>;
+#endif
+
 }  // namespace
 
 void install_legacy_gemm(Table& t) {
@@ -32,6 +40,7 @@ void install_legacy_gemm(Table& t) {
     t.gemm[slot(DType::Q5_1)] = legacy_gemm<simd::Q5_1>();
     t.gemm[slot(DType::Q8_0)] = legacy_gemm<simd::Q8_0>();
     t.gemm[slot(DType::IQ4_NL)] = legacy_gemm<simd::IQ4NL>();
+    install_r8(t, DType::Q8_0, DType::Q8_0_R8, simd::GemmGroups<V, R8Q8_0>::run);
 }
 
 }  // namespace strata::kernels::detail::STRATA_SIMD_NS

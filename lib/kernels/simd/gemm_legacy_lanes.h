@@ -114,5 +114,20 @@ struct LegacyLanes : Legacy<V, Type> {
     }
 };
 
+// Q8_0_R8 (tensor/repack.h: Q8_0's rows interleaved 8 at a time) in Tiles' lanes for every
+// token count, Rows: Interleaved8 or Interleaved16 (whole groups; GemmGroups cuts the
+// ranges). The lanes read a group as one stream where the file's order takes Legacy's
+// narrow_row for 1-2 tokens.
+template <class V, class Tiles, class Rows>
+struct LegacyR8 : Legacy<V, Q8_0> {
+    using Acts = typename Legacy<V, Q8_0>::Acts;
+    static constexpr int kFusedRows = Tiles::kFusedRows;
+    static constexpr bool kFusedAll = true;
+    template <int NR, int NT>
+    static void fused(const uint8_t* w, size_t ldw, int64_t k, const Acts& acts, int64_t t0, float* Y, size_t ldy) {
+        Tiles::template tile<NT, Rows>(w, ldw, NR, k / 32, acts.lanes + t0, acts.nt, Y, ldy);
+    }
+};
+
 }  // namespace simd
 }  // namespace

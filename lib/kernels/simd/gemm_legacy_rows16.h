@@ -53,9 +53,10 @@ struct LegacyRows16 : LegacyLanes<V, Type, LegacyRows16<V, Type>> {
     using Row = LegacyRow<Type>;
 
     // The unsigned values of a block of 16 rows, position j (elements 4j .. 4j + 3) in u[j].
-    static void positions(const uint8_t* block, const RowSpan& rows, __m512i (&u)[8]) {
+    template <class Rows>
+    static void positions(const uint8_t* block, const Rows& rows, __m512i (&u)[8]) {
         if constexpr (std::is_same_v<Type, Q8_0>) {
-            transpose8(block + offsetof(Block, qs), rows, u);
+            rows.dwords8(block, offsetof(Block, qs), u);
             for (int j = 0; j < 8; ++j) u[j] = _mm512_xor_si512(u[j], _mm512_set1_epi8(-128));
         } else {
             __m512i q[4];
@@ -80,23 +81,39 @@ struct LegacyRows16 : LegacyLanes<V, Type, LegacyRows16<V, Type>> {
         }
     }
 
+    // The F16 values at `offset` of the rows' blocks (a scale that leads its block, read
+    // with the bytes after it where the rows are as stored).
+    template <class Rows>
+    static __m512 leading(const uint8_t* block, size_t offset, const Rows& rows) {
+        if constexpr (std::is_same_v<Rows, RowSpan>) return leading_halves16(block + offset, rows);
+        else return rows.halves(block, offset);
+    }
+
     // Rows w .. w + nr - 1 (nr <= 16, ldw apart, `blocks` blocks each) against NT tokens
     // (token t's block b at x[b * nt + t]), stored to Y. The rows are taken whole, and the
-    // next 16 rows' run comes into L2 in equal shares, one per 8 blocks.
-    template <int NT>
+    // next 16 rows' run comes into L2 in equal shares, one per 8 blocks. Rows: RowSpan, or
+    // Interleaved16 for two 8-row groups (Q8_0_R8: w the first's start, block b 8 blocks on
+    // in each; their streams prefetched ahead as the K-quants' groups are).
+    template <int NT, class Rows = RowSpan>
     static void tile(const uint8_t* w, size_t ldw, int nr, int64_t blocks, const Q8Lane* x, int64_t nt, float* Y, size_t ldy) {
-        const RowSpan rows(ldw, nr);
+        const Rows rows(ldw, nr);
+        constexpr size_t kStride = Rows::kInterleave * sizeof(Block);
         const int64_t parts = (blocks + kLegacyBlocks - 1) / kLegacyBlocks;
         __m512 acc[NT];
         for (int t = 0; t < NT; ++t) acc[t] = _mm512_setzero_ps();
         for (int64_t b = 0; b < blocks; ++b) {
-            const uint8_t* block = w + b * sizeof(Block);
-            if (b % kLegacyBlocks == 0) prefetch_rows_share<16>(w + 16 * ldw, ldw, blocks * sizeof(Block), b / kLegacyBlocks, parts);
+            const uint8_t* block = w + b * kStride;
+            if constexpr (Rows::kInterleave > 1) {
+                prefetch_group_ahead<Block, kGroupBlocksAhead>(w, b, blocks, 16 * ldw);
+                if (rows.second) prefetch_group_ahead<Block, kGroupBlocksAhead>(w + rows.second, b, blocks, 16 * ldw);
+            } else if (b % kLegacyBlocks == 0) {
+                prefetch_rows_share<16>(w + 16 * ldw, ldw, blocks * sizeof(Block), b / kLegacyBlocks, parts);
+            }
             __m512i u[8];
             positions(block, rows, u);
-            const __m512 d = leading_halves16(block + offsetof(Block, d), rows);
+            const __m512 d = leading(block, offsetof(Block, d), rows);
             __m512 m = d;
-            if constexpr (Type::kMin) m = leading_halves16(block + offsetof(Block, m), rows);
+            if constexpr (Type::kMin) m = leading(block, offsetof(Block, m), rows);
             const Q8Lane* a = x + b * nt;
             for (int t = 0; t < NT; ++t) {
                 __m512i dot = _mm512_set1_epi32(a[t].off);

@@ -59,12 +59,13 @@ struct LegacyRows8 : LegacyLanes<V, Type, LegacyRows8<V, Type>> {
 
     // The values of a block of 8 rows, position j (elements 4j .. 4j + 3) in u[j]: unsigned,
     // or signed for Q8_0 and IQ4_NL (kSigned).
-    static void positions(const uint8_t* block, const RowSpan8& rows, __m256i (&u)[8]) {
+    template <class Rows>
+    static void positions(const uint8_t* block, const Rows& rows, __m256i (&u)[8]) {
         if constexpr (std::is_same_v<Type, Q8_0>) {
-            transpose8x8(block + offsetof(Block, qs), rows, u);
+            rows.dwords8(block, offsetof(Block, qs), u);
         } else {
             __m256i q[4];
-            transpose4x8(block + offsetof(Block, qs), rows, q);
+            rows.dwords4(block, offsetof(Block, qs), q);
             for (int j = 0; j < 8; ++j) u[j] = _mm256_and_si256(j < 4 ? q[j] : _mm256_srli_epi32(q[j - 4], 4), _mm256_set1_epi8(0x0F));
             if constexpr (kFifth) add_fifth_bits(block + offsetof(Block, qh), rows, u);
             if constexpr (std::is_same_v<Type, IQ4NL>)
@@ -108,22 +109,26 @@ struct LegacyRows8 : LegacyLanes<V, Type, LegacyRows8<V, Type>> {
 
     // Rows w .. w + nr - 1 (nr <= 8, ldw apart, `blocks` blocks each) against NT tokens
     // (token t's block b at x[b * nt + t]), stored to Y. The rows are taken whole, and the
-    // next 8 rows' run comes into L2 in equal shares, one per 8 blocks.
-    template <int NT>
+    // next 8 rows' run comes into L2 in equal shares, one per 8 blocks. Rows: RowSpan8, or
+    // Interleaved8 for an 8-row group (Q8_0_R8: w its start, block b 8 blocks on; its stream
+    // prefetched ahead as the K-quants' groups are).
+    template <int NT, class Rows = RowSpan8>
     static void tile(const uint8_t* w, size_t ldw, int nr, int64_t blocks, const Q8Lane* x, int64_t nt, float* Y, size_t ldy) {
-        const RowSpan8 rows(ldw, nr);
+        const Rows rows(ldw, nr);
+        constexpr size_t kStride = Rows::kInterleave * sizeof(Block);
         const int64_t parts = (blocks + kLegacyBlocks - 1) / kLegacyBlocks;
         __m256 acc[NT];
         for (int t = 0; t < NT; ++t) acc[t] = _mm256_setzero_ps();
         for (int64_t b = 0; b < blocks; ++b) {
-            const uint8_t* block = w + b * sizeof(Block);
-            if (b % kLegacyBlocks == 0) prefetch_rows_share<8>(w + 8 * ldw, ldw, blocks * sizeof(Block), b / kLegacyBlocks, parts);
+            const uint8_t* block = w + b * kStride;
+            if constexpr (Rows::kInterleave > 1) prefetch_group_ahead<Block, kGroupBlocksAhead>(w, b, blocks, 8 * ldw);
+            else if (b % kLegacyBlocks == 0) prefetch_rows_share<8>(w + 8 * ldw, ldw, blocks * sizeof(Block), b / kLegacyBlocks, parts);
             __m256i u[8], m[8];
             positions(block, rows, u);
             for (int j = 0; j < 8; ++j) m[j] = kSigned ? _mm256_abs_epi8(u[j]) : u[j];
-            const __m256 d = halves8(block + offsetof(Block, d), rows);
+            const __m256 d = rows.halves(block, offsetof(Block, d));
             __m256 mins = d;
-            if constexpr (Type::kMin) mins = halves8(block + offsetof(Block, m), rows);
+            if constexpr (Type::kMin) mins = rows.halves(block, offsetof(Block, m));
             const Q8Lane* a = x + b * nt;
             for (int t = 0; t < NT; ++t) {
                 acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot(u, m, a[t])), _mm256_mul_ps(d, _mm256_set1_ps(a[t].d)), acc[t]);

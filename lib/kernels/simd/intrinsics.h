@@ -68,4 +68,21 @@ void prefetch_rows_share(const uint8_t* w, size_t ldw, size_t bytes, int64_t i, 
         for (size_t off = from; off < to; off += 64) _mm_prefetch(reinterpret_cast<const char*>(w + r * ldw + off), _MM_HINT_T1);
 }
 
+// An 8-row group's stream (tensor/repack.h), read from `group` at its block (8 rows' blocks)
+// s of `steps`: into L1 the block Ahead on, as a one-row pass's one stream, and past the
+// group's end the same bytes of the group `next` bytes on (the one the next tile reads), so
+// that its stream starts warm. The K-quants take 4 blocks ahead (4.5-6.6 KB, a one-row
+// pass's 32 super-blocks of one row), Q8_0 16 (4.3 KB). The 18 prefetches a super-block of
+// the stored rows' share of the next tile into L2 stalled instead (1B Q4_K_M decoding on
+// AVX2, strata-bench --threads 2 --tg 64, three alternating rounds, Q4_K_R8 alone: 55
+// tok/s, and 66-68 this way, against Q4_K_R's 62-64); two groups with no prefetch past their
+// end read 0.80 of the bus at 4096x4096 on AVX-512.
+constexpr int64_t kGroupBlocksAhead = 16;  // Q8_0's blocks (34 bytes) ahead
+template <class Block, int64_t Ahead>
+void prefetch_group_ahead(const uint8_t* group, int64_t s, int64_t steps, size_t next) {
+    constexpr size_t kStep = 8 * sizeof(Block);
+    const int64_t at = s + Ahead;
+    prefetch_bytes(at < steps ? group + at * kStep : group + next + (at - steps) * kStep, kStep);
+}
+
 }  // namespace

@@ -23,4 +23,10 @@ void install_float_gemm(Table& t);
 void install_legacy_gemm(Table& t);
 void install_kquant_gemm(Table& t);
 
+// The product of an 8-row layout (tensor/repack.h), made its file type's resident layout.
+inline void install_r8(Table& t, DType file, DType layout, GemmFn product) {
+    t.gemm[slot(layout)] = product;
+    t.resident[slot(file)] = layout;
+}
+
 }  // namespace strata::kernels::detail::STRATA_SIMD_NS
