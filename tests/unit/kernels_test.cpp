@@ -18,25 +18,14 @@
 #include "tensor/fp16.h"
 #include "tensor/quantize.h"
 #include "tensor/repack.h"
+#include "test_isa.h"
 
 namespace k = strata::kernels;
 using strata::DType;
+using strata::test::supported_isas;
+using strata::test::UseIsa;
 
 namespace {
-
-std::vector<k::Isa> supported_isas() {
-    std::vector<k::Isa> out;
-    for (k::Isa isa : {k::Isa::Scalar, k::Isa::Avx2, k::Isa::Avx512})
-        if (k::isa_supported(isa)) out.push_back(isa);
-    return out;
-}
-
-// Selects a kernel variant for the scope of a test.
-struct UseIsa {
-    k::Isa saved = k::active_isa();
-    explicit UseIsa(k::Isa isa) { k::set_isa(isa); }
-    ~UseIsa() { k::set_isa(saved); }
-};
 
 const std::vector<DType> kWeightTypes = {DType::F32,  DType::F16,  DType::BF16, DType::Q4_0, DType::Q4_1,
                                          DType::Q5_0, DType::Q5_1, DType::Q8_0, DType::Q2_K, DType::Q3_K,

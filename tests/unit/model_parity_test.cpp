@@ -10,23 +10,12 @@
 #include "golden.h"
 #include "kernels/kernels.h"
 #include "model/model.h"
+#include "test_isa.h"
 #include "test_util.h"
 
 using namespace strata;
 
 namespace {
-
-std::vector<kernels::Isa> supported_isas() {
-    std::vector<kernels::Isa> v;
-    for (auto isa : {kernels::Isa::Scalar, kernels::Isa::Avx2, kernels::Isa::Avx512})
-        if (kernels::isa_supported(isa)) v.push_back(isa);
-    return v;
-}
-
-struct IsaGuard {
-    kernels::Isa saved = kernels::active_isa();
-    ~IsaGuard() { kernels::set_isa(saved); }
-};
 
 std::unique_ptr<model::Model> load(const std::filesystem::path& p, int threads = 2, int32_t max_batch = 512) {
     model::Options o;
@@ -53,10 +42,9 @@ void check_case(const test::GoldenCase& c, const std::vector<float>& logits, con
 
 // Every case, in one batch, on every kernel variant the CPU has.
 void check_on_every_isa(const std::vector<test::GoldenCase>& cases, size_t expected) {
-    IsaGuard guard;
     BOOST_REQUIRE_EQUAL(cases.size(), expected);
-    for (auto isa : supported_isas()) {
-        kernels::set_isa(isa);
+    for (auto isa : test::supported_isas()) {
+        const test::UseIsa use(isa);
         for (const auto& c : cases) {
             auto m = load(c.model);
             BOOST_REQUIRE_EQUAL(m->hparams().n_vocab, c.n_vocab);
@@ -164,9 +152,8 @@ BOOST_AUTO_TEST_CASE(stories260k_greedy_200_steps) {
 // A Q8_0 KV cache keeps every family within the 8-bit tolerances of llama.cpp's logits (its
 // F16-cache logits: the goldens), on every kernel variant, in one batch and token by token.
 BOOST_AUTO_TEST_CASE(q8_0_kv_cache_stays_within_the_8_bit_tolerances) {
-    IsaGuard guard;
-    for (auto isa : supported_isas()) {
-        kernels::set_isa(isa);
+    for (auto isa : test::supported_isas()) {
+        const test::UseIsa use(isa);
         for (auto c : test::arch_cases()) {
             c.tol_max_rel = std::max(c.tol_max_rel, 8e-2);
             c.tol_rms_rel = std::max(c.tol_rms_rel, 6e-2);

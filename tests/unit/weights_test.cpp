@@ -14,6 +14,7 @@
 #include "kernels/kernels.h"
 #include "model/model.h"
 #include "tensor/repack.h"
+#include "test_isa.h"
 #include "test_util.h"
 #include "weights/budget.h"
 #include "weights/buffer.h"
@@ -382,8 +383,7 @@ BOOST_AUTO_TEST_CASE(resident_q4_k_takes_the_layout_chosen) {
         BOOST_TEST(seen.count(DType::Q4_K_R) == 1);
         for (kernels::Isa isa : {kernels::Isa::Avx2, kernels::Isa::Avx512}) {
             if (!kernels::isa_supported(isa)) continue;
-            const kernels::Isa saved = kernels::active_isa();
-            kernels::set_isa(isa);
+            const test::UseIsa use(isa);
             auto m = load(c.model, resident_copy());
             for (size_t chunk : {size_t{1}, c.tokens.size()}) {
                 const auto cmp = test::compare_logits(test::logits_in_chunks(*m, c.tokens, chunk), c.logits, c.n_vocab, c.tol_rms_rel);
@@ -392,7 +392,6 @@ BOOST_AUTO_TEST_CASE(resident_q4_k_takes_the_layout_chosen) {
                     BOOST_TEST(cmp.rms_rel <= c.tol_rms_rel, "rms_rel " << cmp.rms_rel);
                 }
             }
-            kernels::set_isa(saved);
         }
     }
     BOOST_TEST(cases > 0);
