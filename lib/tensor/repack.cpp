@@ -34,20 +34,21 @@ void to_q4_k_r(uint8_t* data, int64_t blocks) {
     }
 }
 
-// The pieces of row r's block s in an 8-row group of blocks of `block` bytes (tensor/
+// The pieces of a row's block in an 8-row group of blocks of `block` bytes (tensor/
 // repack.h): the `head` bytes before its dwords, its whole dwords and the bytes left after
-// them; a piece of n bytes at offset o of the row's block is at 8 o + n r of the group's.
+// them; row r's piece of n bytes at offset o of its block s is at 8 o + n r of the group's.
 struct Interleave {
     size_t block, head;
-    // fn(offset in the group, offset in the row's block, bytes) for each piece.
+    size_t at(int64_t s, int r, size_t o, size_t n) const {
+        return static_cast<size_t>(s) * kR8Rows * block + kR8Rows * o + n * static_cast<size_t>(r);
+    }
+    // fn(offset in the row's block, bytes) for each piece.
     template <class Fn>
-    void pieces(int r, int64_t s, Fn&& fn) const {
-        const size_t start = static_cast<size_t>(s) * kR8Rows * block, row = static_cast<size_t>(r);
-        auto piece = [&](size_t o, size_t n) { fn(start + kR8Rows * o + n * row, o, n); };
+    void pieces(Fn&& fn) const {
         const size_t dwords = (block - head) / 4, tail = head + 4 * dwords;
-        if (head) piece(0, head);
-        for (size_t c = 0; c < dwords; ++c) piece(head + 4 * c, 4);
-        if (tail < block) piece(tail, block - tail);
+        if (head) fn(size_t{0}, head);
+        for (size_t c = 0; c < dwords; ++c) fn(head + 4 * c, size_t{4});
+        if (tail < block) fn(tail, block - tail);
     }
 };
 
@@ -71,6 +72,12 @@ const R8Pair* r8_pair_of_layout(DType layout) {
 
 Interleave interleave_of(const R8Pair& p) { return Interleave{dtype_info(p.file).block_bytes, p.head}; }
 
+// n bytes from `from` to `to`, a dword as a constant-size copy (one load and one store).
+inline void copy_piece(uint8_t* to, const uint8_t* from, size_t n) {
+    if (n == 4) std::memcpy(to, from, 4);
+    else std::memcpy(to, from, n);
+}
+
 // Each group of 8 rows through a copy of itself.
 void to_r8(const R8Pair& pair, uint8_t* data, int64_t rows, size_t row_bytes) {
     const Interleave il = interleave_of(pair);
@@ -79,11 +86,11 @@ void to_r8(const R8Pair& pair, uint8_t* data, int64_t rows, size_t row_bytes) {
     for (int64_t g = 0; g < rows / kR8Rows; ++g) {
         uint8_t* group = data + g * kR8Rows * row_bytes;
         std::memcpy(copy.data(), group, copy.size());
-        for (int r = 0; r < kR8Rows; ++r)
-            for (int64_t s = 0; s < blocks; ++s) {
-                const uint8_t* from = copy.data() + r * row_bytes + s * il.block;
-                il.pieces(r, s, [&](size_t at, size_t off, size_t n) { std::memcpy(group + at, from + off, n); });
-            }
+        for (int64_t s = 0; s < blocks; ++s)
+            il.pieces([&](size_t o, size_t n) {
+                const uint8_t* from = copy.data() + s * il.block + o;
+                for (int r = 0; r < kR8Rows; ++r) copy_piece(group + il.at(s, r, o, n), from + r * row_bytes, n);
+            });
     }
 }
 
@@ -133,7 +140,7 @@ void row_from_r8(DType layout, const void* group, int r, void* dst, int64_t bloc
     const auto* g = static_cast<const uint8_t*>(group);
     auto* out = static_cast<uint8_t*>(dst);
     for (int64_t s = 0; s < blocks; ++s)
-        il.pieces(r, s, [&](size_t at, size_t off, size_t n) { std::memcpy(out + s * il.block + off, g + at, n); });
+        il.pieces([&](size_t o, size_t n) { copy_piece(out + s * il.block + o, g + il.at(s, r, o, n), n); });
 }
 
 }  // namespace strata
