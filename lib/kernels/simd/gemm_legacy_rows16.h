@@ -26,6 +26,9 @@
 // tokens from DRAM (14336x4096, 2 threads) Q4_0 75-92 -> 199-210 GFLOP/s, Q5_0 54-64 ->
 // 109-146; 1B Q4_0 decoding one sequence (strata-bench, llama.cpp in the same
 // run) 32-35 -> 42.4 tok/s, 0.82-0.86x -> 1.02-1.20x llama.cpp.
+// Q8_0_R8 takes these lanes for every token count with Interleaved16 in place of RowSpan
+// (gemm_legacy_lanes.h's LegacyR8): in cache, one token 30-33 -> 62-67 GB/s against the
+// file's order, two 67-81 -> 188-193 GFLOP/s, 512 257 -> 449 (against the 4 x 4 lanes).
 // Must not touch: the many-token paths (gemm_legacy_x4.h), the 1-2 token ones (gemm_legacy.h).
 #pragma once
 

@@ -30,6 +30,9 @@
 // block): kernel_bench --isa avx2 --threads 1 --nt 64,512 --shape 4096x4096, two
 // alternating runs, GFLOP/s: Q8_0 70-72 -> 107-109, Q4_0 80-82 -> 149-171, Q4_1 57-58 ->
 // 144-150, Q5_0 79-80 -> 142-147, Q5_1 57-59 -> 129-131, IQ4_NL 71-72 -> 90-92.
+// Q8_0_R8 (Q8_0's rows interleaved 8 at a time at load) takes these lanes for every token
+// count with Interleaved8 in place of RowSpan8 (gemm_legacy_lanes.h's LegacyR8): in cache,
+// one token 31-36 -> 45-49 GB/s against the file's order, two 66-81 -> 94-101 GFLOP/s.
 // Must not touch: the 1-2 token Q8_0 path (gemm_legacy.h).
 #pragma once
 
