@@ -30,7 +30,6 @@
 #include <cstdint>
 #include <cstdlib>
 #include <new>
-#include <vector>
 
 #include "tensor/repack.h"
 
@@ -204,14 +203,16 @@ struct GemmGroups {
         }
     }
 
-    // Rows [lo, hi) of the group whose first row is g.
+    // Rows [lo, hi) of the group whose first row is g, through a scratch of its own (the
+    // activations' is in use; no std container, whose out-of-line code this variant's flags
+    // would build, see kernels/table.h).
     static void part(int64_t k, const void* W, size_t ldw, int64_t g, int64_t lo, int64_t hi, const void* X, size_t ldx, int64_t nt,
                      float* Y, size_t ldy) {
-        thread_local std::vector<float> group;
-        group.resize(static_cast<size_t>(nt * G));
-        Gemm<V, K>::run(k, static_cast<const uint8_t*>(W) + g * ldw, ldw, 0, G, X, ldx, nt, group.data(), G);
+        thread_local Scratch buffer;
+        auto* group = static_cast<float*>(buffer.get(static_cast<size_t>(nt * G) * sizeof(float)));
+        Gemm<V, K>::run(k, static_cast<const uint8_t*>(W) + g * ldw, ldw, 0, G, X, ldx, nt, group, G);
         for (int64_t t = 0; t < nt; ++t)
-            for (int64_t r = lo; r < hi; ++r) Y[t * ldy + r] = group[static_cast<size_t>(t * G + r - g)];
+            for (int64_t r = lo; r < hi; ++r) Y[t * ldy + r] = group[t * G + r - g];
     }
 };
 

@@ -3,9 +3,9 @@
 // at load) against Q8_K activations, for every token count, in the lanes with a row per
 // int32 lane: AVX2 gemm_kquant_rows8.h's (one vpmaddubsw per position and token, int16 sums
 // of positions before one vpmaddwd by the 8 rows' scale; IQ4_XS's signed values by their
-// magnitudes and a vpmaddwd per position), AVX-512 gemm_kquant_rows16.h's over two groups (one vpdpbusd
-// per position and token, a vpmulld per group, the activations in gemm_kquant_quads.h's
-// copy). Each vector of a dword of 8 rows is read as it is stored, where the file's order
+// magnitudes and a vpmaddwd per position), AVX-512 gemm_kquant_rows16.h's over two groups
+// (one vpdpbusd per position and token, a vpmulld per group, the activations in
+// gemm_kquant_quads.h's copy). Each vector of a dword of 8 rows is read as it is stored, where the file's order
 // takes a transposition (per super-block and 8 rows, Q4_K 4 of 8 x 8 dwords and one of 4 x
 // 8, Q5_K 5 and one, Q6_K 6 and one, IQ4_XS 4 and one), and from one token on: a group is
 // one sequential stream, where 8 rows in the file's order are 8 short ones (which is why
