@@ -34,8 +34,8 @@ bool can_be_weight(DType w);
 
 // The layout (tensor/repack.h) the active variant's products read a resident tensor of file
 // type `file` fastest in, `rows` its rows (per slice of a 3-D tensor): with SIMD the 8-row
-// layouts of Q4_K, Q5_K, Q6_K and IQ4_XS where the rows allow, else Q4_K_R for Q4_K (the
-// scalar reference: only that); other types as they are.
+// layouts of Q4_K, Q5_K, Q6_K, IQ4_XS, Q8_0, Q4_0 and IQ4_NL where the rows allow, else
+// Q4_K_R for Q4_K (the scalar reference: only that); other types as they are.
 DType resident_layout(DType file, int64_t rows);
 
 // Converts one row of n floats (a multiple of the block size) to activation format at.

@@ -344,6 +344,8 @@ void install_scalar_gemm(Table& t) {
     t.gemm[slot(DType::Q5_K_R8)] = gemm_by_r8_rows<DType::Q5_K_R8, dot_q5_k>;
     t.gemm[slot(DType::IQ4_XS_R8)] = gemm_by_r8_rows<DType::IQ4_XS_R8, dot_iq4_xs>;
     t.gemm[slot(DType::Q8_0_R8)] = gemm_by_r8_rows<DType::Q8_0_R8, dot_q8_0>;
+    t.gemm[slot(DType::Q4_0_R8)] = gemm_by_r8_rows<DType::Q4_0_R8, dot_q4_0>;
+    t.gemm[slot(DType::IQ4_NL_R8)] = gemm_by_r8_rows<DType::IQ4_NL_R8, dot_iq4_nl>;
     t.gemm[slot(DType::Q5_K)] = gemm_by_dots<dot_q5_k>;
     t.gemm[slot(DType::Q6_K)] = gemm_by_dots<dot_q6_k>;
     t.gemm[slot(DType::IQ4_NL)] = gemm_by_dots<dot_iq4_nl>;

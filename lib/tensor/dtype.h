@@ -42,6 +42,8 @@ enum class DType : uint32_t {
     Q5_K_R8 = 103,
     IQ4_XS_R8 = 104,
     Q8_0_R8 = 105,
+    Q4_0_R8 = 106,
+    IQ4_NL_R8 = 107,
 };
 
 struct DTypeInfo {
@@ -83,6 +85,8 @@ inline constexpr DTypeInfo kDTypeTable[] = {
     {DType::Q5_K_R8, "Q5_K_R8", 256, 176, false},
     {DType::IQ4_XS_R8, "IQ4_XS_R8", 256, 136, false},
     {DType::Q8_0_R8, "Q8_0_R8", 32, 34, false},
+    {DType::Q4_0_R8, "Q4_0_R8", 32, 18, false},
+    {DType::IQ4_NL_R8, "IQ4_NL_R8", 32, 18, false},
 };
 
 // One past the largest type id of the table: arrays indexed by type id have this size.

@@ -52,8 +52,8 @@ struct Interleave {
     }
 };
 
-// The 8-row layouts, their file types and the bytes before the dwords of a file block (Q8_0's
-// d), which all lookups below read.
+// The 8-row layouts, their file types and the bytes before the dwords of a file block (the
+// 32-element types' d), which all lookups below read.
 struct R8Pair {
     DType file, layout;
     size_t head = 0;
@@ -62,7 +62,9 @@ constexpr R8Pair kR8Pairs[] = {{DType::Q4_K, DType::Q4_K_R8},
                                {DType::Q5_K, DType::Q5_K_R8},
                                {DType::Q6_K, DType::Q6_K_R8},
                                {DType::IQ4_XS, DType::IQ4_XS_R8},
-                               {DType::Q8_0, DType::Q8_0_R8, 2}};
+                               {DType::Q8_0, DType::Q8_0_R8, 2},
+                               {DType::Q4_0, DType::Q4_0_R8, 2},
+                               {DType::IQ4_NL, DType::IQ4_NL_R8, 2}};
 
 const R8Pair* r8_pair_of_layout(DType layout) {
     for (const R8Pair& p : kR8Pairs)

@@ -12,18 +12,18 @@
 // per 32 bytes sums every group in lanes of its own, and the group scales are applied once
 // per super-block (kernels/simd/gemm_kquant_resident.h). Products of several tokens read
 // Q4_K's vectors back as two 16-byte loads each.
-// The 8-row layouts Q4_K_R8, Q5_K_R8, Q6_K_R8, IQ4_XS_R8 and Q8_0_R8, from Q4_K, Q5_K,
-// Q6_K, IQ4_XS and Q8_0, 8 rows at a time (rows 8g .. 8g + 7, for tensors whose rows, or
-// rows per slice of a 3-D tensor, are a multiple of 8): the 8 rows' block s (8 blocks)
-// starts at byte 8 (block size) s of the group, which starts where row 8g did. A block is
-// cut into pieces: the bytes before its dwords (Q8_0's d), its whole dwords, and the bytes
-// after them (Q6_K's d: 210 bytes are 52 dwords and 2 bytes); row r's piece of n bytes at
-// offset o of its block is at 8 o + n r of the group's block. So dword c of the rows (at
-// o = 4c, or 2 + 4c for Q8_0) is 32 bytes with one dword of every row, and the 8 rows' d is
-// one 16-byte vector, both where 8 o says: a product with a row in each int32 lane
-// (kernels/simd/gemm_kquant_r8.h, gemm_legacy_rows8.h, gemm_legacy_rows16.h) reads each as
-// it is, where the file's order takes a transposition, and the 8 rows are one sequential
-// stream.
+// The 8-row layouts Q4_K_R8, Q5_K_R8, Q6_K_R8, IQ4_XS_R8, Q8_0_R8, Q4_0_R8 and IQ4_NL_R8,
+// from the file types of those names, 8 rows at a time (rows 8g .. 8g + 7, for tensors
+// whose rows, or rows per slice of a 3-D tensor, are a multiple of 8): the 8 rows' block s
+// (8 blocks) starts at byte 8 (block size) s of the group, which starts where row 8g did. A
+// block is cut into pieces: the bytes before its dwords (the 32-element types' d), its
+// whole dwords, and the bytes after them (Q6_K's d: 210 bytes are 52 dwords and 2 bytes);
+// row r's piece of n bytes at offset o of its block is at 8 o + n r of the group's block.
+// So dword c of the rows (at o = 4c, or 2 + 4c for the 32-element types) is 32 bytes with
+// one dword of every row, and the 8 rows' d is one 16-byte vector, both where 8 o says: a
+// product with a row in each int32 lane (kernels/simd/gemm_kquant_r8.h,
+// gemm_legacy_rows8.h, gemm_legacy_rows16.h) reads each as it is, where the file's order
+// takes a transposition, and the 8 rows are one sequential stream.
 // Owns: which file types have which layouts, and the conversions both ways.
 // Must not touch: files, kernels, models.
 #pragma once

@@ -31,7 +31,7 @@ const std::vector<DType> kWeightTypes = {DType::F32,  DType::F16,  DType::BF16, 
                                          DType::Q5_0, DType::Q5_1, DType::Q8_0, DType::Q2_K, DType::Q3_K,
                                          DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::IQ4_NL, DType::IQ4_XS,
                                          DType::Q4_K_R, DType::Q4_K_R8, DType::Q5_K_R8, DType::Q6_K_R8, DType::IQ4_XS_R8,
-                                         DType::Q8_0_R8};
+                                         DType::Q8_0_R8, DType::Q4_0_R8, DType::IQ4_NL_R8};
 
 bool is_float(DType t) { return t == DType::F32 || t == DType::F16 || t == DType::BF16; }
 int64_t block_elems(DType t) { return strata::dtype_info(t).block_elems; }
@@ -377,21 +377,21 @@ BOOST_AUTO_TEST_CASE(bad_arguments_are_rejected) {
     BOOST_CHECK_THROW(k::set_isa(static_cast<k::Isa>(77)), std::invalid_argument);
 }
 
-// Resident K-quants and Q8_0 take the layout the active variant's products read fastest:
-// with SIMD the rows of Q4_K, Q5_K, Q6_K, IQ4_XS and Q8_0 interleaved 8 at a time where they
-// allow it, else (and on the scalar reference) Q4_K_R for Q4_K and the others as they are;
-// other types stay as they are.
+// Resident weights take the layout the active variant's products read fastest: with SIMD
+// the rows of Q4_K, Q5_K, Q6_K, IQ4_XS, Q8_0, Q4_0 and IQ4_NL interleaved 8 at a time where
+// they allow it, else (and on the scalar reference) Q4_K_R for Q4_K and the others as they
+// are; other types stay as they are.
 BOOST_AUTO_TEST_CASE(resident_layouts_follow_the_isa) {
     for (k::Isa isa : supported_isas()) {
         const UseIsa use(isa);
         const bool simd = isa != k::Isa::Scalar;
         BOOST_TEST((k::resident_layout(DType::Q4_K, 2048) == (simd ? DType::Q4_K_R8 : DType::Q4_K_R)));
         BOOST_TEST((k::resident_layout(DType::Q4_K, 2044) == DType::Q4_K_R));
-        for (DType file : {DType::Q5_K, DType::Q6_K, DType::IQ4_XS, DType::Q8_0}) {
+        for (DType file : {DType::Q5_K, DType::Q6_K, DType::IQ4_XS, DType::Q8_0, DType::Q4_0, DType::IQ4_NL}) {
             BOOST_TEST((k::resident_layout(file, 2048) == (simd ? *strata::r8_layout_of(file) : file)));
             BOOST_TEST((k::resident_layout(file, 2044) == file));
         }
-        BOOST_TEST((k::resident_layout(DType::Q4_0, 2048) == DType::Q4_0));
+        BOOST_TEST((k::resident_layout(DType::Q5_0, 2048) == DType::Q5_0));
         BOOST_TEST((k::resident_layout(DType::F32, 2048) == DType::F32));
     }
 }
@@ -426,7 +426,8 @@ BOOST_AUTO_TEST_CASE(gemm_matches_scalar_and_float64) {
     for (int64_t nt : {1, 8, 9, 66}) check_gemm(Problem(DType::Q4_K_R, 512, 3, 140, nt, rng));
     // The 8-row layouts: ranges of whole groups, and cut by r0, r1 or both, within one group
     // and not.
-    for (DType w : {DType::Q4_K_R8, DType::Q5_K_R8, DType::Q6_K_R8, DType::IQ4_XS_R8, DType::Q8_0_R8})
+    for (DType w : {DType::Q4_K_R8, DType::Q5_K_R8, DType::Q6_K_R8, DType::IQ4_XS_R8, DType::Q8_0_R8, DType::Q4_0_R8,
+                    DType::IQ4_NL_R8})
         for (auto [r0, r1] : {std::pair<int64_t, int64_t>{0, 64}, {8, 136}, {3, 140}, {9, 14}, {16, 21}})
             for (int64_t nt : {1, 8, 9, 66}) check_gemm(Problem(w, 1024, r0, r1, nt, rng));
 }

@@ -233,7 +233,8 @@ BOOST_AUTO_TEST_CASE(q4_k_r_is_q4_k_rearranged) {
 // Q8_0's d; each dword; the bytes after them, Q6_K's d) of n bytes at offset o of the block
 // sits at 8 o + n (r % 8) of the group's block s.
 BOOST_AUTO_TEST_CASE(r8_layouts_interleave_eight_rows) {
-    for (DType layout : {DType::Q4_K_R8, DType::Q5_K_R8, DType::Q6_K_R8, DType::IQ4_XS_R8, DType::Q8_0_R8}) {
+    for (DType layout : {DType::Q4_K_R8, DType::Q5_K_R8, DType::Q6_K_R8, DType::IQ4_XS_R8, DType::Q8_0_R8, DType::Q4_0_R8,
+                         DType::IQ4_NL_R8}) {
         const DType file = *file_type_of_r8(layout);
         BOOST_TEST_CONTEXT(dtype_name(layout)) {
             BOOST_TEST(can_keep_as(file, layout, 16));
@@ -242,7 +243,8 @@ BOOST_AUTO_TEST_CASE(r8_layouts_interleave_eight_rows) {
             BOOST_TEST(!dtype_info(static_cast<uint32_t>(layout)).has_value());
             const int64_t rows = 16, blocks = 3, n = dtype_info(file).block_elems * blocks;
             const size_t row_bytes = dtype_bytes(file, n), block = dtype_info(file).block_bytes;
-            const size_t head = layout == DType::Q8_0_R8 ? 2 : 0, dwords = (block - head) / 4, tail = head + 4 * dwords;
+            const size_t head = dtype_info(file).block_elems == 32 ? 2 : 0;  // the 32-element types' d
+            const size_t dwords = (block - head) / 4, tail = head + 4 * dwords;
             std::mt19937 rng(8);
             std::vector<uint8_t> natural(rows * row_bytes);
             for (uint8_t& b : natural) b = static_cast<uint8_t>(rng());
@@ -268,7 +270,7 @@ BOOST_AUTO_TEST_CASE(r8_layouts_interleave_eight_rows) {
     }
     BOOST_TEST(!file_type_of_r8(DType::Q4_K_R).has_value());
     BOOST_TEST((r8_layout_of(DType::Q6_K) == DType::Q6_K_R8));
-    BOOST_TEST(!r8_layout_of(DType::Q4_0).has_value());
+    BOOST_TEST(!r8_layout_of(DType::Q5_0).has_value());
     uint8_t row[144];
     BOOST_CHECK_THROW(row_from_r8(DType::Q4_K_R, row, 0, row, 1), std::invalid_argument);
     BOOST_CHECK_THROW(rearrange(DType::Q5_K, DType::Q6_K_R8, nullptr, 8, 176), std::invalid_argument);

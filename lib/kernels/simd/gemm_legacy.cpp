@@ -14,8 +14,8 @@ namespace {
 
 // AVX-512: the 4 x 4 lane layout for many tokens, the 16-row lanes (gemm_legacy_rows16.h)
 // for up to 8, a row at a time for 1-2 (gemm_legacy_row.h, all types but Q8_0); AVX2: the
-// 8-row lanes (gemm_legacy_rows8.h) for every token count. Q8_0_R8: the lanes of either, for
-// every token count.
+// 8-row lanes (gemm_legacy_rows8.h) for every token count. The 8-row layouts (Q8_0_R8,
+// Q4_0_R8, IQ4_NL_R8): the lanes of either, for every token count.
 template <class Type>
 constexpr GemmFn legacy_gemm() {
 #if defined(STRATA_SIMD_AVX512)
@@ -25,12 +25,15 @@ constexpr GemmFn legacy_gemm() {
 #endif
 }
 
-// Q8_0_R8's lanes: AVX-512 two groups a tile, AVX2 one.
+// The 8-row layouts' lanes: AVX-512 two groups a tile, AVX2 one.
+template <class Type>
+constexpr GemmFn legacy_r8_gemm() {
 #if defined(STRATA_SIMD_AVX512)
-using R8Q8_0 = simd::LegacyR8<V, simd::LegacyRows16<V, simd::Q8_0>, simd::Interleaved16>;
+    return simd::GemmGroups<V, simd::LegacyR8<V, Type, simd::LegacyRows16<V, Type>, simd::Interleaved16>>::run;
 #else
-using R8Q8_0 = simd::LegacyR8<V, simd::LegacyRows8<V, simd::Q8_0>, simd::Interleaved8>;
+    return simd::GemmGroups<V, simd::LegacyR8<V, Type, simd::LegacyRows8<V, Type>, simd::Interleaved8>>::run;
 #endif
+}
 
 }  // namespace
 
@@ -41,7 +44,9 @@ void install_legacy_gemm(Table& t) {
     t.gemm[slot(DType::Q5_1)] = legacy_gemm<simd::Q5_1>();
     t.gemm[slot(DType::Q8_0)] = legacy_gemm<simd::Q8_0>();
     t.gemm[slot(DType::IQ4_NL)] = legacy_gemm<simd::IQ4NL>();
-    install_r8(t, DType::Q8_0, DType::Q8_0_R8, simd::GemmGroups<V, R8Q8_0>::run);
+    install_r8(t, DType::Q8_0, DType::Q8_0_R8, legacy_r8_gemm<simd::Q8_0>());
+    install_r8(t, DType::Q4_0, DType::Q4_0_R8, legacy_r8_gemm<simd::Q4_0>());
+    install_r8(t, DType::IQ4_NL, DType::IQ4_NL_R8, legacy_r8_gemm<simd::IQ4NL>());
 }
 
 }  // namespace strata::kernels::detail::STRATA_SIMD_NS

@@ -114,13 +114,13 @@ struct LegacyLanes : Legacy<V, Type> {
     }
 };
 
-// Q8_0_R8 (tensor/repack.h: Q8_0's rows interleaved 8 at a time) in Tiles' lanes for every
-// token count, Rows: Interleaved8 or Interleaved16 (whole groups; GemmGroups cuts the
-// ranges). The lanes read a group as one stream where the file's order takes Legacy's
-// narrow_row for 1-2 tokens.
-template <class V, class Tiles, class Rows>
-struct LegacyR8 : Legacy<V, Q8_0> {
-    using Acts = typename Legacy<V, Q8_0>::Acts;
+// An 8-row layout of a 32-element type (tensor/repack.h: Q8_0_R8, Q4_0_R8, IQ4_NL_R8) in
+// Tiles' lanes for every token count, Rows: Interleaved8 or Interleaved16 (whole groups;
+// GemmGroups cuts the ranges). The lanes read a group as one stream where the file's order
+// takes Legacy's narrow_row (Q8_0) or a row at a time (AVX-512) for 1-2 tokens.
+template <class V, class Type, class Tiles, class Rows>
+struct LegacyR8 : Legacy<V, Type> {
+    using Acts = typename Legacy<V, Type>::Acts;
     static constexpr int kFusedRows = Tiles::kFusedRows;
     static constexpr bool kFusedAll = true;
     template <int NR, int NT>

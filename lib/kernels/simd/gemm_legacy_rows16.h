@@ -26,9 +26,11 @@
 // tokens from DRAM (14336x4096, 2 threads) Q4_0 75-92 -> 199-210 GFLOP/s, Q5_0 54-64 ->
 // 109-146; 1B Q4_0 decoding one sequence (strata-bench, llama.cpp in the same
 // run) 32-35 -> 42.4 tok/s, 0.82-0.86x -> 1.02-1.20x llama.cpp.
-// Q8_0_R8 takes these lanes for every token count with Interleaved16 in place of RowSpan
-// (gemm_legacy_lanes.h's LegacyR8): in cache, one token 30-33 -> 62-67 GB/s against the
-// file's order, two 67-81 -> 188-193 GFLOP/s, 512 257 -> 449 (against the 4 x 4 lanes).
+// Q8_0_R8, Q4_0_R8 and IQ4_NL_R8 take these lanes for every token count with Interleaved16
+// in place of RowSpan (gemm_legacy_lanes.h's LegacyR8): in cache, against the file's order
+// (the row at a time for 1-2 tokens, the 4 x 4 lanes for many), one token Q8_0 30-33 ->
+// 62-67 GB/s, Q4_0 36 -> 69, IQ4_NL 33-36 -> 59-60; 512 tokens Q8_0 257 -> 449 GFLOP/s,
+// Q4_0 235 -> 492, IQ4_NL 242 -> 470.
 // Must not touch: the many-token paths (gemm_legacy_x4.h), the 1-2 token ones (gemm_legacy.h).
 #pragma once
 
@@ -63,7 +65,7 @@ struct LegacyRows16 : LegacyLanes<V, Type, LegacyRows16<V, Type>> {
             for (int j = 0; j < 8; ++j) u[j] = _mm512_xor_si512(u[j], _mm512_set1_epi8(-128));
         } else {
             __m512i q[4];
-            transpose4(block + offsetof(Block, qs), rows, q);
+            rows.dwords4(block, offsetof(Block, qs), q);
             for (int j = 0; j < 8; ++j) u[j] = _mm512_and_si512(j < 4 ? q[j] : _mm512_srli_epi32(q[j - 4], 4), _mm512_set1_epi8(0x0F));
             if constexpr (requires(Block b) { b.qh; }) add_fifth_bits(block + offsetof(Block, qh), rows, u);
             if constexpr (std::is_same_v<Type, IQ4NL>)
@@ -95,8 +97,8 @@ struct LegacyRows16 : LegacyLanes<V, Type, LegacyRows16<V, Type>> {
     // Rows w .. w + nr - 1 (nr <= 16, ldw apart, `blocks` blocks each) against NT tokens
     // (token t's block b at x[b * nt + t]), stored to Y. The rows are taken whole, and the
     // next 16 rows' run comes into L2 in equal shares, one per 8 blocks. Rows: RowSpan, or
-    // Interleaved16 for two 8-row groups (Q8_0_R8: w the first's start, block b 8 blocks on
-    // in each; their streams prefetched ahead as the K-quants' groups are).
+    // Interleaved16 for two 8-row groups (an 8-row layout: w the first's start, block b 8
+    // blocks on in each; their streams prefetched ahead as the K-quants' groups are).
     template <int NT, class Rows = RowSpan>
     static void tile(const uint8_t* w, size_t ldw, int nr, int64_t blocks, const Q8Lane* x, int64_t nt, float* Y, size_t ldy) {
         const Rows rows(ldw, nr);

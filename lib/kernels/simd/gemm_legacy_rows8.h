@@ -30,9 +30,10 @@
 // block): kernel_bench --isa avx2 --threads 1 --nt 64,512 --shape 4096x4096, two
 // alternating runs, GFLOP/s: Q8_0 70-72 -> 107-109, Q4_0 80-82 -> 149-171, Q4_1 57-58 ->
 // 144-150, Q5_0 79-80 -> 142-147, Q5_1 57-59 -> 129-131, IQ4_NL 71-72 -> 90-92.
-// Q8_0_R8 (Q8_0's rows interleaved 8 at a time at load) takes these lanes for every token
-// count with Interleaved8 in place of RowSpan8 (gemm_legacy_lanes.h's LegacyR8): in cache,
-// one token 31-36 -> 45-49 GB/s against the file's order, two 66-81 -> 94-101 GFLOP/s.
+// Q8_0_R8, Q4_0_R8 and IQ4_NL_R8 (the rows interleaved 8 at a time at load) take these
+// lanes for every token count with Interleaved8 in place of RowSpan8 (gemm_legacy_lanes.h's
+// LegacyR8): in cache, one token against the file's order Q8_0 31-36 -> 45-49 GB/s, Q4_0
+// 22.6 -> 39, IQ4_NL 15-16 -> 24-25.
 // Must not touch: the 1-2 token Q8_0 path (gemm_legacy.h).
 #pragma once
 
@@ -113,8 +114,8 @@ struct LegacyRows8 : LegacyLanes<V, Type, LegacyRows8<V, Type>> {
     // Rows w .. w + nr - 1 (nr <= 8, ldw apart, `blocks` blocks each) against NT tokens
     // (token t's block b at x[b * nt + t]), stored to Y. The rows are taken whole, and the
     // next 8 rows' run comes into L2 in equal shares, one per 8 blocks. Rows: RowSpan8, or
-    // Interleaved8 for an 8-row group (Q8_0_R8: w its start, block b 8 blocks on; its stream
-    // prefetched ahead as the K-quants' groups are).
+    // Interleaved8 for an 8-row group (an 8-row layout: w its start, block b 8 blocks on; its
+    // stream prefetched ahead as the K-quants' groups are).
     template <int NT, class Rows = RowSpan8>
     static void tile(const uint8_t* w, size_t ldw, int nr, int64_t blocks, const Q8Lane* x, int64_t nt, float* Y, size_t ldy) {
         const Rows rows(ldw, nr);
