@@ -169,8 +169,7 @@ DType activation_type(DType w) {
 
 DType resident_layout(DType file, int64_t rows) {
     const DType chosen = table().resident[slot(file)];
-    if (can_keep_as(file, chosen, rows)) return chosen;
-    return file == DType::Q4_K ? DType::Q4_K_R : file;
+    return can_keep_as(file, chosen, rows) ? chosen : row_layout_of(file);
 }
 
 void convert_activations(DType at, const float* x, void* out, int64_t n) {

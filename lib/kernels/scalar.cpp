@@ -12,6 +12,7 @@
 #include "kernels/table.h"
 #include "tensor/fp16.h"
 #include "tensor/quantize.h"
+#include "tensor/repack.h"
 
 namespace strata::kernels::detail {
 
@@ -149,8 +150,7 @@ void attend_q8_0_scalar(const float* q, int G, int hd, const int8_t* kq, const u
 
 void install_scalar(Table& t) {
     install_scalar_gemm(t);
-    for (size_t i = 0; i < kTypeSlots; ++i) t.resident[i] = static_cast<DType>(i);
-    t.resident[slot(DType::Q4_K)] = DType::Q4_K_R;
+    for (size_t i = 0; i < kTypeSlots; ++i) t.resident[i] = row_layout_of(static_cast<DType>(i));
     t.convert[slot(DType::F32)] = convert_f32;
     t.convert[slot(DType::F16)] = convert_f16;
     t.convert[slot(DType::BF16)] = convert_bf16;

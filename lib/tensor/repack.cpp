@@ -52,20 +52,6 @@ struct Interleave {
     }
 };
 
-// The 8-row layouts, their file types and the bytes before the dwords of a file block (the
-// 32-element types' d), which all lookups below read.
-struct R8Pair {
-    DType file, layout;
-    size_t head = 0;
-};
-constexpr R8Pair kR8Pairs[] = {{DType::Q4_K, DType::Q4_K_R8},
-                               {DType::Q5_K, DType::Q5_K_R8},
-                               {DType::Q6_K, DType::Q6_K_R8},
-                               {DType::IQ4_XS, DType::IQ4_XS_R8},
-                               {DType::Q8_0, DType::Q8_0_R8, 2},
-                               {DType::Q4_0, DType::Q4_0_R8, 2},
-                               {DType::IQ4_NL, DType::IQ4_NL_R8, 2}};
-
 const R8Pair* r8_pair_of_layout(DType layout) {
     for (const R8Pair& p : kR8Pairs)
         if (p.layout == layout) return &p;
@@ -99,8 +85,7 @@ void to_r8(const R8Pair& pair, uint8_t* data, int64_t rows, size_t row_bytes) {
 }  // namespace
 
 bool can_keep_as(DType file, DType layout, int64_t rows) {
-    if (layout == file) return true;
-    if (file == DType::Q4_K && layout == DType::Q4_K_R) return true;
+    if (layout == file || layout == row_layout_of(file)) return true;
     return file_type_of_r8(layout) == file && rows > 0 && rows % kR8Rows == 0;
 }
 

@@ -39,6 +39,29 @@ namespace strata {
 // Rows an 8-row group holds.
 inline constexpr int kR8Rows = 8;
 
+// The 8-row layouts, their file types and the bytes before the dwords of a file block (the
+// 32-element types' d): the one list of which layout is made from which type.
+struct R8Pair {
+    DType file, layout;
+    uint32_t head = 0;
+};
+inline constexpr R8Pair kR8Pairs[] = {{DType::Q4_K, DType::Q4_K_R8},       {DType::Q5_K, DType::Q5_K_R8},
+                                      {DType::Q6_K, DType::Q6_K_R8},       {DType::IQ4_XS, DType::IQ4_XS_R8},
+                                      {DType::Q8_0, DType::Q8_0_R8, 2},    {DType::Q4_0, DType::Q4_0_R8, 2},
+                                      {DType::IQ4_NL, DType::IQ4_NL_R8, 2}};
+
+// The file type an 8-row layout is made from, or `layout` itself when it is not one (a
+// plain lookup, for the kernel variants' tables, which must not instantiate std templates).
+constexpr DType r8_file_of(DType layout) {
+    for (const R8Pair& p : kR8Pairs)
+        if (p.layout == layout) return p.file;
+    return layout;
+}
+
+// The layout a tensor of file type `file` can take whatever its row count: Q4_K_R for Q4_K,
+// the file's own type for the rest.
+constexpr DType row_layout_of(DType file) { return file == DType::Q4_K ? DType::Q4_K_R : file; }
+
 // Whether a tensor of file type `file` whose slices have `rows` rows each can be kept in
 // `layout` (its own type always can).
 bool can_keep_as(DType file, DType layout, int64_t rows);

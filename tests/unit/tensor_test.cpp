@@ -271,6 +271,9 @@ BOOST_AUTO_TEST_CASE(r8_layouts_interleave_eight_rows) {
     BOOST_TEST(!file_type_of_r8(DType::Q4_K_R).has_value());
     BOOST_TEST((r8_layout_of(DType::Q6_K) == DType::Q6_K_R8));
     BOOST_TEST(!r8_layout_of(DType::Q5_0).has_value());
+    static_assert(r8_file_of(DType::IQ4_NL_R8) == DType::IQ4_NL && r8_file_of(DType::Q4_K_R) == DType::Q4_K_R);
+    static_assert(row_layout_of(DType::Q4_K) == DType::Q4_K_R && row_layout_of(DType::Q5_K) == DType::Q5_K);
+    BOOST_TEST(can_keep_as(DType::Q4_K, row_layout_of(DType::Q4_K), 3));
     uint8_t row[144];
     BOOST_CHECK_THROW(row_from_r8(DType::Q4_K_R, row, 0, row, 1), std::invalid_argument);
     BOOST_CHECK_THROW(rearrange(DType::Q5_K, DType::Q6_K_R8, nullptr, 8, 176), std::invalid_argument);

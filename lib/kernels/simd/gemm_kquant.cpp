@@ -43,10 +43,10 @@ void install_kquant_gemm(Table& t) {
     t.gemm[slot(DType::Q3_K)] = kquant_gemm<simd::Q3K>();
     t.gemm[slot(DType::Q4_K)] = kquant_gemm<simd::Q4K>();
     t.gemm[slot(DType::Q4_K_R)] = simd::Q4KResident<V, kquant_gemm<simd::Q4KR>()>::run;
-    install_r8(t, DType::Q4_K, DType::Q4_K_R8, simd::GemmGroups<V, simd::KQuantR8<V, R8Q4K>>::run);
-    install_r8(t, DType::Q5_K, DType::Q5_K_R8, simd::GemmGroups<V, simd::KQuantR8<V, R8Q5K>>::run);
-    install_r8(t, DType::Q6_K, DType::Q6_K_R8, simd::GemmGroups<V, simd::KQuantR8<V, R8Q6K>>::run);
-    install_r8(t, DType::IQ4_XS, DType::IQ4_XS_R8, simd::GemmGroups<V, simd::KQuantR8<V, R8IQ4XS>>::run);
+    install_r8<DType::Q4_K_R8>(t, simd::GemmGroups<V, simd::KQuantR8<V, R8Q4K>>::run);
+    install_r8<DType::Q5_K_R8>(t, simd::GemmGroups<V, simd::KQuantR8<V, R8Q5K>>::run);
+    install_r8<DType::Q6_K_R8>(t, simd::GemmGroups<V, simd::KQuantR8<V, R8Q6K>>::run);
+    install_r8<DType::IQ4_XS_R8>(t, simd::GemmGroups<V, simd::KQuantR8<V, R8IQ4XS>>::run);
     t.gemm[slot(DType::Q5_K)] = kquant_gemm<simd::Q5K>();
     t.gemm[slot(DType::Q6_K)] = kquant_gemm<simd::Q6K>();
     t.gemm[slot(DType::IQ4_XS)] = kquant_gemm<simd::IQ4XS>();

@@ -44,9 +44,9 @@ void install_legacy_gemm(Table& t) {
     t.gemm[slot(DType::Q5_1)] = legacy_gemm<simd::Q5_1>();
     t.gemm[slot(DType::Q8_0)] = legacy_gemm<simd::Q8_0>();
     t.gemm[slot(DType::IQ4_NL)] = legacy_gemm<simd::IQ4NL>();
-    install_r8(t, DType::Q8_0, DType::Q8_0_R8, legacy_r8_gemm<simd::Q8_0>());
-    install_r8(t, DType::Q4_0, DType::Q4_0_R8, legacy_r8_gemm<simd::Q4_0>());
-    install_r8(t, DType::IQ4_NL, DType::IQ4_NL_R8, legacy_r8_gemm<simd::IQ4NL>());
+    install_r8<DType::Q8_0_R8>(t, legacy_r8_gemm<simd::Q8_0>());
+    install_r8<DType::Q4_0_R8>(t, legacy_r8_gemm<simd::Q4_0>());
+    install_r8<DType::IQ4_NL_R8>(t, legacy_r8_gemm<simd::IQ4NL>());
 }
 
 }  // namespace strata::kernels::detail::STRATA_SIMD_NS

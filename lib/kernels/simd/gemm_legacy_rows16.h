@@ -86,14 +86,6 @@ struct LegacyRows16 : LegacyLanes<V, Type, LegacyRows16<V, Type>> {
         }
     }
 
-    // The F16 values at `offset` of the rows' blocks (a scale that leads its block, read
-    // with the bytes after it where the rows are as stored).
-    template <class Rows>
-    static __m512 leading(const uint8_t* block, size_t offset, const Rows& rows) {
-        if constexpr (std::is_same_v<Rows, RowSpan>) return leading_halves16(block + offset, rows);
-        else return rows.halves(block, offset);
-    }
-
     // Rows w .. w + nr - 1 (nr <= 16, ldw apart, `blocks` blocks each) against NT tokens
     // (token t's block b at x[b * nt + t]), stored to Y. The rows are taken whole, and the
     // next 16 rows' run comes into L2 in equal shares, one per 8 blocks. Rows: RowSpan, or
@@ -116,9 +108,9 @@ struct LegacyRows16 : LegacyLanes<V, Type, LegacyRows16<V, Type>> {
             }
             __m512i u[8];
             positions(block, rows, u);
-            const __m512 d = leading(block, offsetof(Block, d), rows);
+            const __m512 d = rows.leading_halves(block, offsetof(Block, d));
             __m512 m = d;
-            if constexpr (Type::kMin) m = leading(block, offsetof(Block, m), rows);
+            if constexpr (Type::kMin) m = rows.leading_halves(block, offsetof(Block, m));
             const Q8Lane* a = x + b * nt;
             for (int t = 0; t < NT; ++t) {
                 __m512i dot = _mm512_set1_epi32(a[t].off);

@@ -16,6 +16,7 @@
 #endif
 
 #include "kernels/table.h"
+#include "tensor/repack.h"
 
 namespace strata::kernels::detail::STRATA_SIMD_NS {
 
@@ -24,9 +25,11 @@ void install_legacy_gemm(Table& t);
 void install_kquant_gemm(Table& t);
 
 // The product of an 8-row layout (tensor/repack.h), made its file type's resident layout.
-inline void install_r8(Table& t, DType file, DType layout, GemmFn product) {
-    t.gemm[slot(layout)] = product;
-    t.resident[slot(file)] = layout;
+template <DType Layout>
+void install_r8(Table& t, GemmFn product) {
+    static_assert(r8_file_of(Layout) != Layout, "install_r8 takes an 8-row layout");
+    t.gemm[slot(Layout)] = product;
+    t.resident[slot(r8_file_of(Layout))] = Layout;
 }
 
 }  // namespace strata::kernels::detail::STRATA_SIMD_NS

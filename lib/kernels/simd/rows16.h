@@ -36,6 +36,8 @@ struct RowSpan {
     void dwords4(const uint8_t* block, size_t offset, __m512i (&out)[4]) const;
     void dwords8(const uint8_t* block, size_t offset, __m512i (&out)[8]) const;
     __m512 halves(const uint8_t* block, size_t offset) const;
+    // The same where the value leads its block (2 more bytes of the row follow it).
+    __m512 leading_halves(const uint8_t* block, size_t offset) const;
 };
 
 // The 8 dwords at w + rows.at[r] (r = 0..15) as 8 vectors: lane L of out[i] is dword i of
@@ -119,6 +121,8 @@ struct Interleaved16 {
         const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block + second + 8 * offset));
         return _mm512_cvtph_ps(_mm256_set_m128i(_mm_unpackhi_epi64(a, b), _mm_unpacklo_epi64(a, b)));
     }
+    // Interleaved, a leading value is read as any other.
+    __m512 leading_halves(const uint8_t* block, size_t offset) const { return halves(block, offset); }
 };
 
 // A dword in every lane, loaded as such (vpdpbusd's {1to16} operand): a broadcast from a
@@ -140,6 +144,9 @@ inline __m512 leading_halves16(const uint8_t* w, const RowSpan& rows) {
 }
 
 inline __m512 RowSpan::halves(const uint8_t* block, size_t offset) const { return halves16(block + offset, *this); }
+inline __m512 RowSpan::leading_halves(const uint8_t* block, size_t offset) const {
+    return leading_halves16(block + offset, *this);
+}
 
 // IQ4 codes (bytes 0..15) to their table values + 128 (1..241, unsigned for vpdpbusd).
 inline __m512i iq4_unsigned16(__m512i codes) {
