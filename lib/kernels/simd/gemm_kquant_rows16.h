@@ -381,8 +381,8 @@ struct Rows16 {
             const uint8_t* sb = w + s * kStride;
             // Two 8-row groups are two streams, each continuing into its twin of the next tile.
             if constexpr (Rows::kInterleave > 1) {
-                prefetch_group_ahead<Block, kBlocksAhead / 8>(w, s, steps, 16 * ldw);
-                if (rows.second) prefetch_group_ahead<Block, kBlocksAhead / 8>(w + rows.second, s, steps, 16 * ldw);
+                prefetch_group_ahead<Block>(w, s, steps, 16 * ldw);
+                if (rows.second) prefetch_group_ahead<Block>(w + rows.second, s, steps, 16 * ldw);
             } else {
                 prefetch_rows_share<16>(w + 16 * ldw, ldw, steps * sizeof(Block), s, steps);
             }

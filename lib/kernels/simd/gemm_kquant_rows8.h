@@ -423,7 +423,7 @@ struct Rows8 {
         for (int t = 0; t < NT; ++t) acc[t] = _mm256_setzero_ps();
         for (int64_t s = 0; s < steps; ++s) {
             const uint8_t* sb = w + s * kStride;
-            if constexpr (Rows::kInterleave > 1) prefetch_group_ahead<Block, kBlocksAhead / 8>(w, s, steps, 8 * ldw);
+            if constexpr (Rows::kInterleave > 1) prefetch_group_ahead<Block>(w, s, steps, 8 * ldw);
             else prefetch_rows_share<8>(w + 8 * ldw, ldw, steps * sizeof(Block), s, steps);
             const Act* a[NT];
             for (int t = 0; t < NT; ++t) a[t] = reinterpret_cast<const Act*>(x + (t0 + t) * ldx) + s;

@@ -101,8 +101,8 @@ struct LegacyRows16 : LegacyLanes<V, Type, LegacyRows16<V, Type>> {
         for (int64_t b = 0; b < blocks; ++b) {
             const uint8_t* block = w + b * kStride;
             if constexpr (Rows::kInterleave > 1) {
-                prefetch_group_ahead<Block, kGroupBlocksAhead>(w, b, blocks, 16 * ldw);
-                if (rows.second) prefetch_group_ahead<Block, kGroupBlocksAhead>(w + rows.second, b, blocks, 16 * ldw);
+                prefetch_group_ahead<Block>(w, b, blocks, 16 * ldw);
+                if (rows.second) prefetch_group_ahead<Block>(w + rows.second, b, blocks, 16 * ldw);
             } else if (b % kLegacyBlocks == 0) {
                 prefetch_rows_share<16>(w + 16 * ldw, ldw, blocks * sizeof(Block), b / kLegacyBlocks, parts);
             }

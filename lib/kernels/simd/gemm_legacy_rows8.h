@@ -125,7 +125,7 @@ struct LegacyRows8 : LegacyLanes<V, Type, LegacyRows8<V, Type>> {
         for (int t = 0; t < NT; ++t) acc[t] = _mm256_setzero_ps();
         for (int64_t b = 0; b < blocks; ++b) {
             const uint8_t* block = w + b * kStride;
-            if constexpr (Rows::kInterleave > 1) prefetch_group_ahead<Block, kGroupBlocksAhead>(w, b, blocks, 8 * ldw);
+            if constexpr (Rows::kInterleave > 1) prefetch_group_ahead<Block>(w, b, blocks, 8 * ldw);
             else if (b % kLegacyBlocks == 0) prefetch_rows_share<8>(w + 8 * ldw, ldw, blocks * sizeof(Block), b / kLegacyBlocks, parts);
             __m256i u[8], m[8];
             positions(block, rows, u);
