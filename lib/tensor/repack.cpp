@@ -52,12 +52,6 @@ struct Interleave {
     }
 };
 
-const R8Pair* r8_pair_of_layout(DType layout) {
-    for (const R8Pair& p : kR8Pairs)
-        if (p.layout == layout) return &p;
-    return nullptr;
-}
-
 Interleave interleave_of(const R8Pair& p) { return Interleave{dtype_info(p.file).block_bytes, p.head}; }
 
 // n bytes from `from` to `to`, a dword as a constant-size copy (one load and one store).
@@ -100,7 +94,7 @@ void rearrange(DType file, DType layout, void* data, int64_t rows, size_t row_by
                                     std::string(dtype_name(file)) + " blocks");
     auto* bytes = static_cast<uint8_t*>(data);
     if (layout == DType::Q4_K_R) to_q4_k_r(bytes, rows * static_cast<int64_t>(row_bytes / block));
-    else to_r8(*r8_pair_of_layout(layout), bytes, rows, row_bytes);
+    else to_r8(*r8_pair_of(layout), bytes, rows, row_bytes);
 }
 
 void q4_k_from_resident(const void* src, void* dst, int64_t blocks) {
@@ -110,7 +104,7 @@ void q4_k_from_resident(const void* src, void* dst, int64_t blocks) {
 }
 
 std::optional<DType> file_type_of_r8(DType layout) {
-    if (const R8Pair* p = r8_pair_of_layout(layout)) return p->file;
+    if (const R8Pair* p = r8_pair_of(layout)) return p->file;
     return std::nullopt;
 }
 
@@ -121,7 +115,7 @@ std::optional<DType> r8_layout_of(DType file) {
 }
 
 void row_from_r8(DType layout, const void* group, int r, void* dst, int64_t blocks) {
-    const R8Pair* pair = r8_pair_of_layout(layout);
+    const R8Pair* pair = r8_pair_of(layout);
     if (!pair) throw std::invalid_argument("row_from_r8: " + std::string(dtype_name(layout)) + " is not an 8-row layout");
     const Interleave il = interleave_of(*pair);
     const auto* g = static_cast<const uint8_t*>(group);

@@ -50,12 +50,17 @@ inline constexpr R8Pair kR8Pairs[] = {{DType::Q4_K, DType::Q4_K_R8},       {DTyp
                                       {DType::Q8_0, DType::Q8_0_R8, 2},    {DType::Q4_0, DType::Q4_0_R8, 2},
                                       {DType::IQ4_NL, DType::IQ4_NL_R8, 2}};
 
-// The file type an 8-row layout is made from, or `layout` itself when it is not one (a
-// plain lookup, for the kernel variants' tables, which must not instantiate std templates).
-constexpr DType r8_file_of(DType layout) {
+// The pair of an 8-row layout, or nullptr when `layout` is not one; and the file type it is
+// made from, or `layout` itself (plain lookups, for the kernel variants' tables too, which
+// must not instantiate std templates).
+constexpr const R8Pair* r8_pair_of(DType layout) {
     for (const R8Pair& p : kR8Pairs)
-        if (p.layout == layout) return p.file;
-    return layout;
+        if (p.layout == layout) return &p;
+    return nullptr;
+}
+constexpr DType r8_file_of(DType layout) {
+    const R8Pair* p = r8_pair_of(layout);
+    return p ? p->file : layout;
 }
 
 // The layout a tensor of file type `file` can take whatever its row count: Q4_K_R for Q4_K,

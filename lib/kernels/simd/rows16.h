@@ -136,16 +136,11 @@ inline __m512 halves16(const uint8_t* w, const RowSpan& rows) {
     return _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(dwords, 16)));
 }
 
-// The F16 values at w + rows.at[r] (r = 0..15) by lane, where at least 2 more bytes of the
-// rows follow each (the block's scale leads it).
-inline __m512 leading_halves16(const uint8_t* w, const RowSpan& rows) {
-    const __m512i dwords = _mm512_i32gather_epi32(rows.lanes, w, 1);
-    return _mm512_cvtph_ps(_mm512_cvtepi32_epi16(dwords));
-}
-
 inline __m512 RowSpan::halves(const uint8_t* block, size_t offset) const { return halves16(block + offset, *this); }
+// The dword that starts with each value (its low word; the block's bytes after it).
 inline __m512 RowSpan::leading_halves(const uint8_t* block, size_t offset) const {
-    return leading_halves16(block + offset, *this);
+    const __m512i dwords = _mm512_i32gather_epi32(lanes, block + offset, 1);
+    return _mm512_cvtph_ps(_mm512_cvtepi32_epi16(dwords));
 }
 
 // IQ4 codes (bytes 0..15) to their table values + 128 (1..241, unsigned for vpdpbusd).
