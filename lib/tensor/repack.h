@@ -50,17 +50,25 @@ inline constexpr R8Pair kR8Pairs[] = {{DType::Q4_K, DType::Q4_K_R8},       {DTyp
                                       {DType::Q8_0, DType::Q8_0_R8, 2},    {DType::Q4_0, DType::Q4_0_R8, 2},
                                       {DType::IQ4_NL, DType::IQ4_NL_R8, 2}};
 
-// The pair of an 8-row layout, or nullptr when `layout` is not one; and the file type it is
-// made from, or `layout` itself (plain lookups, for the kernel variants' tables too, which
-// must not instantiate std templates).
+// The index in kR8Pairs of an 8-row layout, or -1 when `layout` is not one; its pair (or
+// nullptr); and the file type it is made from (or `layout` itself). Plain lookups, for the
+// kernel variants' tables too, which must not instantiate std templates; by index, as a
+// sanitized build does not take a pointer comparison as a constant expression.
+constexpr int r8_index_of(DType layout) {
+    int i = 0;
+    for (const R8Pair& p : kR8Pairs) {
+        if (p.layout == layout) return i;
+        ++i;
+    }
+    return -1;
+}
 constexpr const R8Pair* r8_pair_of(DType layout) {
-    for (const R8Pair& p : kR8Pairs)
-        if (p.layout == layout) return &p;
-    return nullptr;
+    const int i = r8_index_of(layout);
+    return i < 0 ? nullptr : &kR8Pairs[i];
 }
 constexpr DType r8_file_of(DType layout) {
-    const R8Pair* p = r8_pair_of(layout);
-    return p ? p->file : layout;
+    const int i = r8_index_of(layout);
+    return i < 0 ? layout : kR8Pairs[i].file;
 }
 
 // The layout a tensor of file type `file` can take whatever its row count: Q4_K_R for Q4_K,

@@ -27,9 +27,10 @@ void install_kquant_gemm(Table& t);
 // The product of an 8-row layout (tensor/repack.h), made its file type's resident layout.
 template <DType Layout>
 void install_r8(Table& t, GemmFn product) {
-    static_assert(r8_file_of(Layout) != Layout, "install_r8 takes an 8-row layout");
+    constexpr DType file = r8_file_of(Layout);
+    static_assert(file != Layout, "install_r8 takes an 8-row layout");
     t.gemm[slot(Layout)] = product;
-    t.resident[slot(r8_file_of(Layout))] = Layout;
+    t.resident[slot(file)] = Layout;
 }
 
 }  // namespace strata::kernels::detail::STRATA_SIMD_NS
