@@ -8,7 +8,10 @@
 // the start, and this VM's bus changes state within seconds (30 -> 60 GB/s and back), so
 // each matrix-vector run is also bracketed by --bus-probe seconds of that sweep (the same
 // memory and threads) just before and just after it: bus_gbps (their mean), of_bus (the run's
-// share of it) and bus_drift (how far the two differ). Matrix-matrix runs on as many
+// share of it) and bus_drift (how far the two differ). --rounds N repeats that (sweep, run,
+// sweep) N times and prints the medians, with of_bus_min and of_bus_max: on a host whose bus
+// moves between 23 and 49 GB/s from one second to the next, one round's of_bus ranged
+// 0.26-1.05 for the same kernel. Matrix-matrix runs on as many
 // rows as make a run last long enough (it is compute-bound, so fewer rows do not change
 // the rate). Rows are split among threads in chunks through kernels::ThreadPool.
 //
@@ -26,7 +29,7 @@
 //   kernel_bench [--type Q4_K,F16,...] [--isa scalar,avx2,avx512] [--threads 1,2]
 //                [--nt 1,32,128,512] [--shape 4096x4096,14336x4096,4096x14336]
 //                [--min-time SECONDS] [--cache-mb MB] [--bus-probe SECONDS|off]
-//                [--attention 256,2048]
+//                [--rounds N] [--attention 256,2048]
 #include <algorithm>
 #include <cmath>
 #include <chrono>
@@ -48,6 +51,7 @@
 #include "kernels/threadpool.h"
 #include "kv/kv_cache.h"
 #include "read_sweep.h"
+#include "stats.h"
 #include "tensor/blocks.h"
 #include "tensor/fp16.h"
 #include "tensor/quantize.h"
@@ -56,6 +60,7 @@
 
 namespace k = strata::kernels;
 using strata::DType;
+using strata::bench::highest, strata::bench::lowest, strata::bench::median;
 
 namespace {
 
@@ -69,6 +74,7 @@ struct Options {
     int64_t cache_mb = 96;  // matrix-vector working set, > the last-level cache
     std::string stream;     // stream_bw program, "" when absent or off
     double bus_probe = 0.15;  // seconds of read sweep before and after each matrix-vector run, 0: off
+    int rounds = 1;           // matrix-vector runs (each between its two sweeps), medians printed
     std::vector<int> depths;  // --attention: cached positions, instead of the products
 };
 
@@ -163,6 +169,9 @@ Options parse(int argc, char** argv) {
             for (const auto& d : split(v)) o.depths.push_back(std::stoi(d));
         } else if (a == "--bus-probe") {
             o.bus_probe = v == "off" ? 0.0 : std::stod(v);
+        } else if (a == "--rounds") {
+            o.rounds = std::stoi(v);
+            if (o.rounds < 1) throw std::invalid_argument("--rounds needs at least 1");
         } else if (a == "--stream") {
             o.stream = v == "off" ? "" : v;
             stream_set = true;
@@ -400,8 +409,7 @@ double time_attention(int depth, bool q8, const Options& o, std::mt19937& rng) {
     std::vector<double> ms;
     const auto t0 = std::chrono::steady_clock::now();
     while (ms.size() < 5 || std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < o.min_time) ms.push_back(token());
-    std::nth_element(ms.begin(), ms.begin() + ms.size() / 2, ms.end());
-    return ms[ms.size() / 2];
+    return median(ms);
 }
 
 void print_attention(const Options& o, std::mt19937& rng) {
@@ -428,12 +436,48 @@ void print_gbps(const std::map<int, double>& gbps) {
     std::printf("}");
 }
 
-// The bus around one matrix-vector run: the mean of the read sweeps just before and just
-// after it, the run's share of that, and how far the two sweeps differ (their difference
-// over their mean), so that a run during which the bus changed state can be told apart.
-void print_bus(double gbps, double before, double after) {
-    const double bus = (before + after) / 2;
-    std::printf(",\"bus_gbps\":%.2f,\"of_bus\":%.2f,\"bus_drift\":%.2f", bus, gbps / bus, std::fabs(after - before) / bus);
+// One matrix-vector round: the run's GB/s and CPU use, and the bus around it (the mean of
+// the read sweeps just before and just after it, and how far the two differ: their
+// difference over their mean, so that a run during which the bus changed state can be told
+// apart); bus 0 without a probe.
+struct Round {
+    double gbps, cpu_util, bus = 0, drift = 0;
+};
+
+Round gemv_round(k::ThreadPool& pool, const Weights& w, const Options& o, std::mt19937& rng, const strata::bench::ReadSweep* probe) {
+    const double before = probe ? probe->mean_gbps(pool, o.bus_probe) : 0;
+    const Result r = time_gemv(pool, w, o, rng);
+    Round round{w.bytes() / r.seconds_per_run / 1e9, r.cpu_util};
+    if (probe) {
+        const double after = probe->mean_gbps(pool, o.bus_probe);
+        round.bus = (before + after) / 2;
+        round.drift = std::fabs(after - before) / round.bus;
+    }
+    return round;
+}
+
+// o.rounds rounds of one matrix-vector product, printed as medians (of_bus: the median of
+// the rounds' own shares, and with more than one round its least and greatest).
+void print_gemv(k::ThreadPool& pool, const Weights& w, const Options& o, std::mt19937& rng, const strata::bench::ReadSweep* probe,
+                const std::map<int, double>& stream, const std::map<int, double>& read) {
+    std::vector<double> gbps, util, bus, of_bus, drift;
+    for (int i = 0; i < o.rounds; ++i) {
+        const Round r = gemv_round(pool, w, o, rng, probe);
+        gbps.push_back(r.gbps);
+        util.push_back(r.cpu_util);
+        bus.push_back(r.bus);
+        of_bus.push_back(probe ? r.gbps / r.bus : 0);
+        drift.push_back(r.drift);
+    }
+    const double g = median(gbps);
+    std::printf("\"ms\":%.3f,\"gbps\":%.2f,\"cpu_util\":%.2f", w.bytes() / g / 1e6, g, median(util));
+    if (auto it = stream.find(pool.size()); it != stream.end() && it->second > 0) std::printf(",\"of_stream\":%.2f", g / it->second);
+    std::printf(",\"of_read\":%.2f", g / read.at(pool.size()));
+    if (probe)
+        std::printf(",\"bus_gbps\":%.2f,\"of_bus\":%.2f,\"bus_drift\":%.2f", median(bus), median(of_bus), median(drift));
+    if (probe && o.rounds > 1)
+        std::printf(",\"of_bus_min\":%.2f,\"of_bus_max\":%.2f", lowest(of_bus), highest(of_bus));
+    std::printf(",\"rounds\":%d}", o.rounds);
 }
 
 }  // namespace
@@ -470,15 +514,7 @@ int main(int argc, char** argv) try {
                                     static_cast<long long>(cols), static_cast<long long>(nt));
                         first = false;
                         if (nt == 1) {
-                            const double before = probe ? probe->mean_gbps(pool, o.bus_probe) : 0;
-                            const Result r = time_gemv(pool, weights, o, rng);
-                            const double gbps = weights.bytes() / r.seconds_per_run / 1e9;
-                            std::printf("\"ms\":%.3f,\"gbps\":%.2f,\"cpu_util\":%.2f", r.seconds_per_run * 1e3, gbps, r.cpu_util);
-                            if (auto it = stream.find(threads); it != stream.end() && it->second > 0)
-                                std::printf(",\"of_stream\":%.2f", gbps / it->second);
-                            std::printf(",\"of_read\":%.2f", gbps / read.at(threads));
-                            if (probe) print_bus(gbps, before, probe->mean_gbps(pool, o.bus_probe));
-                            std::printf("}");
+                            print_gemv(pool, weights, o, rng, probe, stream, read);
                         } else {
                             const Result r = time_gemm(pool, weights, nt, o, rng);
                             const double flops = 2.0 * static_cast<double>(r.rows) * cols * nt;

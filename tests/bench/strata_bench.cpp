@@ -42,12 +42,14 @@
 #include "kernels/kernels.h"
 #include "model/model.h"
 #include "read_sweep.h"
+#include "stats.h"
 #include "weights/streamed.h"
 
 namespace {
 
 using namespace strata;
 using Clock = std::chrono::steady_clock;
+using bench::highest, bench::lowest, bench::median, bench::spread;
 
 struct Options {
     std::string model;
@@ -126,16 +128,6 @@ Options parse(int argc, char** argv) {
     if (o.model.empty()) usage("no model given");
     return o;
 }
-
-double median(std::vector<double> v) {
-    if (v.empty()) return 0;
-    std::sort(v.begin(), v.end());
-    return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-}
-
-double lowest(const std::vector<double>& v) { return v.empty() ? 0 : *std::min_element(v.begin(), v.end()); }
-double highest(const std::vector<double>& v) { return v.empty() ? 0 : *std::max_element(v.begin(), v.end()); }
-double spread(const std::vector<double>& v) { return median(v) > 0 ? (highest(v) - lowest(v)) / median(v) : 0; }
 
 std::string json_array(const std::vector<double>& v) {
     std::string s = "[";
