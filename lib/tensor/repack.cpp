@@ -34,11 +34,47 @@ void to_q4_k_r(uint8_t* data, int64_t blocks) {
     }
 }
 
+// Q6_K planes (tensor/repack.h): half n's ql bytes A = ql[64n + l], B = ql[64n + 32 + l] and
+// qh byte H = qh[32n + l] as X, Y, Z at 96n + l, in the 192 bytes of ql and qh, and back.
+static_assert(offsetof(BlockQ6_K, ql) == 0 && offsetof(BlockQ6_K, qh) == 128 && offsetof(BlockQ6_K, scales) == 192);
+void to_planes(uint8_t* quants) {
+    uint8_t q[192];
+    std::memcpy(q, quants, sizeof q);
+    for (int n = 0; n < 2; ++n)
+        for (int l = 0; l < 32; ++l) {
+            const unsigned a = q[64 * n + l], b = q[64 * n + 32 + l], h = q[128 + 32 * n + l];
+            uint8_t* p = quants + 96 * n + l;
+            p[0] = static_cast<uint8_t>((a & 0x0F) | (h & 0x03) << 4 | (h & 0x30) << 2);
+            p[32] = static_cast<uint8_t>((b & 0x0F) | (h & 0x0C) << 2 | (h & 0xC0));
+            p[64] = static_cast<uint8_t>(a >> 4 | (b & 0xF0));
+        }
+}
+
+void from_planes(uint8_t* quants) {
+    uint8_t p[192];
+    std::memcpy(p, quants, sizeof p);
+    for (int n = 0; n < 2; ++n)
+        for (int l = 0; l < 32; ++l) {
+            const unsigned x = p[96 * n + l], y = p[96 * n + 32 + l], z = p[96 * n + 64 + l];
+            quants[64 * n + l] = static_cast<uint8_t>((x & 0x0F) | (z & 0x0F) << 4);
+            quants[64 * n + 32 + l] = static_cast<uint8_t>((y & 0x0F) | (z & 0xF0));
+            quants[128 + 32 * n + l] = static_cast<uint8_t>((x >> 4 & 0x03) | (y >> 2 & 0x0C) | (x >> 2 & 0x30) | (y & 0xC0));
+        }
+}
+
 // The pieces of a row's block in an 8-row group of blocks of `block` bytes (tensor/
 // repack.h): the `head` bytes before its dwords, its whole dwords and the bytes left after
 // them; row r's piece of n bytes at offset o of its block s is at 8 o + n r of the group's.
 struct Interleave {
     size_t block, head;
+    bool planes;
+    // A row's block s in the layout's order before it is interleaved, and back after.
+    void to_layout(uint8_t* block_at) const {
+        if (planes) to_planes(block_at);
+    }
+    void to_file(uint8_t* block_at) const {
+        if (planes) from_planes(block_at);
+    }
     size_t at(int64_t s, int r, size_t o, size_t n) const {
         return static_cast<size_t>(s) * kR8Rows * block + kR8Rows * o + n * static_cast<size_t>(r);
     }
@@ -52,7 +88,7 @@ struct Interleave {
     }
 };
 
-Interleave interleave_of(const R8Pair& p) { return Interleave{dtype_info(p.file).block_bytes, p.head}; }
+Interleave interleave_of(const R8Pair& p) { return Interleave{dtype_info(p.file).block_bytes, p.head, p.planes}; }
 
 // n bytes from `from` to `to`, a dword as a constant-size copy (one load and one store).
 inline void copy_piece(uint8_t* to, const uint8_t* from, size_t n) {
@@ -68,6 +104,8 @@ void to_r8(const R8Pair& pair, uint8_t* data, int64_t rows, size_t row_bytes) {
     for (int64_t g = 0; g < rows / kR8Rows; ++g) {
         uint8_t* group = data + g * kR8Rows * row_bytes;
         std::memcpy(copy.data(), group, copy.size());
+        for (int r = 0; r < kR8Rows; ++r)
+            for (int64_t s = 0; s < blocks; ++s) il.to_layout(copy.data() + r * row_bytes + s * il.block);
         for (int64_t s = 0; s < blocks; ++s)
             il.pieces([&](size_t o, size_t n) {
                 const uint8_t* from = copy.data() + s * il.block + o;
@@ -120,8 +158,10 @@ void row_from_r8(DType layout, const void* group, int r, void* dst, int64_t bloc
     const Interleave il = interleave_of(*pair);
     const auto* g = static_cast<const uint8_t*>(group);
     auto* out = static_cast<uint8_t*>(dst);
-    for (int64_t s = 0; s < blocks; ++s)
+    for (int64_t s = 0; s < blocks; ++s) {
         il.pieces([&](size_t o, size_t n) { copy_piece(out + s * il.block + o, g + il.at(s, r, o, n), n); });
+        il.to_file(out + s * il.block);
+    }
 }
 
 }  // namespace strata

@@ -24,6 +24,13 @@
 // product with a row in each int32 lane (kernels/simd/gemm_kquant_r8.h,
 // gemm_legacy_rows8.h, gemm_legacy_rows16.h) reads each as it is, where the file's order
 // takes a transposition, and the 8 rows are one sequential stream.
+// Q6_K_R8's blocks are first each in the Q6_K planes order: its ql and qh (192 bytes) hold
+// half n's 128 values (runs r = 0..3 of 32, element l of run r = 6-bit value v_r[l], in Q6_K
+// the low nibble of ql[64n + l] (r = 0), ql[64n + 32 + l] (1), their high nibbles (2, 3), and
+// bits 2r, 2r + 1 of qh[32n + l] above it) as three planes of 32 bytes at 96n: X[l] = v_0 |
+// (v_2 >> 4) << 6, Y[l] = v_1 | (v_3 >> 4) << 6, Z[l] = (v_2 & 15) | (v_3 & 15) << 4. Runs 0
+// and 1 are then a mask away, runs 2 and 3 a nibble and two bits (the Q6_K order takes a
+// nibble and two bits for every run); scales and d stay where Q6_K has them.
 // Owns: which file types have which layouts, and the conversions both ways.
 // Must not touch: files, kernels, models.
 #pragma once
@@ -44,9 +51,10 @@ inline constexpr int kR8Rows = 8;
 struct R8Pair {
     DType file, layout;
     uint32_t head = 0;
+    bool planes = false;  // the Q6_K planes (above) before the interleave
 };
 inline constexpr R8Pair kR8Pairs[] = {{DType::Q4_K, DType::Q4_K_R8},       {DType::Q5_K, DType::Q5_K_R8},
-                                      {DType::Q6_K, DType::Q6_K_R8},       {DType::IQ4_XS, DType::IQ4_XS_R8},
+                                      {DType::Q6_K, DType::Q6_K_R8, 0, true},       {DType::IQ4_XS, DType::IQ4_XS_R8},
                                       {DType::Q8_0, DType::Q8_0_R8, 2},    {DType::Q4_0, DType::Q4_0_R8, 2},
                                       {DType::IQ4_NL, DType::IQ4_NL_R8, 2}};
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "tensor/blocks.h"
 #include "tensor/dtype.h"
 #include "tensor/fp16.h"
 #include "tensor/quantize.h"
@@ -228,10 +229,27 @@ BOOST_AUTO_TEST_CASE(q4_k_r_is_q4_k_rearranged) {
     BOOST_CHECK_THROW(rearrange(DType::Q6_K, DType::Q4_K_R, plain.data(), 1, plain.size()), std::invalid_argument);
 }
 
+// A Q6_K block in the Q6_K planes order (tensor/repack.h), from its 6-bit values as Q6_K
+// defines them (llama.cpp's dequantize_row_q6_K).
+std::vector<uint8_t> q6_k_in_planes(const uint8_t* block) {
+    std::vector<uint8_t> out(block, block + sizeof(strata::BlockQ6_K));
+    for (int n = 0; n < 2; ++n)
+        for (int l = 0; l < 32; ++l) {
+            const uint8_t* ql = block + 64 * n;
+            const uint8_t h = block[128 + 32 * n + l];
+            int v[4];
+            for (int r = 0; r < 4; ++r) v[r] = (r < 2 ? ql[32 * r + l] & 15 : ql[32 * (r - 2) + l] >> 4) | (h >> 2 * r & 3) << 4;
+            out[96 * n + l] = static_cast<uint8_t>(v[0] | (v[2] >> 4) << 6);
+            out[96 * n + 32 + l] = static_cast<uint8_t>(v[1] | (v[3] >> 4) << 6);
+            out[96 * n + 64 + l] = static_cast<uint8_t>((v[2] & 15) | (v[3] & 15) << 4);
+        }
+    return out;
+}
+
 // The 8-row layouts: 16 rows rearranged in place, two groups of 8; every row comes back
 // out of its group as it was, and each piece of row r's block s (the bytes before its dwords,
 // Q8_0's d; each dword; the bytes after them, Q6_K's d) of n bytes at offset o of the block
-// sits at 8 o + n (r % 8) of the group's block s.
+// sits at 8 o + n (r % 8) of the group's block s (Q6_K_R8: of the block in planes order).
 BOOST_AUTO_TEST_CASE(r8_layouts_interleave_eight_rows) {
     for (DType layout : {DType::Q4_K_R8, DType::Q5_K_R8, DType::Q6_K_R8, DType::IQ4_XS_R8, DType::Q8_0_R8, DType::Q4_0_R8,
                          DType::IQ4_NL_R8}) {
@@ -258,7 +276,9 @@ BOOST_AUTO_TEST_CASE(r8_layouts_interleave_eight_rows) {
                 BOOST_TEST(std::memcmp(back.data(), natural.data() + r * row_bytes, row_bytes) == 0, "row " << r);
                 for (int64_t s = 0; s < blocks; ++s) {
                     const uint8_t* in_group = group + s * 8 * block;
-                    const uint8_t* in_row = natural.data() + r * row_bytes + s * block;
+                    const uint8_t* in_file = natural.data() + r * row_bytes + s * block;
+                    const std::vector<uint8_t> planes = q6_k_in_planes(in_file);
+                    const uint8_t* in_row = layout == DType::Q6_K_R8 ? planes.data() : in_file;
                     auto at = [&](size_t o, size_t bytes) { return in_group + 8 * o + bytes * (r % 8); };
                     BOOST_TEST(std::memcmp(at(0, head), in_row, head) == 0);
                     for (size_t c = 0; c < dwords; ++c) BOOST_TEST(std::memcmp(at(head + 4 * c, 4), in_row + head + 4 * c, 4) == 0);

@@ -27,12 +27,12 @@ constexpr GemmFn kquant_gemm() {
 #if defined(STRATA_SIMD_AVX512)
 using R8Q4K = simd::Lanes16<V, simd::Q4K, simd::Rows16Q4KOf<false>>;
 using R8Q5K = simd::Lanes16<V, simd::Q5K, simd::Rows16Q5K>;
-using R8Q6K = simd::Lanes16<V, simd::Q6K, simd::Rows16Q6K>;
+using R8Q6K = simd::Lanes16<V, simd::Q6K, simd::Rows16Q6KPlanes>;
 using R8IQ4XS = simd::Lanes16<V, simd::IQ4XS, simd::Rows16IQ4XS>;
 #else
 using R8Q4K = simd::Lanes8<simd::Rows8Q4KOf<false>>;
 using R8Q5K = simd::Lanes8<simd::Rows8Q5K>;
-using R8Q6K = simd::Lanes8<simd::Rows8Q6K>;
+using R8Q6K = simd::Lanes8<simd::Rows8Q6KPlanes>;
 using R8IQ4XS = simd::Lanes8<simd::Rows8IQ4XS>;
 #endif
 
