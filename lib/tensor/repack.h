@@ -53,9 +53,9 @@ struct R8Pair {
     uint32_t head = 0;
     bool planes = false;  // the Q6_K planes (above) before the interleave
 };
-inline constexpr R8Pair kR8Pairs[] = {{DType::Q4_K, DType::Q4_K_R8},       {DType::Q5_K, DType::Q5_K_R8},
-                                      {DType::Q6_K, DType::Q6_K_R8, 0, true},       {DType::IQ4_XS, DType::IQ4_XS_R8},
-                                      {DType::Q8_0, DType::Q8_0_R8, 2},    {DType::Q4_0, DType::Q4_0_R8, 2},
+inline constexpr R8Pair kR8Pairs[] = {{DType::Q4_K, DType::Q4_K_R8},          {DType::Q5_K, DType::Q5_K_R8},
+                                      {DType::Q6_K, DType::Q6_K_R8, 0, true}, {DType::IQ4_XS, DType::IQ4_XS_R8},
+                                      {DType::Q8_0, DType::Q8_0_R8, 2},       {DType::Q4_0, DType::Q4_0_R8, 2},
                                       {DType::IQ4_NL, DType::IQ4_NL_R8, 2}};
 
 // The index in kR8Pairs of an 8-row layout, or -1 when `layout` is not one; its pair (or
