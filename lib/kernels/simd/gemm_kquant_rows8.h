@@ -249,7 +249,7 @@ struct Rows8Q6K : UnsignedValues {
 // Q6_K_R8's (tensor/repack.h's Q6_K planes X, Y, Z at 96n for half n, as in
 // gemm_kquant_rows16.h's Rows16Q6KPlanes): runs 0 and 1 a vpand each, run 2 a shift, two
 // vpand and a vpor, run 3 one shift more: 11 operations per position where the file's order
-// takes 18. Against the file's order (kernel_bench --isa avx2 --nt 1, alternating runs,
+// takes 17. Against the file's order (kernel_bench --isa avx2 --nt 1, alternating runs,
 // medians, GB/s): in L2 (256x4096, 1 thread) 19.4 -> 23.1, 8 tokens 110 -> 118 GFLOP/s; from
 // DRAM (4096x14336) 1 thread 17.5 -> 20.0, 2 threads 28.0 -> 28.8; 1B Q6_K decoding
 // (STRATA_ISA=avx2 strata-bench --threads 2 --tg 48, three alternating runs) 27-29 -> 32-35
