@@ -277,9 +277,9 @@ BOOST_AUTO_TEST_CASE(r8_layouts_interleave_eight_rows) {
                 for (int64_t s = 0; s < blocks; ++s) {
                     const uint8_t* in_group = group + s * 8 * block;
                     const uint8_t* in_file = natural.data() + r * row_bytes + s * block;
-                    const std::vector<uint8_t> planes =
+                    const std::vector<uint8_t> expected =
                         layout == DType::Q6_K_R8 ? q6_k_in_planes(in_file) : std::vector<uint8_t>(in_file, in_file + block);
-                    const uint8_t* in_row = planes.data();
+                    const uint8_t* in_row = expected.data();
                     auto at = [&](size_t o, size_t bytes) { return in_group + 8 * o + bytes * (r % 8); };
                     BOOST_TEST(std::memcmp(at(0, head), in_row, head) == 0);
                     for (size_t c = 0; c < dwords; ++c) BOOST_TEST(std::memcmp(at(head + 4 * c, 4), in_row + head + 4 * c, 4) == 0);
