@@ -120,7 +120,7 @@ struct LegacyRows16 : LegacyLanes<V, Type, LegacyRows16<V, Type>> {
             }
         }
         const auto stored = static_cast<__mmask16>((1u << nr) - 1);
-        for (int t = 0; t < NT; ++t) _mm512_mask_storeu_ps(Y + t * ldy, stored, _mm512_permutexvar_ps(lane_rows(), acc[t]));
+        for (int t = 0; t < NT; ++t) _mm512_mask_storeu_ps(Y + t * ldy, stored, Rows::by_row(acc[t]));
     }
 };
 

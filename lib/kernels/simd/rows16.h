@@ -38,6 +38,8 @@ struct RowSpan {
     __m512 halves(const uint8_t* block, size_t offset) const;
     // The same where the value leads its block (2 more bytes of the row follow it).
     __m512 leading_halves(const uint8_t* block, size_t offset) const;
+    // A vector by lane in row order (row r in lane r): what a tile stores.
+    static __m512 by_row(__m512 lanes) { return _mm512_permutexvar_ps(lane_rows(), lanes); }
 };
 
 // The 8 dwords at w + rows.at[r] (r = 0..15) as 8 vectors: lane L of out[i] is dword i of
@@ -98,17 +100,20 @@ inline void RowSpan::dwords8(const uint8_t* block, size_t offset, __m512i (&out)
 // Interleaved16 stands where RowSpan does for two 8-row groups (tensor/repack.h: Q4_K_R8,
 // ...), the second 8 ldw on from the first (or the first again when nr <= 8: read,
 // never stored): each of their dword vectors (8 rows) is one load, and the two join in
-// lane_rows() order, rows 0-3, 8-11, 4-7, 12-15, with one permutation, where 16 rows as
-// stored take 3 shuffles a vector (transpose8). halves loads the 8 F16 values of each
-// group that follow its dwords (Q6_K's d).
+// row order (lane r: row r) with one 256-bit insert from memory, where 16 rows as stored
+// take 3 shuffles a vector (transpose8). (Joined in lane_rows() order, a two-source
+// permutation and a register copy a vector: kernel_bench --isa avx512 --threads 1 --shape
+// 256x4096 --cache-mb 0, 6-8 alternating runs, medians, one token, GB/s: Q4_K_R8 29.6 ->
+// 30.9, Q5_K_R8 25.4 -> 25.5, Q6_K_R8 28.9 -> 30.1, IQ4_XS_R8 28.3 -> 29.0, Q8_0_R8 51.4 ->
+// 55.2; 8 tokens, GFLOP/s: 248 -> 251, 214 -> 207, 190 -> 182, 245 -> 267, 216 -> 239.)
+// halves loads the 8 F16 values of each group that follow its dwords (Q6_K's d).
 struct Interleaved16 {
     static constexpr int kInterleave = 8;  // blocks of a super-block in each group
     size_t second;
     Interleaved16(size_t ldw, int nr) : second(nr > 8 ? 8 * ldw : 0) {}
     __m512i join(const uint8_t* a) const {
-        const __m512i lo = _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a)));
-        const __m512i hi = _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + second)));
-        return _mm512_permutex2var_epi64(lo, _mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11), hi);
+        const __m256i lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a));
+        return _mm512_inserti64x4(_mm512_castsi256_si512(lo), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + second)), 1);
     }
     template <int N>
     void dwords(const uint8_t* block, size_t offset, __m512i (&out)[N]) const {
@@ -119,10 +124,11 @@ struct Interleaved16 {
     __m512 halves(const uint8_t* block, size_t offset) const {
         const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 8 * offset));
         const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block + second + 8 * offset));
-        return _mm512_cvtph_ps(_mm256_set_m128i(_mm_unpackhi_epi64(a, b), _mm_unpacklo_epi64(a, b)));
+        return _mm512_cvtph_ps(_mm256_set_m128i(b, a));
     }
     // Interleaved, a leading value is read as any other.
     __m512 leading_halves(const uint8_t* block, size_t offset) const { return halves(block, offset); }
+    static __m512 by_row(__m512 lanes) { return lanes; }
 };
 
 // A dword in every lane, loaded as such (vpdpbusd's {1to16} operand): a broadcast from a
