@@ -42,6 +42,11 @@ DType resident_layout(DType file, int64_t rows);
 // Results are bit-identical to tensor/quantize.h's reference quantizers.
 void convert_activations(DType at, const float* x, void* out, int64_t n);
 
+// The rows a caller's ranges are best cut in: two 8-row groups of the 8-row layouts
+// (tensor/repack.h), one AVX-512 tile. Any range works; one that cuts a group computes the
+// whole group for its part.
+inline constexpr int64_t kRowUnit = 16;
+
 // Matrix product, weight-stationary:
 //   Y[t * ldy + r] = dot(W row r, X row t)   for r in [r0, r1), t in [0, nt)
 // W rows hold k elements of type w and start ldw bytes apart; X rows hold k elements

@@ -9,6 +9,7 @@
 // Must not touch: what the jobs compute.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <thread>
@@ -31,19 +32,36 @@ public:
     // that runs it (for per-thread scratch). Returns when every chunk is done.
     template <class F>
     void parallel_for(int64_t n, int64_t grain, F&& body) {
+        run_chunks(n, [grain](int64_t) { return grain; }, body);
+    }
+
+    // The same with chunks that shrink as the work runs out (guided scheduling): each a
+    // multiple of `unit` of about a (2 x size())-th of what is left, so that the first are
+    // long (few hand-outs, long sequential reads) and the threads finish within one unit
+    // of each other. Every chunk starts at a multiple of `unit`.
+    template <class F>
+    void parallel_for_guided(int64_t n, int64_t unit, F&& body) {
+        const int64_t parts = 2 * int64_t(n_threads_);
+        run_chunks(n, [=](int64_t left) { return std::max<int64_t>(1, left / parts / unit) * unit; }, body);
+    }
+
+private:
+    // body over [0, n) in chunks of size(what is left), handed out as threads come.
+    template <class Size, class F>
+    void run_chunks(int64_t n, Size size, F& body) {
         std::atomic<int64_t> next{0};
         auto work = [&](int t) {
-            for (;;) {
-                int64_t b = next.fetch_add(grain, std::memory_order_relaxed);
-                if (b >= n) break;
-                body(b, b + grain < n ? b + grain : n, t);
+            for (int64_t b = next.load(std::memory_order_relaxed); b < n;) {
+                const int64_t e = b + size(n - b);
+                if (!next.compare_exchange_weak(b, e, std::memory_order_relaxed)) continue;  // b: the current start
+                body(b, e < n ? e : n, t);
+                b = next.load(std::memory_order_relaxed);
             }
         };
         auto thunk = [](void* ctx, int t) { (*static_cast<decltype(work)*>(ctx))(t); };
         dispatch(thunk, &work);
     }
 
-private:
     using Thunk = void (*)(void*, int);
     void dispatch(Thunk fn, void* ctx);
     void worker(int index);

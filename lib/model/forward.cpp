@@ -143,9 +143,7 @@ void Model::Impl::matmul(const Matrix& w, const float* x, int32_t T, float* y, s
     const auto converted = acts.get(x, T, w.k, at, pool);
     const void* xq = converted.first;
     const size_t ldx = converted.second;
-    const int64_t chunks = int64_t(pool.size()) * 8;
-    const int64_t grain = std::max<int64_t>(16, ((w.rows + chunks - 1) / chunks + 15) / 16 * 16);
-    pool.parallel_for(w.rows, grain, [&](int64_t r0, int64_t r1, int) {
+    pool.parallel_for_guided(w.rows, kernels::kRowUnit, [&](int64_t r0, int64_t r1, int) {
         kernels::gemm(w.type, w.k, w.data, w.row_bytes, r0, r1, xq, ldx, T, y, ldy);
     });
 }

@@ -72,10 +72,8 @@ Model::Impl::ExpertMatrices Model::Impl::expert_matrices(const LayerWeights& w, 
 void Model::Impl::expert_gemm(std::span<const Matrix> w, std::span<const int32_t> ids, std::span<const int32_t> start,
                               const void* x, size_t ldx, int32_t row0, float* y) {
     const int64_t rows = w[0].rows;
-    const int64_t chunks = int64_t(pool.size()) * 8;
     const int64_t total = rows * static_cast<int64_t>(ids.size());
-    const int64_t grain = std::max<int64_t>(16, ((total + chunks - 1) / chunks + 15) / 16 * 16);
-    pool.parallel_for(total, grain, [&](int64_t b, int64_t e, int) {
+    pool.parallel_for_guided(total, kernels::kRowUnit, [&](int64_t b, int64_t e, int) {
         while (b < e) {
             const auto i = size_t(b / rows);
             const int64_t r0 = b % rows, r1 = std::min(rows, r0 + (e - b));

@@ -256,14 +256,12 @@ double cpu_seconds() {
     return static_cast<double>(ts.tv_sec) + ts.tv_nsec * 1e-9;
 }
 
-// Runs Y = W X over rows [0, rows) split among the pool's threads in chunks of about a
-// quarter of a thread's share (each gemm call prepares its activations once).
+// Runs Y = W X over rows [0, rows) split among the pool's threads as the engine's matmul
+// does (each gemm call prepares its activations once).
 void product(k::ThreadPool& pool, DType w, int64_t cols, const uint8_t* W, int64_t rows, const uint8_t* X, int64_t nt,
              float* Y) {
     const size_t ldw = strata::dtype_bytes(w, cols), ldx = strata::dtype_bytes(k::activation_type(w), cols);
-    const int64_t share = (rows + 4 * pool.size() - 1) / (4 * pool.size());
-    const int64_t chunk = (share + 15) / 16 * 16;
-    pool.parallel_for(rows, chunk, [&](int64_t b, int64_t e, int) {
+    pool.parallel_for_guided(rows, k::kRowUnit, [&](int64_t b, int64_t e, int) {
         k::gemm(w, cols, W, ldw, b, e, X, ldx, nt, Y, static_cast<size_t>(rows));
     });
 }

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstring>
+#include <mutex>
 #include <optional>
 #include <random>
 #include <vector>
@@ -734,6 +735,36 @@ BOOST_AUTO_TEST_CASE(thread_pool_parallel_for_covers_each_index_once) {
                 });
                 BOOST_TEST(bad_thread.load() == 0);
                 for (int64_t i = 0; i < n; ++i) BOOST_TEST_REQUIRE(hits[i].load() == 1, "index " << i);
+            }
+        }
+    }
+}
+
+// Guided chunks: every index once, each chunk starting at a multiple of the unit and
+// (but the last) a multiple of it long, and no chunk longer than a quarter of what was
+// left when it was taken (2 threads) nor shorter than the unit.
+BOOST_AUTO_TEST_CASE(thread_pool_guided_chunks_shrink_in_units) {
+    for (int threads : {1, 2, 3}) {
+        k::ThreadPool pool(threads);
+        for (int64_t n : {0, 5, 16, 17, 1000, 14336}) {
+            for (int64_t unit : {1, 16}) {
+                std::vector<std::atomic<int>> hits(n);
+                std::mutex m;
+                std::vector<std::pair<int64_t, int64_t>> chunks;
+                pool.parallel_for_guided(n, unit, [&](int64_t b, int64_t e, int) {
+                    for (int64_t i = b; i < e; ++i) hits[i].fetch_add(1);
+                    const std::lock_guard lock(m);
+                    chunks.emplace_back(b, e);
+                });
+                for (int64_t i = 0; i < n; ++i) BOOST_TEST_REQUIRE(hits[i].load() == 1, "index " << i);
+                for (const auto& [b, e] : chunks) {
+                    BOOST_TEST(b % unit == 0, "chunk [" << b << ", " << e << ")");
+                    BOOST_TEST((e == n || (e - b) % unit == 0), "chunk [" << b << ", " << e << ")");
+                    const int64_t most = std::max(unit, (n - b) / (2 * threads) / unit * unit);
+                    BOOST_TEST((e - b) <= most, "chunk [" << b << ", " << e << ") of " << n);
+                }
+                if (n >= 2 * threads * unit * 4)
+                    BOOST_TEST(chunks.size() < static_cast<size_t>(n / unit), "n " << n << ": " << chunks.size() << " chunks");
             }
         }
     }
