@@ -20,7 +20,7 @@
 // (14336x4096, 2 threads) IQ4_NL 15.8-24.3 -> 25.6-32.0, Q4_0 28.4-32.1 -> 31.5-38.6;
 // 1B decoding (strata-bench --tg 64 --reps 5, two rounds, tok/s) IQ4_NL 41.0-41.5 ->
 // 48.1-49.0, Q4_0 42.3-45.5 -> 46.7-48.1, Q5_0 32.6-32.7 -> 39.1-42.8; against llama.cpp in
-// the same run IQ4_NL 1.02-1.03x (two runs) -> 1.03-1.20x (three; README, Benchmarks).
+// the same run IQ4_NL 1.02-1.03x (two runs) -> 1.03-1.20x (three; tests/bench/HISTORY.md).
 // Two tokens (each quad unpacked once for both) against the 16-row lanes' tile<2>,
 // kernel_bench --nt 2, three alternating runs, GFLOP/s: 4096x2048 --cache-mb 0, 1 thread,
 // Q4_1 76-89 -> 88-98, Q5_0 74-75 -> 82-87, IQ4_NL and Q4_0 the same; 14336x4096, 2
