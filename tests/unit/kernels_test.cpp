@@ -741,8 +741,8 @@ BOOST_AUTO_TEST_CASE(thread_pool_parallel_for_covers_each_index_once) {
 }
 
 // Guided chunks: every index once, each chunk starting at a multiple of the unit and
-// (but the last) a multiple of it long, and no chunk longer than a quarter of what was
-// left when it was taken (2 threads) nor shorter than the unit.
+// (but the last) a multiple of it long, none longer than a (2 x threads)-th of what was
+// left when it was taken (or one unit), and far fewer chunks than units.
 BOOST_AUTO_TEST_CASE(thread_pool_guided_chunks_shrink_in_units) {
     for (int threads : {1, 2, 3}) {
         k::ThreadPool pool(threads);
