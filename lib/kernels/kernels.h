@@ -13,6 +13,7 @@
 
 #include "kernels/ahead.h"
 #include "tensor/dtype.h"
+#include "tensor/repack.h"
 
 namespace strata::kernels {
 
@@ -45,7 +46,7 @@ void convert_activations(DType at, const float* x, void* out, int64_t n);
 // The rows a caller's ranges are best cut in: two 8-row groups of the 8-row layouts
 // (tensor/repack.h), one AVX-512 tile. Any range works; one that cuts a group computes the
 // whole group for its part.
-inline constexpr int64_t kRowUnit = 16;
+inline constexpr int64_t kRowUnit = 2 * strata::kR8Rows;
 
 // Matrix product, weight-stationary:
 //   Y[t * ldy + r] = dot(W row r, X row t)   for r in [r0, r1), t in [0, nt)
