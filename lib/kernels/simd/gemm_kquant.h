@@ -272,17 +272,33 @@ struct Q5K : K4Common<strata::BlockQ5_K> {
     }
 };
 
-struct Q6K {
-    using Block = strata::BlockQ6_K;
-    static constexpr bool kOffset = true;  // u - 32
+// What Q6_K, Q3_K and Q2_K share: a scale for each 16-element group, as words (s16) and
+// as Scales (s) in their Prep (K16Prep, or a type's own Prep built on it), and d.
+struct K16Prep {
+    __m256i s16;
+    Scales s;
+    K16Prep() = default;
+    explicit K16Prep(__m256i v) : s16(v), s(v) {}
+};
+
+template <class B>
+struct K16Common {
+    using Block = B;
     static constexpr bool kWide = false;
     static constexpr int kGroup = 16;  // elements sharing a scale
-    struct Prep {
-        __m256i s16;
-        Scales s;
-        Prep() = default;
-        explicit Prep(__m256i v) : s16(v), s(v) {}
-    };
+    template <int C>
+    static __m256i scale(const K16Prep& p) { return p.s.groups16<C>(); }
+    template <int P, class I = __m512i>
+    static I scale_pair(const K16Prep& p) { return p.s.pair16<P>(); }
+    template <int P>
+    static __m256i packed_scale(const K16Prep& p) { return p.s.packed16<P>(); }
+    static __m256i scales16(const K16Prep& p) { return p.s16; }
+    static float d(const Block& x) { return half(x.d); }
+};
+
+struct Q6K : K16Common<strata::BlockQ6_K> {
+    static constexpr bool kOffset = true;  // u - 32
+    using Prep = K16Prep;
     static Prep prep(const Block& x) {
         return Prep(_mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x.scales))));
     }
@@ -308,29 +324,16 @@ struct Q6K {
         const __m512i moved = i == 0 ? _mm512_sllv_epi16(qh, shift_counts<4, 2>()) : _mm512_srlv_epi16(qh, shift_counts<0, 2>());
         return _mm512_or_si512(lo, _mm512_and_si512(moved, _mm512_set1_epi8(0x30)));
     }
-    template <int C>
-    static __m256i scale(const Prep& p) { return p.s.groups16<C>(); }
-    template <int P, class I = __m512i>
-    static I scale_pair(const Prep& p) { return p.s.pair16<P>(); }
-    template <int P>
-    static __m256i packed_scale(const Prep& p) { return p.s.packed16<P>(); }
-    static __m256i scales16(const Prep& p) { return p.s16; }
     static __m256i corr(const Prep& p) { return _mm256_slli_epi16(p.s16, 5); }
-    static float d(const Block& x) { return half(x.d); }
     static float dc(const Block& x) { return half(x.d); }
 };
 
-struct Q3K {
-    using Block = strata::BlockQ3_K;
+struct Q3K : K16Common<strata::BlockQ3_K> {
     static constexpr bool kOffset = true;  // u - 4
-    static constexpr bool kWide = false;
-    static constexpr int kGroup = 16;  // elements sharing a scale
-    struct Prep {
-        __m256i s16;
-        Scales s;
+    struct Prep : K16Prep {
         __m256i hm;
         Prep() = default;
-        Prep(__m256i v, __m256i hmask) : s16(v), s(v), hm(hmask) {}
+        Prep(__m256i v, __m256i hmask) : K16Prep(v), hm(hmask) {}
     };
     // The sixteen scales, q3k_scales.h's packing in vector lanes: dword k of the result takes
     // the nibbles of packed word k % 2 (low ones for k < 2, high for k >= 2) and, as bits 4
@@ -353,28 +356,16 @@ struct Q3K {
         const __m256i high = _mm256_and_si256(move_bit<C, 2>(p.hm), _mm256_set1_epi8(4));
         return _mm256_or_si256(two_bits<C % 4>(load256(x.qs + 32 * (C / 4))), high);
     }
-    template <int C>
-    static __m256i scale(const Prep& p) { return p.s.groups16<C>(); }
-    template <int P, class I = __m512i>
-    static I scale_pair(const Prep& p) { return p.s.pair16<P>(); }
-    template <int P>
-    static __m256i packed_scale(const Prep& p) { return p.s.packed16<P>(); }
-    static __m256i scales16(const Prep& p) { return p.s16; }
     static __m256i corr(const Prep& p) { return _mm256_slli_epi16(p.s16, 2); }
-    static float d(const Block& x) { return half(x.d); }
     static float dc(const Block& x) { return half(x.d); }
 };
 
-struct Q2K {
-    using Block = strata::BlockQ2_K;
-    static constexpr bool kOffset = false, kWide = false;
-    static constexpr int kGroup = 16;  // elements sharing a scale
-    struct Prep {
-        __m256i s16;
-        Scales s;
+struct Q2K : K16Common<strata::BlockQ2_K> {
+    static constexpr bool kOffset = false;
+    struct Prep : K16Prep {
         __m256i mins;
         Prep() = default;
-        Prep(__m256i scales, __m256i m) : s16(scales), s(scales), mins(m) {}
+        Prep(__m256i scales, __m256i m) : K16Prep(scales), mins(m) {}
     };
     static Prep prep(const Block& x) {
         const __m128i sc = _mm_loadu_si128(reinterpret_cast<const __m128i*>(x.scales));
@@ -386,15 +377,7 @@ struct Q2K {
     static __m256i u(const Block& x, const Prep&) {
         return two_bits<C % 4>(load256(x.qs + 32 * (C / 4)));
     }
-    template <int C>
-    static __m256i scale(const Prep& p) { return p.s.groups16<C>(); }
-    template <int P, class I = __m512i>
-    static I scale_pair(const Prep& p) { return p.s.pair16<P>(); }
-    template <int P>
-    static __m256i packed_scale(const Prep& p) { return p.s.packed16<P>(); }
-    static __m256i scales16(const Prep& p) { return p.s16; }
     static __m256i corr(const Prep& p) { return p.mins; }
-    static float d(const Block& x) { return half(x.d); }
     static float dc(const Block& x) { return half(x.dmin); }
 };
 
