@@ -23,11 +23,12 @@ constexpr GemmFn kquant_gemm() {
 #endif
 }
 
-// The 8-row layouts' lanes: AVX-512 two groups a tile, AVX2 one.
+// The 8-row layouts' lanes: AVX-512 two groups a tile (Q4_K and Q6_K one token: AVX2's, a
+// group at a time), AVX2 one.
 #if defined(STRATA_SIMD_AVX512)
-using R8Q4K = simd::Lanes16<V, simd::Q4K, simd::Rows16Q4KOf<false>>;
+using R8Q4K = simd::Lanes16<V, simd::Q4K, simd::Rows16Q4KOf<false>, simd::Rows8Q4KOf<false>>;
 using R8Q5K = simd::Lanes16<V, simd::Q5K, simd::Rows16Q5K>;
-using R8Q6K = simd::Lanes16<V, simd::Q6K, simd::Rows16Q6KPlanes>;
+using R8Q6K = simd::Lanes16<V, simd::Q6K, simd::Rows16Q6KPlanes, simd::Rows8Q6KPlanes>;
 using R8IQ4XS = simd::Lanes16<V, simd::IQ4XS, simd::Rows16IQ4XS>;
 #else
 using R8Q4K = simd::Lanes8<simd::Rows8Q4KOf<false>>;

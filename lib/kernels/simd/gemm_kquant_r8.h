@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "kernels/simd/gemm_driver.h"
 #include "kernels/simd/gemm_kquant_rows8.h"
@@ -42,15 +43,46 @@ struct Lanes8 {
 
 #if defined(STRATA_SIMD_AVX512)
 // AVX-512's: two groups of 8 rows per tile (Interleaved16), the activations in the quad
-// lanes' copy (Type: the file type, whose copy order the Form reads).
-template <class V, class Type, class Form>
+// lanes' copy (Type: the file type, whose copy order the Form reads). One token alone takes
+// Form8 where one is given, the 8-row lanes of AVX2 (the Q8_K row as it comes), a group
+// after the other, which is slower in cache but reads DRAM better (kernel_bench --isa avx512
+// --nt 1, alternating runs, GB/s and of_bus):
+// - 1 thread, 4096x14336, five runs: Q4_K_R8 21.4-24.3 (0.73-0.77) -> 25.8-30.1
+//   (0.86-0.97), Q6_K_R8 19.1-21.9 (0.63-0.70) -> 27.2-30.0 (0.87-0.93);
+// - 2 threads, 4096x4096, 4096x14336 and 14336x4096, three runs: Q6_K_R8 0.71-0.85 (median
+//   0.75) -> 0.87-1.06 (0.99), Q4_K_R8 0.81-1.09 (0.95) -> 0.76-1.11 (0.92);
+// - in L3 (4096x4096 --cache-mb 0, 1 thread): Q4_K_R8 44.5 -> 40.5-41.3, Q6_K_R8 36.1-36.5
+//   -> 35.2-35.7.
+// Q5_K_R8 gained nothing (0.88-0.90 -> 0.87-0.96, 1 thread) and IQ4_XS_R8 lost (0.85-0.95 ->
+// 0.63-0.66: its AVX2 form is bound by its instructions), so they take none. Why one
+// stream at a time reads better than two is not known: this VM has no hardware counters,
+// and a timing-only model of 16 rows as one stream did not gain (tests/bench/HISTORY.md,
+// 2026-12-02).
+template <class V, class Type, class Form, class Form8 = void>
 struct Lanes16 {
+    static constexpr bool kByRow = !std::is_void_v<Form8>;
     static constexpr int kRows = 16;
     using Quads = KQuantQuads<V, Type>;
-    using Acts = typename Quads::Acts;
-    static Acts prepare(const uint8_t* x, size_t ldx, int64_t nt, int64_t k) { return Quads::quad_copy(x, ldx, nt, k); }
+    struct Acts {
+        const uint8_t* x;
+        size_t ldx;
+        bool by_row;  // one token's Q8_K row (Form8's lanes), not the quad copy
+    };
+    static Acts prepare(const uint8_t* x, size_t ldx, int64_t nt, int64_t k) {
+        if (kByRow && nt == 1) return Acts{x, ldx, true};
+        const auto copy = Quads::quad_copy(x, ldx, nt, k);
+        return Acts{copy.x, copy.ldx, false};
+    }
     template <int NR, int NT>
     static void tile(const uint8_t* w, size_t ldw, int64_t k, const Acts& acts, int64_t t0, float* Y, size_t ldy) {
+        if constexpr (kByRow && NT == 1) {
+            if (acts.by_row) {
+                for (int g = 0; g < NR; g += 8)
+                    Rows8<Form8>::template tile<1, Interleaved8>(w + g * ldw, ldw, NR - g < 8 ? NR - g : 8, k / 256, acts.x, acts.ldx, t0,
+                                                                 Y + g, ldy);
+                return;
+            }
+        }
         Rows16<V, Form>::template tile<NT, Interleaved16>(w, ldw, NR, k / 256, acts.x, acts.ldx, t0, Y, ldy);
     }
 };
