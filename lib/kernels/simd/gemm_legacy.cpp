@@ -1,12 +1,13 @@
 // kernels/simd/gemm_legacy.cpp — Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL matrix products for
 // one SIMD variant.
+#include <type_traits>
+
 #include "kernels/simd/gemm_legacy.h"
+#include "kernels/simd/gemm_legacy_rows8.h"
 #include "kernels/simd/isa.h"
 #if defined(STRATA_SIMD_AVX512)
 #include "kernels/simd/gemm_legacy_rows16.h"
 #include "kernels/simd/gemm_legacy_x4.h"
-#else
-#include "kernels/simd/gemm_legacy_rows8.h"
 #endif
 
 namespace strata::kernels::detail::STRATA_SIMD_NS {
@@ -25,11 +26,13 @@ constexpr GemmFn legacy_gemm() {
 #endif
 }
 
-// The 8-row layouts' lanes: AVX-512 two groups a tile, AVX2 one.
+// The 8-row layouts' lanes: AVX-512 two groups a tile (Q8_0 and Q4_0 one token: AVX2's, a
+// group at a time), AVX2 one.
 template <class Type>
 constexpr GemmFn legacy_r8_gemm() {
 #if defined(STRATA_SIMD_AVX512)
-    return simd::GemmGroups<V, simd::LegacyR8<V, Type, simd::LegacyRows16<V, Type>, simd::Interleaved16>>::run;
+    using Tiles8 = std::conditional_t<std::is_same_v<Type, simd::IQ4NL>, void, simd::LegacyRows8<V, Type>>;
+    return simd::GemmGroups<V, simd::LegacyR8<V, Type, simd::LegacyRows16<V, Type>, simd::Interleaved16, Tiles8>>::run;
 #else
     return simd::GemmGroups<V, simd::LegacyR8<V, Type, simd::LegacyRows8<V, Type>, simd::Interleaved8>>::run;
 #endif
