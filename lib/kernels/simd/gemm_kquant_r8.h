@@ -5,7 +5,8 @@
 // of positions before one vpmaddwd by the 8 rows' scale; IQ4_XS's signed values by their
 // magnitudes and a vpmaddwd per position), AVX-512 gemm_kquant_rows16.h's over two groups
 // (one vpdpbusd per position and token, a vpmulld per group, the activations in
-// gemm_kquant_quads.h's copy). Each vector of a dword of 8 rows is read as it is stored, where the file's order
+// gemm_kquant_quads.h's copy), except one token of Q4_K_R8 and Q6_K_R8, which takes AVX2's
+// a group at a time (Lanes16, below). Each vector of a dword of 8 rows is read as it is stored, where the file's order
 // takes a transposition (per super-block and 8 rows, Q4_K 4 of 8 x 8 dwords and one of 4 x
 // 8, Q5_K 5 and one, Q6_K 6 and one, IQ4_XS 4 and one), and from one token on: a group is
 // one sequential stream, where 8 rows in the file's order are 8 short ones (which is why

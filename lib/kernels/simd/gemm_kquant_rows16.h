@@ -32,7 +32,8 @@
 // 8 tokens Q2_K 170-239 -> 253-365, Q3_K 217-226 -> 333-405. 8 sessions of 1B Q3_K_M 126-132
 // -> 132-153 tok/s.
 // The Q4_K, Q5_K, Q6_K and IQ4_XS forms also read two groups of the 8-row layouts (rows16.h's
-// Interleaved16 in place of RowSpan: gemm_kquant_r8.h), for every token count.
+// Interleaved16 in place of RowSpan: gemm_kquant_r8.h), for every token count but Q4_K_R8's
+// and Q6_K_R8's one token.
 // Must not touch: other weight types, Q4_K's and Q6_K's last rows of a range (the quad lanes).
 #pragma once
 

@@ -16,7 +16,8 @@ namespace {
 // AVX-512: the 4 x 4 lane layout for many tokens, the 16-row lanes (gemm_legacy_rows16.h)
 // for up to 8, a row at a time for 1-2 (gemm_legacy_row.h, all types but Q8_0); AVX2: the
 // 8-row lanes (gemm_legacy_rows8.h) for every token count. The 8-row layouts (Q8_0_R8,
-// Q4_0_R8, IQ4_NL_R8): the lanes of either, for every token count.
+// Q4_0_R8, IQ4_NL_R8): the lanes of either, for every token count (on AVX-512 one token of
+// Q8_0_R8 and Q4_0_R8 in AVX2's).
 template <class Type>
 constexpr GemmFn legacy_gemm() {
 #if defined(STRATA_SIMD_AVX512)

@@ -26,8 +26,9 @@
 // tokens from DRAM (14336x4096, 2 threads) Q4_0 75-92 -> 199-210 GFLOP/s, Q5_0 54-64 ->
 // 109-146; 1B Q4_0 decoding one sequence (strata-bench, llama.cpp in the same
 // run) 32-35 -> 42.4 tok/s, 0.82-0.86x -> 1.02-1.20x llama.cpp.
-// Q8_0_R8, Q4_0_R8 and IQ4_NL_R8 take these lanes for every token count with Interleaved16
-// in place of RowSpan (gemm_legacy_lanes.h's LegacyR8): in cache, against the file's order
+// Q8_0_R8, Q4_0_R8 and IQ4_NL_R8 take these lanes with Interleaved16 in place of RowSpan
+// (gemm_legacy_lanes.h's LegacyR8), for every token count but Q8_0_R8's and Q4_0_R8's one
+// token (which reads DRAM better in gemm_legacy_rows8.h's lanes): in cache, against the file's order
 // (the row at a time for 1-2 tokens, the 4 x 4 lanes for many), one token Q8_0 30-33 ->
 // 62-67 GB/s, Q4_0 36 -> 69, IQ4_NL 33-36 -> 59-60; 512 tokens Q8_0 257 -> 449 GFLOP/s,
 // Q4_0 235 -> 492, IQ4_NL 242 -> 470.

@@ -32,7 +32,7 @@
 // 144-150, Q5_0 79-80 -> 142-147, Q5_1 57-59 -> 129-131, IQ4_NL 71-72 -> 90-92.
 // Q8_0_R8, Q4_0_R8 and IQ4_NL_R8 (the rows interleaved 8 at a time at load) take these
 // lanes for every token count with Interleaved8 in place of RowSpan8 (gemm_legacy_lanes.h's
-// LegacyR8): in cache, one token against the file's order Q8_0 31-36 -> 45-49 GB/s, Q4_0
+// LegacyR8; on AVX-512 Q8_0_R8's and Q4_0_R8's one token): in cache, one token against the file's order Q8_0 31-36 -> 45-49 GB/s, Q4_0
 // 22.6 -> 39, IQ4_NL 15-16 -> 24-25.
 // Must not touch: the 1-2 token Q8_0 path (gemm_legacy.h).
 #pragma once
