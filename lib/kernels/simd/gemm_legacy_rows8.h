@@ -1,5 +1,6 @@
-// kernels/simd/gemm_legacy_rows8.h — AVX2 only: products of 8 rows and up to 8 tokens of the
-// 32-element block types (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL) with a row in each int32
+// kernels/simd/gemm_legacy_rows8.h — AVX2 (and on AVX-512 one token of Q8_0_R8 and
+// Q4_0_R8): products of 8 rows and up to 8 tokens of the 32-element block types (Q4_0,
+// Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL) with a row in each int32
 // lane, the AVX2 counterpart of gemm_legacy_rows16.h. A block's quant dwords are transposed
 // across 8 rows (rows8.h) to one vector per position of 4 elements (the nibble types: low
 // nibbles of dword j for elements 4j .. 4j + 3, high ones for 16 + 4j ..), so a token's 4
