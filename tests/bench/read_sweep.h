@@ -23,14 +23,19 @@
 
 namespace strata::bench {
 
+// The four 256-bit sums of a sweep's loads as one number.
+__attribute__((target("avx2"))) inline uint64_t total_avx2(const __m256i (&s)[4]) {
+    const __m256i t = _mm256_add_epi64(_mm256_add_epi64(s[0], s[1]), _mm256_add_epi64(s[2], s[3]));
+    return static_cast<uint64_t>(_mm256_extract_epi64(t, 0) + _mm256_extract_epi64(t, 1) + _mm256_extract_epi64(t, 2) + _mm256_extract_epi64(t, 3));
+}
+
 // One thread's share of a read sweep, summed so that the loads are not optimised away:
 // 256-bit loads into four sums (AVX2), or 64-bit words without it.
 __attribute__((target("avx2"))) inline uint64_t sum_avx2(const uint8_t* p, size_t n) {
     __m256i s[4] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256()};
     for (size_t i = 0; i + 128 <= n; i += 128)
         for (int j = 0; j < 4; ++j) s[j] = _mm256_add_epi64(s[j], _mm256_load_si256(reinterpret_cast<const __m256i*>(p + i + 32 * j)));
-    const __m256i t = _mm256_add_epi64(_mm256_add_epi64(s[0], s[1]), _mm256_add_epi64(s[2], s[3]));
-    return static_cast<uint64_t>(_mm256_extract_epi64(t, 0) + _mm256_extract_epi64(t, 1) + _mm256_extract_epi64(t, 2) + _mm256_extract_epi64(t, 3));
+    return total_avx2(s);
 }
 
 inline uint64_t sum_words(const uint8_t* p, size_t n) {

@@ -55,10 +55,11 @@ struct Lanes8 {
 // - in L3 (4096x4096 --cache-mb 0, 1 thread): Q4_K_R8 44.5 -> 40.5-41.3, Q6_K_R8 36.1-36.5
 //   -> 35.2-35.7.
 // Q5_K_R8 gained nothing (0.88-0.90 -> 0.87-0.96, 1 thread) and IQ4_XS_R8 lost (0.85-0.95 ->
-// 0.63-0.66: its AVX2 form is bound by its instructions), so they take none. Why one
-// stream at a time reads better than two is not known: this VM has no hardware counters,
-// and a timing-only model of 16 rows as one stream did not gain (tests/bench/HISTORY.md,
-// 2026-12-02).
+// 0.63-0.66: its AVX2 form is bound by its instructions), so they take none. One stream at
+// a time reads better than two even with nothing but loads: tests/bench/read_ceiling.cpp's
+// plain sweep with the two halves of each thread's share read side by side drew 0.73 of
+// one stream on 1 thread and 0.83-0.87 on 2 (median of 20 rounds, 2026-12-02). (A
+// timing-only model of 16 rows as one stream did not gain: tests/bench/HISTORY.md.)
 template <class V, class Type, class Form, class Form8 = void>
 struct Lanes16 {
     static constexpr bool kByRow = !std::is_void_v<Form8>;
