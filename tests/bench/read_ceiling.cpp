@@ -2,25 +2,24 @@
 // from this host's bus than the plain loads of the bus probe (read_sweep.h)? The probe's
 // figure is the bus that strata-bench's and kernel_bench's of_bus divide by; if a read
 // pattern beat it, a decode could read faster than "the bus", and the probe would be the
-// wrong ceiling. Each round sweeps 1 GiB like the resident weights (weights::Buffer: 2 MiB
-// aligned, MADV_HUGEPAGE), every thread its own contiguous share, once with the probe's
-// loop and then once with each pattern, the probe's loop again in between; each pattern's
-// sweep is given as a share of the mean of the plain sweeps just before and after it, so
-// that a bus which moves from second to second moves both. Printed as one JSON document:
-// per pattern the median GB/s and the median, least and greatest share of plain.
+// wrong ceiling. Each round sweeps the probe's own memory (bench::ReadSweep, 1 GiB like the
+// resident weights: 2 MiB aligned, MADV_HUGEPAGE), every thread its own contiguous share,
+// once with the probe's loop and then once with each pattern, the probe's loop again in
+// between; each pattern's sweep is given as a share of the mean of the plain sweeps just
+// before and after it, so that a bus which moves from second to second moves both. Printed
+// as one JSON document: per pattern the median GB/s and the median, least and greatest
+// share of plain.
 //
 //   read-ceiling [--threads 2] [--rounds 20] [--mib 1024]
 //
 // Patterns: software prefetches (prefetcht0, prefetcht1, prefetchnta) 1, 4 and 16 KB ahead
 // of the loads, and two streams a thread (the two halves of its share read side by side,
 // as two 8-row groups of a 16-row tile are).
-// Must not touch: the probe's own loop (read_sweep.h), which it calls as it is.
+// Must not touch: the probe's own sweep (read_sweep.h), which it calls as it is.
 #include <immintrin.h>
 
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <functional>
 #include <stdexcept>
 #include <string>
@@ -30,7 +29,6 @@
 #include "kernels/threadpool.h"
 #include "read_sweep.h"
 #include "stats.h"
-#include "weights/buffer.h"
 
 namespace {
 
@@ -82,20 +80,6 @@ std::vector<Pattern> patterns() {
     return out;
 }
 
-// GB/s of one sweep of `buffer` by the pool's threads, each summing its contiguous share.
-double sweep_gbps(kernels::ThreadPool& pool, const weights::Buffer& buffer, const Sum& sum) {
-    const int n = pool.size();
-    const size_t each = buffer.size() / n / 128 * 128;
-    std::vector<uint64_t> sums(n);
-    const auto start = std::chrono::steady_clock::now();
-    pool.parallel_for(n, 1, [&](int64_t i, int64_t, int) { sums[i] = sum(buffer.data() + i * each, each); });
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    uint64_t all = 0;
-    for (uint64_t s : sums) all += s;
-    if (all == 0) throw std::logic_error("a sweep summed nothing");
-    return double(each) * n / seconds / 1e9;
-}
-
 Options parse(int argc, char** argv) {
     Options o;
     for (int i = 1; i < argc; ++i) {
@@ -113,19 +97,17 @@ Options parse(int argc, char** argv) {
 
 void run(const Options& o) {
     if (!kernels::isa_supported(kernels::Isa::Avx2)) throw std::runtime_error("read-ceiling: needs AVX2 (the probe's loop)");
-    weights::Buffer buffer(uint64_t(o.mib) << 20, "the read-ceiling sweep");
-    std::memset(buffer.data(), 1, buffer.size());
+    const bench::ReadSweep sweep(size_t(o.mib) << 20);
     kernels::ThreadPool pool(o.threads);
-    const Sum plain = bench::sum_avx2;
     const std::vector<Pattern> ps = patterns();
     std::vector<std::vector<double>> gbps(ps.size()), share(ps.size());
     std::vector<double> plain_gbps;
     for (int r = 0; r < o.rounds; ++r) {
-        double before = sweep_gbps(pool, buffer, plain);
+        double before = sweep.best_gbps(pool, 1);
         plain_gbps.push_back(before);
         for (size_t i = 0; i < ps.size(); ++i) {
-            const double g = sweep_gbps(pool, buffer, ps[i].sum);
-            const double after = sweep_gbps(pool, buffer, plain);
+            const double g = sweep.gbps_with(pool, ps[i].sum);
+            const double after = sweep.best_gbps(pool, 1);
             gbps[i].push_back(g);
             share[i].push_back(g / ((before + after) / 2));
             plain_gbps.push_back(after);

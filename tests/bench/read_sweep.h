@@ -3,7 +3,8 @@
 // of a pool's threads sweeping its own contiguous share with 256-bit loads (64-bit words
 // without AVX2). kernel_bench's read_gbps (the fastest sweep: the bus a forward pass can
 // use) and strata-bench's --bus-probe (the mean over a quarter of a second between reps,
-// to tell the machine's drift from the engine's) are this one sweep.
+// to tell the machine's drift from the engine's) are this one sweep; read_ceiling.cpp sweeps
+// the same memory with other loops (gbps_with).
 // Must not touch: anything a benchmark times besides the sweep.
 #pragma once
 
@@ -64,21 +65,30 @@ public:
         return bytes(pool) * sweeps / spent / 1e9;
     }
 
+    // GB/s of one sweep in which each thread reads its own contiguous share with
+    // sum(p, bytes) instead of the probe's loop (read_ceiling.cpp's read patterns).
+    template <class Sum>
+    double gbps_with(kernels::ThreadPool& pool, const Sum& sum) const {
+        return bytes(pool) / seconds_with(pool, sum) / 1e9;
+    }
+
 private:
     size_t share(const kernels::ThreadPool& pool) const { return buffer_.size() / pool.size() / 128 * 128; }
     double bytes(const kernels::ThreadPool& pool) const { return double(share(pool)) * pool.size(); }
 
-    // Seconds of one sweep: each thread sums its own contiguous share.
+    // Seconds of one sweep with the probe's loop.
     double sweep(kernels::ThreadPool& pool) const {
+        return kernels::isa_supported(kernels::Isa::Avx2) ? seconds_with(pool, sum_avx2) : seconds_with(pool, sum_words);
+    }
+
+    // Seconds of one sweep: each thread sums its own contiguous share with `sum`.
+    template <class Sum>
+    double seconds_with(kernels::ThreadPool& pool, const Sum& sum) const {
         const int n = pool.size();
         const size_t each = share(pool);
-        const bool avx2 = kernels::isa_supported(kernels::Isa::Avx2);
         std::vector<uint64_t> sums(n);
         const auto start = std::chrono::steady_clock::now();
-        pool.parallel_for(n, 1, [&](int64_t i, int64_t, int) {
-            const uint8_t* p = buffer_.data() + i * each;
-            sums[i] = avx2 ? sum_avx2(p, each) : sum_words(p, each);
-        });
+        pool.parallel_for(n, 1, [&](int64_t i, int64_t, int) { sums[i] = sum(buffer_.data() + i * each, each); });
         const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         if (std::accumulate(sums.begin(), sums.end(), uint64_t{0}) == 0) throw std::logic_error("read sweep summed nothing");
         return seconds;
