@@ -156,15 +156,16 @@ struct Engine::Impl {
     void mark_overdue(Ending& ending) const;  // under mu
     void admit(Pending p, const Ending& ending);
     bool prepare(Active& a);  // false: its KV must wait for room
+    // prompt.cpp (engine thread)
+    std::vector<int32_t> render(Active& a);
+    std::vector<int32_t> render_conversation(const Active& a, const std::vector<Message>& conv) const;
+    void truncate_middle(Active& a, std::vector<int32_t>& full);
+    std::string render_model_template(const std::vector<Message>& conv, const chat::Value& tools) const;
     // embed.cpp (engine thread)
     void prepare_embed(Active& a);
     void start_embed_input(Active& a);
     void pool_hidden(Active& a, const float* rows, size_t n);
     void expire_idle_sessions();  // under mu
-    std::vector<int32_t> render(Active& a);
-    std::vector<int32_t> render_conversation(const Active& a, const std::vector<Message>& conv) const;
-    void truncate_middle(Active& a, std::vector<int32_t>& full);
-    std::string render_model_template(const std::vector<Message>& conv, const chat::Value& tools) const;
     bool attach_cache(Active& a, const std::vector<int32_t>& full);
     void requeue_kv_waiting(const Ending& ending);  // under mu
     std::shared_ptr<const sampling::ConstraintVocab> constraint_vocab();
