@@ -45,7 +45,7 @@ void Engine::Impl::prepare_embed(Active& a) {
         std::lock_guard lk(mu);
         a.session->cache = std::move(cache);
     }
-    a.result.usage.prompt_tokens = total;
+    a.usage.prompt_tokens = total;
     start_embed_input(a);
 }
 
@@ -77,7 +77,7 @@ void Engine::Impl::pool_hidden(Active& a, const float* rows, size_t n) {
     for (const float v : a.pooled) sum += double(v) * v;
     const double scale = sum > 0 ? 1.0 / std::sqrt(sum) : 0.0;
     for (float& v : a.pooled) v = static_cast<float>(v * scale);
-    a.result.embeddings.push_back(std::move(a.pooled));
+    a.embeddings.push_back(std::move(a.pooled));
     if (++a.embed_index < a.embed_inputs.size()) return start_embed_input(a);
     finish(a, "stop");
 }

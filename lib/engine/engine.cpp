@@ -129,6 +129,7 @@ Engine::Impl::Impl(Config c) : config(std::move(c)), store("", 0) {
     batch_tokens = ms.batch_tokens;
     model->set_max_batch_tokens(batch_tokens);
     kv_budget = ms.kv_budget;
+    sched = std::make_unique<Scheduler>(config.limits, batch_tokens);
     log(6, "memory " + ms.plan.summary() + "; budget from " + ms.budget.source);
     if (!ms.plan.fits) log(4, "the model does not fit the memory budget in the chosen mode; expect the kernel to reclaim or kill");
     tokenizer = tokenizer::Tokenizer::from_gguf(*file);
@@ -204,28 +205,26 @@ uint64_t Engine::submit(GenerateRequest request, std::shared_ptr<Sink> sink) {
     }
     if (request.sampling.penalty_last_n < 0) request.sampling.penalty_last_n = m.context;
     std::lock_guard lk(m.mu);
-    if (m.stopping) throw EngineError(Errc::ShuttingDown, "the daemon is shutting down");
+    if (m.sched->stopping()) throw EngineError(Errc::ShuttingDown, "the daemon is shutting down");
     check_request(request, m.limits, m.model->hparams().n_vocab);
     if (request.embed.empty() && !m.model->hparams().output_head)
         throw EngineError(Errc::InvalidParams, "this model has no output layer: it computes embeddings only (embed, /v1/embeddings)",
                           request.prompt ? "prompt" : "messages");
     const std::chrono::milliseconds limit(m.limits.request_timeout_ms);
     if (limit.count() > 0 && (request.timeout.count() == 0 || request.timeout > limit)) request.timeout = limit;
-    if (static_cast<int32_t>(m.queue.size() + m.kv_wait.size()) + m.running >= m.limits.max_queued)
-        throw EngineError(Errc::Busy, "the queue is full (" + std::to_string(m.limits.max_queued) + " requests); retry later");
+    m.sched->check_room();
     Session* session = m.reserve_session(request);
     const uint64_t handle = m.next_handle++;
     m.requests_total++;
-    m.queue.push_back({handle, std::move(request), std::move(sink), session, family, Clock::now()});
-    m.cv.notify_all();
+    const auto now = Clock::now();
+    const auto deadline = request.timeout.count() > 0 ? now + request.timeout : Clock::time_point::max();
+    const uint32_t uid = request.uid;
+    m.queued.emplace(handle, Pending{handle, std::move(request), std::move(sink), session, family, now});
+    m.sched->submit(handle, uid, now, deadline);
     return handle;
 }
 
-void Engine::cancel(uint64_t handle) {
-    std::lock_guard lk(impl_->mu);
-    impl_->cancels.insert(handle);
-    impl_->cv.notify_all();
-}
+void Engine::cancel(uint64_t handle) { impl_->sched->cancel(handle); }
 
 std::vector<int32_t> Engine::tokenize(std::string_view text, bool add_special, bool parse_special) const {
     return impl_->tokenizer->encode(text, add_special, parse_special);
@@ -307,8 +306,8 @@ Status Engine::status() const {
     st.threads = m.model->n_threads();
     st.uptime_s = std::chrono::duration_cast<std::chrono::seconds>(Clock::now() - m.started_at).count();
     st.sessions = static_cast<int32_t>(m.sessions.size());
-    st.requests_running = m.running;
-    st.requests_queued = static_cast<int32_t>(m.queue.size() + m.kv_wait.size());
+    st.requests_running = m.sched->running();
+    st.requests_queued = m.sched->queued();
     st.requests_total = m.requests_total;
     st.requests_failed = m.requests_failed;
     st.prompt_tokens_total = m.prompt_tokens_total;
@@ -390,18 +389,12 @@ Clock::duration Engine::stalled_for() const {
 void Engine::update_limits(const Limits& limits) {
     std::lock_guard lk(impl_->mu);
     impl_->limits = limits;
+    impl_->sched->update_limits(limits);
 }
 
 void Engine::shutdown(int grace_ms) {
     Impl& m = *impl_;
-    {
-        std::lock_guard lk(m.mu);
-        if (!m.stopping) {
-            m.stopping = true;
-            m.deadline = Clock::now() + std::chrono::milliseconds(std::max(0, grace_ms));
-        }
-        m.cv.notify_all();
-    }
+    if (!m.sched->stopping()) m.sched->stop(Clock::now() + std::chrono::milliseconds(std::max(0, grace_ms)));
     if (m.thread.joinable()) m.thread.join();
     std::lock_guard lk(m.mu);
     for (const auto& [key, s] : m.sessions) {

@@ -1,21 +1,24 @@
 // engine/engine_impl.h — internal: the state behind Engine, shared by engine.cpp (the
-// thread-safe front: admission, sessions, status) and scheduler.cpp (the engine thread:
-// preparing requests, batching, sampling, finishing).
+// thread-safe front: accepting requests, sessions, status) and the engine thread's files:
+// step.cpp (each step: plan, apply, run the pass, hand out logits), admission.cpp (preparing
+// a request: its prompt, its session's KV), kv_room.cpp (the KV budget's holders and
+// eviction), prompt.cpp (messages to tokens), embed.cpp (embeddings requests).
+// Locking: `mu` guards what other threads read (sessions, counters, the prefix cache);
+// the scheduler has its own lock; the engine thread alone touches `actives`.
 #pragma once
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <deque>
-#include <list>
 #include <map>
 #include <mutex>
 #include <optional>
-#include <set>
 #include <thread>
 
 #include "engine/engine.h"
+#include "engine/generation.h"
 #include "engine/memory.h"
+#include "engine/scheduler.h"
 #include "engine/session.h"
 #include "kv/prefix_cache.h"
 #include "model/model.h"
@@ -28,18 +31,13 @@
 
 namespace strata::engine {
 
-using Clock = std::chrono::steady_clock;
-
 inline int64_t unix_now() {
     return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 using SessionKey = std::pair<uint32_t, std::string>;  // owner uid, name
 
-// Requests to end at the next step, and their finish reason ("cancelled", "timeout").
-using Ending = std::map<uint64_t, const char*>;
-
-// A request accepted by submit(), waiting for the engine thread.
+// A request accepted by submit(), waiting to be taken off the queue.
 struct Pending {
     uint64_t handle = 0;
     GenerateRequest req;
@@ -49,30 +47,28 @@ struct Pending {
     Clock::time_point submitted;
 };
 
-// A request the engine thread is running.
+// A request the engine thread holds: from being prepared until it ends. Ending it marks it
+// `ended`; the step removes ended requests after it is done with them.
 struct Active {
     Pending p;
     std::unique_ptr<Session> anonymous;
     Session* session = nullptr;             // p.session or anonymous.get()
-    std::vector<int32_t> history;           // the session's tokens after this request so far
+    std::vector<int32_t> history;           // prepared: the session's tokens after this request's input
     std::vector<Message> conversation;      // chat: the session's turns after this request's input
     std::vector<int32_t> prompt;            // tokens to feed before generating (not yet cached)
     size_t fed = 0;                         // of prompt, how many are in the cache
     int32_t next = -1;                      // decoding: the sampled token to feed next
-    std::optional<sampling::Sampler> sampler;
-    std::optional<sampling::Constraint> constraint;  // when the request carries a grammar
-    std::optional<tokenizer::StreamDecoder> decoder;
-    std::optional<sampling::StopMatcher> stop;
-    Result result;
-    Clock::time_point first_pass, first_token;
-    bool started = false;
-    bool released = false;                  // its session was given back (it ends now)
+    std::optional<Generation> gen;          // from admission on
+    Usage usage;                            // the prompt's figures (completion tokens: gen)
+    bool ended = false;                     // finished or failed: its sink has heard the end
+    bool released = false;                  // its session was given back
     // Embeddings requests: every input's tokens, which one runs (as `prompt`), how its
-    // hidden states pool, and the pooled sum so far.
+    // hidden states pool, the pooled sum so far, and the vectors done.
     std::vector<std::vector<int32_t>> embed_inputs;
     size_t embed_index = 0;
     model::Pooling pooling = model::Pooling::None;
     std::vector<float> pooled;
+    std::vector<std::vector<float>> embeddings;
 
     bool decoding() const { return fed == prompt.size(); }
     bool embedding() const { return !p.req.embed.empty(); }
@@ -104,22 +100,15 @@ struct Engine::Impl {
     uint64_t kv_budget = 0;
     std::shared_ptr<kv::Ledger> kv_ledger = std::make_shared<kv::Ledger>();  // every KV block's bytes
     std::unique_ptr<MemoryPlanner> memory;
+    std::unique_ptr<Scheduler> sched;
     Clock::time_point started_at = Clock::now();
 
-    // Guarded by mu: the queue, sessions, limits, counters.
+    // Guarded by mu.
     mutable std::mutex mu;
-    std::condition_variable cv;
     Limits limits;
-    std::deque<Pending> queue;
-    std::deque<Pending> kv_wait;      // admitted, but their KV did not fit beside the running requests'
-    size_t kv_wait_actives = 0;       // running requests when they were put to wait
-    std::set<uint64_t> cancels;
+    std::map<uint64_t, Pending> queued;     // submitted, not yet taken by the engine thread
     std::map<SessionKey, std::unique_ptr<Session>> sessions;  // one namespace per uid
-    std::map<uint32_t, int32_t> running_per_user;  // requests taken off the queue, per uid
-    int32_t running = 0;
     uint64_t next_handle = 1;
-    bool stopping = false;
-    Clock::time_point deadline;
     uint64_t requests_total = 0, requests_failed = 0, prompt_tokens_total = 0, completion_tokens_total = 0,
              cached_tokens_total = 0, forward_passes = 0, sessions_expired = 0, messages_dropped = 0;
     Clock::time_point next_expiry_sweep = Clock::now();
@@ -137,7 +126,7 @@ struct Engine::Impl {
     mutable Clock::time_point seen_at = Clock::now();
 
     // The engine thread's own state.
-    std::list<Active> actives;
+    std::map<uint64_t, Active> actives;      // by handle
     std::vector<float> logits;
     std::vector<float> hidden;  // hidden states of embeddings requests' tokens, from the last pass
     std::thread thread;
@@ -150,12 +139,30 @@ struct Engine::Impl {
     Session& find_session(const std::string& name, uint32_t uid) const;  // under mu; throws
     std::string session_text(const Session& s) const;
 
-    // scheduler.cpp (engine thread)
+    // step.cpp (engine thread)
     void loop();
-    std::deque<Pending> take_admissible(const Ending& ending, bool expired);  // under mu
-    void mark_overdue(Ending& ending) const;  // under mu
-    void admit(Pending p, const Ending& ending);
-    bool prepare(Active& a);  // false: its KV must wait for room
+    void apply(const StepPlan& plan);
+    void run_batch(const std::vector<Feed>& batch);
+    void take_logits(Active& a, const Feed& f, const float* row);
+    void report_next(const Active& a);  // what it feeds next, to the scheduler
+    void on_token(Active& a, const float* row);
+    void send_output(Active& a);
+    void finish(Active& a, const std::string& reason);
+    void fail(Active& a, const EngineError& e);
+    void release(Active& a, bool keep_history);
+    void record_step(Clock::time_point t0, int32_t prompt_tokens, int32_t generated);
+    void expire_idle_sessions();  // under mu
+    // admission.cpp (engine thread)
+    Active& take(uint64_t handle);
+    void prepare(Active& a);
+    void admit(Active& a);
+    uint64_t attach_cache(Active& a, const std::vector<int32_t>& full);
+    std::shared_ptr<const sampling::ConstraintVocab> constraint_vocab();
+    // kv_room.cpp (engine thread)
+    KvView kv_view();
+    void evict(const std::vector<Evictable>& victims);
+    void remember_prefix(Active& a);
+    void count_kv_kinds();
     // prompt.cpp (engine thread)
     std::vector<int32_t> render(Active& a);
     std::vector<int32_t> render_conversation(const Active& a, const std::vector<Message>& conv) const;
@@ -165,22 +172,6 @@ struct Engine::Impl {
     void prepare_embed(Active& a);
     void start_embed_input(Active& a);
     void pool_hidden(Active& a, const float* rows, size_t n);
-    void expire_idle_sessions();  // under mu
-    bool attach_cache(Active& a, const std::vector<int32_t>& full);
-    void requeue_kv_waiting(const Ending& ending);  // under mu
-    std::shared_ptr<const sampling::ConstraintVocab> constraint_vocab();
-    void evict_caches(uint64_t need);  // under mu
-    void remember_prefix(Active& a);
-    void count_kv_kinds();
-    void step();
-    void on_token(Active& a, const float* row);
-    void record_logprobs(Active& a, std::span<const float> logits, int32_t token);
-    void emit(Active& a, const std::string& text);
-    void finish(Active& a, const std::string& reason);
-    void fail(Active& a, const EngineError& e);
-    void release(Active& a, bool keep_history);
-    void end_marked(const Ending& ending, bool all);
-    void record_step(Clock::time_point t0, int32_t prompt_tokens, int32_t generated);
 };
 
 }  // namespace strata::engine

@@ -76,7 +76,7 @@ void Engine::Impl::truncate_middle(Active& a, std::vector<int32_t>& full) {
     if (static_cast<int32_t>(full.size()) >= context)
         throw EngineError(Errc::ContextFull, "the system message(s) and the last user turn alone take " + std::to_string(full.size()) +
                                                  " tokens; the context is " + std::to_string(context));
-    a.result.usage.dropped_messages = dropped;
+    a.usage.dropped_messages = dropped;
 }
 
 // The conversation through the model's own Jinja template, as apply_chat_template renders it

@@ -75,10 +75,23 @@ bool PrefixCache::window_kept(const KvCache& cache, const std::vector<Entry*>& f
     return true;
 }
 
+// Eviction order: least recently used first, the deepest first among equals (the key
+// decides between equals of the same depth, so the order is total).
+bool PrefixCache::evicts_before(const std::pair<const uint64_t, Entry>& a, const std::pair<const uint64_t, Entry>& b) {
+    return std::make_tuple(a.second.tick, -a.second.depth, a.first) < std::make_tuple(b.second.tick, -b.second.depth, b.first);
+}
+
 std::unordered_map<uint64_t, PrefixCache::Entry>::const_iterator PrefixCache::oldest() const {
-    return std::min_element(entries_.begin(), entries_.end(), [](const auto& a, const auto& b) {
-        return std::make_tuple(a.second.tick, -a.second.depth) < std::make_tuple(b.second.tick, -b.second.depth);
-    });
+    return std::min_element(entries_.begin(), entries_.end(), evicts_before);
+}
+
+std::vector<PrefixCache::Victim> PrefixCache::eviction_order() const {
+    std::vector<const std::pair<const uint64_t, Entry>*> order;
+    for (const auto& entry : entries_) order.push_back(&entry);
+    std::sort(order.begin(), order.end(), [](const auto* a, const auto* b) { return evicts_before(*a, *b); });
+    std::vector<Victim> out;
+    for (const auto* entry : order) out.push_back({entry->second.tick, held_alone(entry->second.blocks)});
+    return out;
 }
 
 uint64_t PrefixCache::oldest_tick() const { return entries_.empty() ? 0 : oldest()->second.tick; }
@@ -89,11 +102,16 @@ void PrefixCache::evict_oldest() {
     ++stats_.evictions;
 }
 
+uint64_t PrefixCache::held_alone(const Blocks& blocks) {
+    uint64_t total = 0;
+    for (const BlockRef* part : blocks.parts())
+        if (*part && part->use_count() == 1) total += (*part)->bytes();
+    return total;
+}
+
 uint64_t PrefixCache::bytes_held_alone() const {
     uint64_t total = 0;
-    for (const auto& [k, e] : entries_)
-        for (const BlockRef* part : e.blocks.parts())
-            if (*part && part->use_count() == 1) total += (*part)->bytes();
+    for (const auto& [k, e] : entries_) total += held_alone(e.blocks);
     return total;
 }
 

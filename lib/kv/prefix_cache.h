@@ -34,6 +34,13 @@ public:
     void evict_oldest();
     void clear() { entries_.clear(); }
 
+    // Every entry in the order evict_oldest() drops them: its tick, and the bytes of its
+    // blocks that nothing else holds (what dropping it alone frees).
+    struct Victim {
+        uint64_t tick = 0, bytes = 0;
+    };
+    std::vector<Victim> eviction_order() const;
+
     size_t entries() const { return entries_.size(); }
     // Bytes of blocks nothing but this cache holds (what evicting everything would free).
     uint64_t bytes_held_alone() const;
@@ -53,6 +60,8 @@ private:
         uint64_t tick = 0;
         int32_t depth = 0;                 // the block's index in its sequence
     };
+    static bool evicts_before(const std::pair<const uint64_t, Entry>& a, const std::pair<const uint64_t, Entry>& b);
+    static uint64_t held_alone(const Blocks& blocks);
     std::unordered_map<uint64_t, Entry>::const_iterator oldest() const;
     // The key of block i of `tokens` after the key of block i - 1.
     static uint64_t key(uint64_t parent, const int32_t* tokens);

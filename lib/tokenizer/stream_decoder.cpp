@@ -6,11 +6,11 @@
 namespace strata::tokenizer {
 
 StreamDecoder::StreamDecoder(const Tokenizer& tokenizer, Options options)
-    : tokenizer_(tokenizer), options_(options), strip_pending_(options.at_start && tokenizer.adds_space_prefix()) {}
+    : tokenizer_(&tokenizer), options_(options), strip_pending_(options.at_start && tokenizer.adds_space_prefix()) {}
 
 std::string StreamDecoder::push(int32_t id) {
-    std::string_view piece = tokenizer_.piece(id, options_.render_special);
-    if (strip_pending_ && id != tokenizer_.bos()) {
+    std::string_view piece = tokenizer_->piece(id, options_.render_special);
+    if (strip_pending_ && id != tokenizer_->bos()) {
         if (!piece.empty() && piece.front() == ' ') piece.remove_prefix(1);
         strip_pending_ = false;
     }

@@ -127,7 +127,7 @@ public:
 
 private:
     std::string release(std::string_view text);
-    const Tokenizer& tokenizer_;
+    const Tokenizer* tokenizer_;  // a pointer, so that a decoder can be assigned (a generation rolled back)
     Options options_;
     bool strip_pending_;
     std::string held_;

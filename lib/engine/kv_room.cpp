@@ -1,0 +1,82 @@
+// engine/kv_room.cpp — the KV budget's holders, on the engine thread: what may be evicted
+// for a request that waits for room (cached prefixes and idle sessions' caches, least
+// recently used first, with what each frees), evicting it, making a sequence's blocks
+// findable by later requests, and the bytes by holder that status shows.
+// Must not touch: when to evict (scheduler.h), prompts, sampling.
+#include <unordered_set>
+
+#include "engine/engine_impl.h"
+
+namespace strata::engine {
+namespace {
+
+// The bytes of a cache's live blocks that `counts`.
+template <class Counts>
+uint64_t block_bytes(const kv::KvCache& c, Counts counts) {
+    uint64_t bytes = 0;
+    for (int32_t i = 0; i * kv::kBlockTokens < c.size(); ++i)
+        for (const kv::BlockRef* part : c.block(i).parts())
+            if (*part && counts(*part)) bytes += (*part)->bytes();
+    return bytes;
+}
+
+// Bytes of a cache's blocks that nothing else holds.
+uint64_t held_alone(const kv::KvCache& c) {
+    return block_bytes(c, [](const kv::BlockRef& b) { return b.use_count() == 1; });
+}
+
+uint64_t session_id(const Session& s) { return reinterpret_cast<uintptr_t>(&s); }
+
+}  // namespace
+
+// The ledger and its evictable holders, oldest first: idle sessions' caches (a session keeps
+// its history: its cache is rebuilt, or reloaded from disk, on next use) and the prefix
+// cache's entries. A block two of them share frees nothing until both go: the scheduler
+// then sees it freed in a later step.
+KvView Engine::Impl::kv_view() {
+    std::lock_guard lk(mu);
+    KvView view{kv_budget, kv_ledger->bytes(), {}};
+    for (const auto& [key, s] : sessions)
+        if (s->cache && !s->busy) view.lru.push_back({Evictable::Kind::Session, session_id(*s), s->kv_tick, held_alone(*s->cache)});
+    for (const auto& v : prefixes.eviction_order()) view.lru.push_back({Evictable::Kind::Prefix, 0, v.tick, v.bytes});
+    std::stable_sort(view.lru.begin(), view.lru.end(), [](const Evictable& a, const Evictable& b) { return a.tick < b.tick; });
+    return view;
+}
+
+void Engine::Impl::evict(const std::vector<Evictable>& victims) {
+    std::lock_guard lk(mu);
+    for (const Evictable& v : victims) {
+        if (v.kind == Evictable::Kind::Prefix) {
+            prefixes.evict_oldest();
+            continue;
+        }
+        for (auto& [key, s] : sessions)
+            if (session_id(*s) == v.id && s->cache && !s->busy) {
+                s->cache.reset();
+                ++kv_evictions;
+            }
+    }
+}
+
+// Makes the full blocks of the request's sequence so far findable by later requests.
+void Engine::Impl::remember_prefix(Active& a) {
+    std::lock_guard lk(mu);
+    prefixes.insert(a.gen->history(), *a.session->cache, ++kv_tick);
+}
+
+// KV bytes by holder, for status: blocks of running requests, then of idle sessions, then
+// those only the prefix cache holds (a shared block counts once, for its first holder).
+void Engine::Impl::count_kv_kinds() {
+    std::unordered_set<const kv::Block*> seen;
+    auto count = [&](const kv::KvCache& c) { return block_bytes(c, [&](const kv::BlockRef& b) { return seen.insert(b.get()).second; }); };
+    KvKinds k;
+    for (const auto& [handle, a] : actives)  // a released request's session may already be gone (deleted by its owner)
+        if (!a.released && a.session->cache) k.running += count(*a.session->cache);
+    std::lock_guard lk(mu);
+    for (const auto& [key, s] : sessions)
+        if (s->cache && !s->busy) k.idle += count(*s->cache);
+    k.prefix = kv_ledger->bytes() > k.running + k.idle ? kv_ledger->bytes() - k.running - k.idle : 0;
+    kv_kinds = k;
+}
+
+}  // namespace strata::engine

@@ -1,0 +1,238 @@
+// engine/step.cpp — the engine thread. Each step: the scheduler plans (scheduler.h), the
+// engine applies the plan — ends cancelled and overdue requests, prepares newly taken ones,
+// evicts cached KV and admits the ones that now fit, runs the batch through the model —
+// and each request's Generation takes its logits and says whether it goes on. Ended
+// requests leave `actives` only after the step is done with them.
+#include <algorithm>
+#include <utility>
+
+#include "engine/engine_impl.h"
+
+namespace strata::engine {
+namespace {
+
+constexpr auto kRecentWindow = std::chrono::seconds(10);
+
+}  // namespace
+
+void Engine::Impl::loop() {
+    for (;;) {
+        beats.fetch_add(1, std::memory_order_relaxed);
+        Clock::time_point sweep;
+        {
+            std::lock_guard lk(mu);
+            if (Clock::now() >= next_expiry_sweep) expire_idle_sessions();
+            sweep = next_expiry_sweep;
+        }
+        if (sched->done()) return;
+        const StepPlan plan = sched->plan(Clock::now(), sched->wants_kv() ? kv_view() : KvView{});
+        if (plan.idle()) {
+            idle = true;
+            sched->wait_for_work(sweep);
+            idle = false;
+            continue;
+        }
+        apply(plan);
+        std::erase_if(actives, [](const auto& entry) { return entry.second.ended; });
+    }
+}
+
+// Deletes named sessions unused for limits.session_idle_timeout from memory and disk (a
+// session a request holds or waits for is busy, never idle); sweeps again in a quarter of
+// the timeout, at most a minute later.
+void Engine::Impl::expire_idle_sessions() {
+    const int64_t timeout = limits.session_idle_timeout_s;
+    next_expiry_sweep = Clock::now() + std::chrono::seconds(std::clamp<int64_t>(timeout / 4, 1, 60));
+    if (timeout <= 0) return;
+    const int64_t now = unix_now();
+    for (auto it = sessions.begin(); it != sessions.end();) {
+        const Session& s = *it->second;
+        if (s.busy || now - s.last_used < timeout) {
+            ++it;
+            continue;
+        }
+        log(6, "session \"" + s.name + "\" of uid " + std::to_string(s.uid) + " expired: unused for " +
+                   std::to_string(now - s.last_used) + " s (limits.session_idle_timeout)");
+        store.remove(s);
+        ++sessions_expired;
+        it = sessions.erase(it);
+    }
+}
+
+void Engine::Impl::apply(const StepPlan& plan) {
+    for (const Ending& e : plan.end) finish(take(e.handle), e.reason);
+    for (const uint64_t handle : plan.prepare) {
+        Active& a = take(handle);
+        try {
+            prepare(a);
+        } catch (const EngineError& e) {
+            fail(a, e);
+        } catch (const std::exception& e) {
+            fail(a, EngineError(Errc::InvalidParams, e.what()));
+        }
+    }
+    if (!plan.evict.empty()) evict(plan.evict);
+    for (const uint64_t handle : plan.admit) admit(actives.at(handle));
+    if (!plan.batch.empty()) run_batch(plan.batch);
+}
+
+void Engine::Impl::run_batch(const std::vector<Feed>& feeds) {
+    std::vector<model::SequenceBatch> batch;
+    int32_t prompt_tokens = 0, generated = 0;
+    const auto t0 = Clock::now();
+    for (const Feed& f : feeds) {
+        Active& a = actives.at(f.handle);
+        const bool decoding = a.decoding();
+        const auto tokens = decoding ? std::span<const int32_t>(&a.next, 1) : std::span<const int32_t>(a.prompt.data() + a.fed, size_t(f.tokens));
+        const auto logits_at = f.logits == LogitsAt::All ? model::Logits::All : f.logits == LogitsAt::Last ? model::Logits::Last : model::Logits::None;
+        batch.push_back({a.session->cache.get(), tokens, logits_at, a.embedding()});
+        (decoding ? generated : prompt_tokens) += f.tokens;
+        a.gen->mark_pass(t0);
+    }
+    try {
+        model->forward(batch, logits, &hidden);
+    } catch (const std::exception& e) {
+        const EngineError err(Errc::ModelError, std::string("the forward pass failed: ") + e.what());
+        log(3, std::string(err.what()) + " (" + std::to_string(feeds.size()) + " request(s) failed)");
+        for (const Feed& f : feeds) fail(actives.at(f.handle), err);
+        return;
+    }
+    record_step(t0, prompt_tokens, generated);
+    const float* row = logits.data();
+    const float* hidden_row = hidden.data();
+    const size_t n_vocab = size_t(model->hparams().n_vocab), n_embd = size_t(model->hparams().n_embd);
+    for (const Feed& f : feeds) {
+        Active& a = actives.at(f.handle);
+        if (a.embedding()) {
+            pool_hidden(a, hidden_row, size_t(f.tokens));  // may finish it
+            hidden_row += size_t(f.tokens) * n_embd;
+            report_next(a);
+            continue;
+        }
+        take_logits(a, f, row);
+        row += f.logits == LogitsAt::All ? size_t(f.tokens) * n_vocab : f.logits == LogitsAt::Last ? n_vocab : 0;
+    }
+    count_kv_kinds();
+}
+
+// After a pass: a prompt chunk moves the request on (and, at the prompt's end, its blocks
+// become findable by later requests); logits go to its generation; the scheduler hears
+// what the request feeds next.
+void Engine::Impl::take_logits(Active& a, const Feed& f, const float* row) {
+    if (a.decoding()) {
+        a.next = -1;
+    } else {
+        a.fed += size_t(f.tokens);
+        if (a.decoding()) remember_prefix(a);
+    }
+    if (f.logits != LogitsAt::None) on_token(a, row);
+    report_next(a);
+}
+
+void Engine::Impl::report_next(const Active& a) {
+    if (a.ended) return;
+    if (a.decoding()) sched->feed_next(a.p.handle, 1, true);
+    else sched->feed_next(a.p.handle, static_cast<int32_t>(a.prompt.size() - a.fed), false);
+}
+
+// Samples the token after a pass and decides whether the request goes on.
+void Engine::Impl::on_token(Active& a, const float* row) {
+    const std::span<const float> logits_row(row, size_t(model->hparams().n_vocab));
+    int32_t token;
+    try {
+        token = a.gen->sample(logits_row);
+    } catch (const std::exception& e) {
+        return fail(a, EngineError(Errc::ModelError, std::string("sampling failed: ") + e.what()));
+    }
+    const Generation::Outcome outcome = a.gen->accept(token, logits_row);
+    send_output(a);
+    if (outcome == Generation::Outcome::Stop) return finish(a, "stop");
+    if (outcome == Generation::Outcome::Length) return finish(a, "length");
+    a.next = token;
+}
+
+void Engine::Impl::send_output(Active& a) {
+    Generation::Output out = a.gen->take_output();
+    for (const TokenLogprobs& lp : out.logprobs) a.p.sink->on_logprobs(lp);
+    if (!out.text.empty()) a.p.sink->on_text(out.text);
+}
+
+void Engine::Impl::record_step(Clock::time_point t0, int32_t prompt_tokens, int32_t generated) {
+    const auto t1 = Clock::now();
+    std::lock_guard lk(mu);
+    forward_passes++;
+    recent.push_back({t1, std::chrono::duration<double>(t1 - t0).count(), prompt_tokens, generated});
+    while (!recent.empty() && recent.front().end < t1 - kRecentWindow) recent.pop_front();
+}
+
+// Ends a request: the rest of its text, its session written back, its result to the sink.
+void Engine::Impl::finish(Active& a, const std::string& reason) {
+    if (a.ended) return;
+    Result result;
+    if (a.gen) {
+        a.gen->finish();
+        send_output(a);
+        result = a.gen->result(a.usage, a.p.submitted, Clock::now(), reason);
+    } else {
+        result.finish_reason = reason;
+        result.usage = a.usage;
+        result.timings.queued_ms = std::chrono::duration<double, std::milli>(Clock::now() - a.p.submitted).count();
+    }
+    result.embeddings = std::move(a.embeddings);
+    release(a, true);
+    count_kv_kinds();  // before the client hears of the end
+    a.p.sink->on_done(result);
+}
+
+void Engine::Impl::fail(Active& a, const EngineError& e) {
+    if (a.ended) return;
+    release(a, false);
+    {
+        std::lock_guard lk(mu);
+        requests_failed++;
+    }
+    a.p.sink->on_error(e);
+}
+
+// Writes what the request did back into its session (when keep_history), saves it, gives
+// the session back, and takes the request out of the scheduler; it is `ended` from now on.
+void Engine::Impl::release(Active& a, bool keep_history) {
+    a.ended = true;
+    sched->remove(a.p.handle);
+    Session& s = *a.session;
+    const GenerateRequest& r = a.p.req;
+    const std::vector<int32_t>& history = a.gen ? a.gen->history() : a.history;
+    const bool keep = keep_history && a.gen && !history.empty() && !a.embedding();
+    if (keep && s.cache) remember_prefix(a);
+    {
+        std::lock_guard lk(mu);
+        s.kv_tick = ++kv_tick;
+        if (keep) {
+            s.tokens = history;
+            if (!r.messages.empty()) {
+                s.chat = true;
+                s.conversation = std::move(a.conversation);
+                s.conversation.push_back({"assistant", a.gen->text()});
+            }
+            prompt_tokens_total += a.usage.prompt_tokens - a.usage.cached_tokens;
+            messages_dropped += static_cast<uint64_t>(a.usage.dropped_messages);
+            cached_tokens_total += a.usage.cached_tokens;
+            completion_tokens_total += a.gen->generated();
+        } else if (keep_history && a.embedding()) {
+            prompt_tokens_total += a.usage.prompt_tokens;
+        }
+        s.last_used = unix_now();
+    }
+    if (keep && !s.name.empty()) {
+        try {
+            store.save(s);
+        } catch (const std::exception& e) {
+            log(3, "cannot save session " + s.name + ": " + e.what());
+        }
+    }
+    std::lock_guard lk(mu);
+    a.released = true;
+    s.busy = false;
+}
+
+}  // namespace strata::engine
