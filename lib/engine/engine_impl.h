@@ -22,7 +22,8 @@
 #include "sampling/constraint.h"
 #include "sampling/sampler.h"
 #include "sampling/stop.h"
-#include "chat/prompt.h"
+#include "chat/families.h"
+#include "chat/template.h"
 #include "tokenizer/tokenizer.h"
 
 namespace strata::engine {
