@@ -1,19 +1,18 @@
 // chat/families.h — the built-in chat formats: rendering a conversation into a model
 // family's prompt text when a request or the configuration names a family, or when a model's
 // own template does not parse (models' templates are otherwise run by the Jinja interpreter,
-// chat/template.h; chat/prompt.h chooses between the two). Owns: the prompt formats of the built-in families, written out in C++ so
-// that the output is byte-identical to what the model's own Jinja template produces under
-// Hugging Face transformers' apply_chat_template (tests/data/chat/ holds the golden
-// renderings); recognising the family from the `tokenizer.chat_template` metadata text;
-// choosing a family by name. Must not touch: tokenizing (the caller tokenizes the rendered
-// text, parsing special-token text such as "<|eot_id|>"), evaluating Jinja (there is no
-// template engine here), GGUF files (the caller passes the template text and the BOS/EOS
-// token texts).
+// chat/template.h; chat/prompt.h chooses between the two). Owns: the prompt formats of the
+// built-in families, written out in C++ so that the output is byte-identical to what the
+// model's own Jinja template produces under Hugging Face transformers' apply_chat_template
+// (tests/data/chat/ holds the golden renderings); recognising the family from the
+// `tokenizer.chat_template` metadata text; choosing a family by name. Must not touch:
+// tokenizing (chat/prompt.h tokenizes the rendered text, parsing special-token text such as
+// "<|eot_id|>"), evaluating Jinja (there is no template engine here), GGUF files (the caller
+// passes the template text and the BOS/EOS token texts).
 //
-// Scope: roles system, user and assistant with plain-text content (a Message's tool fields
-// are not read). Tool definitions, tool
-// calls and tool results (the templates' `tools`, `tool_calls`, role "tool"/"ipython") are
-// not supported; a message with another role is an error.
+// Scope: roles system, user and assistant with plain-text content. Tool definitions, tool
+// calls and tool results (the templates' `tools`, `tool_calls`, role "tool"/"ipython"; a
+// Message's tool fields) are not supported; a message with another role is an error.
 #pragma once
 
 #include <ctime>
