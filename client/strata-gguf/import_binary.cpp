@@ -6,7 +6,7 @@
 #include <unordered_map>
 
 #include "import_common.h"
-#include "tokenizer/utf8.h"
+#include "tokenizer/byte_level.h"
 #include "tokenizer/vocab.h"
 
 namespace strata::tool {
@@ -270,14 +270,14 @@ void read_tiktoken(const std::string& path, TokenizerSpec& spec) {
     spec.model = "gpt2";
     for (size_t rank = 0; rank < by_rank.size(); ++rank) {
         if (by_rank[rank].empty()) fail(path, "no token has rank " + std::to_string(rank));
-        set_token(spec, static_cast<int64_t>(rank), tokenizer::utf8::byte_level_encode(by_rank[rank]), TokenType::Normal, 0.0f);
+        set_token(spec, static_cast<int64_t>(rank), tokenizer::byte_level::encode(by_rank[rank]), TokenType::Normal, 0.0f);
     }
     for (size_t rank = 0; rank < by_rank.size(); ++rank) {
         const std::string& token = by_rank[rank];
         if (token.size() < 2) continue;
         auto parts = bpe_parts(ranks, token, static_cast<int32_t>(rank));
         if (parts.size() != 2) fail(path, "token of rank " + std::to_string(rank) + " cannot be built from two lower-ranked tokens");
-        spec.merges.push_back(tokenizer::utf8::byte_level_encode(parts[0]) + " " + tokenizer::utf8::byte_level_encode(parts[1]));
+        spec.merges.push_back(tokenizer::byte_level::encode(parts[0]) + " " + tokenizer::byte_level::encode(parts[1]));
     }
 }
 

@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <stdexcept>
 
-#include "tokenizer/utf8.h"
+#include "utf8/utf8.h"
 
 namespace strata::client {
 
@@ -49,7 +49,6 @@ void add_sampling(json::object& params, const Sampling& s) {
 }  // namespace
 
 std::string as_text(std::string bytes, Encoding encoding, const std::string& where) {
-    namespace utf8 = tokenizer::utf8;
     if (encoding == Encoding::Latin1) return utf8::from_latin1(bytes);
     const auto bad = utf8::first_invalid(bytes);
     if (!bad) return bytes;

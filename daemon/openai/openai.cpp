@@ -12,7 +12,7 @@
 #include "protocol/random_id.h"
 #include "protocol/views.h"
 #include "sampling/logprobs.h"
-#include "tokenizer/utf8.h"
+#include "utf8/utf8.h"
 
 namespace strata::daemon {
 namespace json = boost::json;
@@ -116,11 +116,11 @@ json::object completion_logprobs_json(std::span<const engine::TokenLogprobs> tok
     json::array text, logprobs, top, offsets;
     size_t offset = 0;
     for (const engine::TokenLogprobs& t : tokens) {
-        text.push_back(json::string(tokenizer::utf8::replace_invalid(t.token.bytes)));
+        text.push_back(json::string(utf8::replace_invalid(t.token.bytes)));
         logprobs.push_back(logprob_value(t.token.logprob));
         json::object alternatives;
         for (const engine::TokenChoice& a : t.top)
-            alternatives[tokenizer::utf8::replace_invalid(a.bytes)] = logprob_value(a.logprob);
+            alternatives[utf8::replace_invalid(a.bytes)] = logprob_value(a.logprob);
         top.push_back(std::move(alternatives));
         offsets.push_back(offset);
         offset += t.token.bytes.size();

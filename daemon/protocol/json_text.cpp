@@ -7,7 +7,7 @@
 #include <string>
 
 #include "protocol/errors.h"
-#include "tokenizer/utf8.h"
+#include "utf8/utf8.h"
 
 namespace strata::daemon {
 namespace json = boost::json;
@@ -24,7 +24,7 @@ json::value parse_json_text(std::string_view text, unsigned max_depth, std::stri
         throw ApiError(ErrorKind::InvalidRequest,
                        std::string(what) + " is nested deeper than " + std::to_string(max_depth) + " levels");
     if (ec) {
-        if (const auto bad = tokenizer::utf8::first_invalid(text)) {
+        if (const auto bad = utf8::first_invalid(text)) {
             char byte[8];
             std::snprintf(byte, sizeof byte, "0x%02X", static_cast<unsigned>(static_cast<unsigned char>(text[*bad])));
             throw ApiError(ErrorKind::ParseError, std::string(what) + " is not valid UTF-8: byte " + byte +

@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "tokenizer/utf8.h"
+#include "utf8/utf8.h"
 
 namespace strata::daemon {
 namespace json = boost::json;
@@ -43,7 +43,7 @@ json::object choice_json(const engine::TokenChoice& choice) {
     json::array bytes;
     for (unsigned char c : choice.bytes)
         bytes.push_back(c);
-    return {{"token", tokenizer::utf8::replace_invalid(choice.bytes)}, {"logprob", logprob_value(choice.logprob)},
+    return {{"token", utf8::replace_invalid(choice.bytes)}, {"logprob", logprob_value(choice.logprob)},
             {"bytes", std::move(bytes)}};
 }
 

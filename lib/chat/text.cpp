@@ -4,34 +4,7 @@
 
 #include <utility>
 
-#include "tokenizer/utf8.h"
-
 namespace strata::chat::text {
-
-namespace utf8 = tokenizer::utf8;
-
-std::u32string decode(std::string_view s) {
-    std::u32string out;
-    out.reserve(s.size());
-    for (size_t i = 0; i < s.size();) {
-        const size_t n = utf8::valid_length(s, i);
-        if (n == 0) {
-            out.push_back(0xFFFD);
-            ++i;
-        } else {
-            out.push_back(utf8::decode(s, i, n));
-            i += n;
-        }
-    }
-    return out;
-}
-
-std::string encode(std::u32string_view s) {
-    std::string out;
-    out.reserve(s.size());
-    for (char32_t c : s) utf8::append(out, c);
-    return out;
-}
 
 bool is_space(char32_t c) {
     return (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x20) || c == 0x85 || c == 0xA0 || c == 0x1680 ||

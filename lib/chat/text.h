@@ -1,16 +1,18 @@
-// chat/text.h — Python's view of strings for the template interpreter: code points,
-// Unicode whitespace as str.isspace() sees it, and case mapping. Must not touch: values,
-// templates. (UTF-8 validation itself is tokenizer/utf8's.)
+// chat/text.h — Python's view of strings for the template interpreter and the built-in
+// families: code points, Unicode whitespace as str.isspace() sees it, and case mapping.
+// Must not touch: values, templates, UTF-8 itself (utf8/utf8.h: decoding, encoding).
 #pragma once
 
 #include <string>
 #include <string_view>
 
+#include "utf8/utf8.h"
+
 namespace strata::chat::text {
 
-// The code points of UTF-8 text; each invalid byte becomes U+FFFD.
-std::u32string decode(std::string_view s);
-std::string encode(std::u32string_view s);
+// The code points of UTF-8 text (each invalid byte becomes U+FFFD), and back.
+using utf8::decode;
+using utf8::encode;
 // Python str.isspace() for one code point.
 bool is_space(char32_t c);
 // Python str.strip()/lstrip()/rstrip(): `chars` empty = whitespace.

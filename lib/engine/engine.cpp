@@ -137,16 +137,16 @@ Engine::Impl::Impl(Config c) : config(std::move(c)), store("", 0) {
         throw std::runtime_error("the vocabulary has " + std::to_string(tokenizer->n_vocab()) + " tokens but the model only " +
                                  std::to_string(model->hparams().n_vocab) + " embeddings");
     if (!config.chat_template.empty()) {
-        model_family = tokenizer::chat_family_from_name(config.chat_template);
+        model_family = chat::chat_family_from_name(config.chat_template);
     } else if (auto jinja = file->get_string("tokenizer.chat_template")) {
         try {
             model_template = std::make_unique<chat::Template>(*jinja);
         } catch (const chat::TemplateError& e) {
             model_template_problem = std::string("the model's chat template does not parse: ") + e.what();
             try {
-                model_family = tokenizer::chat_family_for_template(*jinja);
-                log(4, model_template_problem + "; using the built-in " + std::string(tokenizer::chat_family_name(*model_family)) + " format");
-            } catch (const tokenizer::ChatTemplateError&) {
+                model_family = chat::chat_family_for_template(*jinja);
+                log(4, model_template_problem + "; using the built-in " + std::string(chat::chat_family_name(*model_family)) + " format");
+            } catch (const chat::ChatTemplateError&) {
                 log(4, model_template_problem);
             }
         }
@@ -189,12 +189,12 @@ Session* Engine::Impl::reserve_session(const GenerateRequest& r) {
 
 uint64_t Engine::submit(GenerateRequest request, std::shared_ptr<Sink> sink) {
     Impl& m = *impl_;
-    std::optional<tokenizer::ChatFamily> family;
+    std::optional<chat::ChatFamily> family;
     if (!request.messages.empty()) {
         if (!request.chat_template.empty()) {
             try {
-                family = tokenizer::chat_family_from_name(request.chat_template);
-            } catch (const tokenizer::ChatTemplateError& e) {
+                family = chat::chat_family_from_name(request.chat_template);
+            } catch (const chat::ChatTemplateError& e) {
                 throw EngineError(Errc::InvalidParams, e.what(), "chat_template");
             }
         } else if (m.model_family) {
@@ -367,7 +367,7 @@ ModelInfo Engine::model_info() const {
         types[std::string(dtype_name(t.type))]++;
     }
     mi.tensor_types.assign(types.begin(), types.end());
-    if (m.model_family) mi.chat_template = std::string(tokenizer::chat_family_name(*m.model_family));
+    if (m.model_family) mi.chat_template = std::string(chat::chat_family_name(*m.model_family));
     else if (m.model_template) mi.chat_template = "jinja";
     mi.chat_template_source = std::string(m.file->get_string("tokenizer.chat_template").value_or(""));
     mi.context = m.context;

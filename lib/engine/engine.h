@@ -18,6 +18,7 @@
 #include <variant>
 #include <vector>
 
+#include "chat/message.h"
 #include "chat/value.h"
 #include "engine/config.h"
 #include "grammar/grammar.h"
@@ -49,15 +50,8 @@ private:
     std::string field_;
 };
 
-struct Message {
-    std::string role;  // system, user, assistant, tool
-    std::string content;
-    // Tool calling (requests without a session): an assistant turn's calls as the chat
-    // template sees them ([{"id","type":"function","function":{"name","arguments":{...}}}]),
-    // and which call a tool turn answers.
-    chat::Value tool_calls = chat::Value::none();
-    std::string tool_call_id;
-};
+// A chat turn (role, content, tool calls, which call a tool turn answers): chat/message.h.
+using Message = chat::Message;
 
 // Whether a request uses tool calling: tools offered, or tool turns in its messages.
 struct GenerateRequest;

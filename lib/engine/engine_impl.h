@@ -25,8 +25,8 @@
 #include "sampling/constraint.h"
 #include "sampling/sampler.h"
 #include "sampling/stop.h"
+#include "chat/families.h"
 #include "chat/template.h"
-#include "tokenizer/chat_template.h"
 #include "tokenizer/tokenizer.h"
 
 namespace strata::engine {
@@ -43,7 +43,7 @@ struct Pending {
     GenerateRequest req;
     std::shared_ptr<Sink> sink;
     Session* session = nullptr;             // reserved (busy) named session, or null: anonymous
-    std::optional<tokenizer::ChatFamily> family;  // chat requests: a built-in family, or null: the model's own template
+    std::optional<chat::ChatFamily> family;  // chat requests: a built-in family, or null: the model's own template
     Clock::time_point submitted;
 };
 
@@ -92,7 +92,7 @@ struct Engine::Impl {
     std::shared_ptr<const sampling::ConstraintVocab> vocab_for_grammars;  // engine thread only
     std::unique_ptr<tokenizer::Tokenizer> tokenizer;
     std::unique_ptr<chat::Template> model_template;      // the GGUF's tokenizer.chat_template, parsed
-    std::optional<tokenizer::ChatFamily> model_family;  // configured, or the fallback when the template does not parse
+    std::optional<chat::ChatFamily> model_family;       // configured, or the fallback when the template does not parse
     std::string model_template_problem;                 // why the model has no usable template
     SessionStore store;
     int32_t context = 0;
@@ -167,7 +167,6 @@ struct Engine::Impl {
     std::vector<int32_t> render(Active& a);
     std::vector<int32_t> render_conversation(const Active& a, const std::vector<Message>& conv) const;
     void truncate_middle(Active& a, std::vector<int32_t>& full);
-    std::string render_model_template(const std::vector<Message>& conv, const chat::Value& tools) const;
     // embed.cpp (engine thread)
     void prepare_embed(Active& a);
     void start_embed_input(Active& a);

@@ -14,7 +14,7 @@
 #include <type_traits>
 
 #include "gguf/gguf.h"
-#include "gguf/utf8.h"
+#include "utf8/utf8.h"
 
 namespace strata::gguf {
 

@@ -6,46 +6,19 @@
 #include <algorithm>
 
 #include "sampling/params.h"
+#include "utf8/utf8.h"
 
 namespace strata::sampling {
 namespace {
 
-// Length of the UTF-8 sequence a lead byte announces, or 0 for a continuation/invalid byte.
-size_t utf8_length(unsigned char lead) {
-    if (lead < 0x80) return 1;
-    if (lead >= 0xc2 && lead <= 0xdf) return 2;
-    if (lead >= 0xe0 && lead <= 0xef) return 3;
-    if (lead >= 0xf0 && lead <= 0xf4) return 4;
-    return 0;
-}
-
 bool is_continuation(unsigned char c) { return (c & 0xc0) == 0x80; }
-
-// Well-formed UTF-8 (no overlong forms, surrogates or values above U+10FFFF).
-bool valid_utf8(std::string_view s) {
-    for (size_t i = 0; i < s.size();) {
-        const auto lead = static_cast<unsigned char>(s[i]);
-        const size_t len = utf8_length(lead);
-        if (len == 0 || i + len > s.size()) return false;
-        for (size_t k = 1; k < len; ++k)
-            if (!is_continuation(static_cast<unsigned char>(s[i + k]))) return false;
-        if (len >= 3) {
-            const auto second = static_cast<unsigned char>(s[i + 1]);
-            if ((lead == 0xe0 && second < 0xa0) || (lead == 0xed && second > 0x9f) ||
-                (lead == 0xf0 && second < 0x90) || (lead == 0xf4 && second > 0x8f))
-                return false;
-        }
-        i += len;
-    }
-    return true;
-}
 
 // The bytes at the end of s that begin a UTF-8 character without completing it.
 size_t incomplete_utf8_tail(std::string_view s) {
     for (size_t back = 1; back <= 3 && back <= s.size(); ++back) {
         const auto c = static_cast<unsigned char>(s[s.size() - back]);
         if (is_continuation(c)) continue;
-        const size_t len = utf8_length(c);
+        const size_t len = utf8::sequence_length(c);
         return len > back ? back : 0;
     }
     return 0;
@@ -71,7 +44,7 @@ StopMatcher::StopMatcher(std::vector<std::string> stops) : stops_(std::move(stop
         if (stops_[i].size() > kMaxStopLength)
             throw SamplingError(field, "stop string " + field + " is " + std::to_string(stops_[i].size()) +
                                            " bytes long (at most " + std::to_string(kMaxStopLength) + ")");
-        if (!valid_utf8(stops_[i]))
+        if (!utf8::is_valid(stops_[i]))
             throw SamplingError(field, "stop string " + field + " is not valid UTF-8");
     }
 }

@@ -5,7 +5,8 @@
 
 #include <queue>
 
-#include "tokenizer/utf8.h"
+#include "tokenizer/byte_level.h"
+#include "utf8/utf8.h"
 
 namespace strata::tokenizer {
 namespace {
@@ -30,11 +31,11 @@ struct CandidateOrder {
 BpeModel::BpeModel(const Vocab& vocab, bool ignore_merges) : vocab_(vocab), ignore_merges_(ignore_merges) {
     if (ignore_merges)
         for (int32_t id = 0; id < vocab.size(); ++id)
-            if (vocab.type[id] == TokenType::Normal && utf8::byte_level_decode(vocab.text[id]))
+            if (vocab.type[id] == TokenType::Normal && byte_level::decode(vocab.text[id]))
                 by_bytes_.emplace(vocab.piece[id], id);
     for (int b = 0; b < 256; ++b) {
         std::string text;
-        utf8::append(text, utf8::byte_to_code_point(static_cast<uint8_t>(b)));
+        utf8::append(text, byte_level::byte_to_code_point(static_cast<uint8_t>(b)));
         byte_symbol_[b] = symbol_of(text);
     }
     // Merges name their parts in the vocabulary's byte alphabet, as token texts do.
@@ -54,7 +55,7 @@ int32_t BpeModel::symbol_of(std::string_view text) {
     int32_t id = vocab_.find(text);
     if (id >= 0 && vocab_.type[id] == TokenType::Normal) return id;
     if (auto it = extra_symbols_.find(text); it != extra_symbols_.end()) return it->second;
-    auto bytes = utf8::byte_level_decode(text);
+    auto bytes = byte_level::decode(text);
     if (!bytes || bytes->empty()) return -1;
     int32_t symbol = vocab_.size() + static_cast<int32_t>(extra_bytes_.size());
     extra_symbols_.emplace(text, symbol);

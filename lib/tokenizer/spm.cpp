@@ -7,7 +7,7 @@
 #include <queue>
 #include <string>
 
-#include "tokenizer/utf8.h"
+#include "utf8/utf8.h"
 
 namespace strata::tokenizer {
 namespace {

@@ -1,7 +1,7 @@
 // tokenizer/stream_decoder.cpp — incremental detokenizing that holds back unfinished
 // UTF-8 sequences (see StreamDecoder in tokenizer.h).
 #include "tokenizer/tokenizer.h"
-#include "tokenizer/utf8.h"
+#include "utf8/utf8.h"
 
 namespace strata::tokenizer {
 

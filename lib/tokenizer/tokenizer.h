@@ -5,7 +5,7 @@
 // merges after a `tokenizer.ggml.pre` pre-tokenizer split) and "bert" (WordPiece, wpm.h:
 // [CLS] text [SEP]) — special and control
 // tokens, BOS/EOS and the end-of-generation set, detokenizing, and the streaming
-// detokenizer. Chat templates live beside it (chat_template.h).
+// detokenizer. Chat formats are chat/'s (chat/prompt.h).
 // Must not touch: model weights, sampling, anything that does I/O with users.
 //
 // Behaviour follows llama.cpp's (the ids are identical for valid UTF-8 input), with three

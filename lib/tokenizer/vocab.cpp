@@ -10,7 +10,7 @@
 
 #include "gguf/gguf.h"
 #include "tokenizer/pretokenizer.h"
-#include "tokenizer/utf8.h"
+#include "tokenizer/byte_level.h"
 
 namespace strata::tokenizer {
 namespace {
@@ -211,7 +211,7 @@ void build_pieces(Vocab& v) {
         switch (v.type[id]) {
             case TokenType::Normal:
                 if (v.kind != VocabKind::Bpe) v.piece[id] = spm_piece(text);
-                else v.piece[id] = utf8::byte_level_decode(text).value_or(text);
+                else v.piece[id] = byte_level::decode(text).value_or(text);
                 break;
             case TokenType::Byte:
                 if (v.kind == VocabKind::Spm) v.piece[id] = std::string(1, static_cast<char>(byte_token_value(text)));

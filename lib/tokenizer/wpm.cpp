@@ -1,7 +1,7 @@
 // tokenizer/wpm.cpp — WordPiece (see wpm.h).
 #include "tokenizer/wpm.h"
 
-#include "tokenizer/utf8.h"
+#include "utf8/utf8.h"
 
 namespace strata::tokenizer {
 namespace {

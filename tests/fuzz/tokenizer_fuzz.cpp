@@ -15,7 +15,7 @@
 #include "gguf/writer.h"
 #include "import_tokenizer.h"
 #include "tokenizer/tokenizer.h"
-#include "tokenizer/utf8.h"
+#include "utf8/utf8.h"
 
 using namespace strata;
 using namespace strata::tokenizer;

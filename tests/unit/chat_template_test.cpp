@@ -8,10 +8,10 @@
 
 #include "gguf/gguf.h"
 #include "test_util.h"
-#include "tokenizer/chat_template.h"
+#include "chat/families.h"
 
 using namespace strata;
-using namespace strata::tokenizer;
+using namespace strata::chat;
 namespace json = boost::json;
 
 using strata::test::read_file;
@@ -20,8 +20,8 @@ namespace {
 
 std::filesystem::path chat_dir() { return test::data_dir() / "chat"; }
 
-std::vector<ChatMessage> messages_of(const json::array& list) {
-    std::vector<ChatMessage> out;
+std::vector<Message> messages_of(const json::array& list) {
+    std::vector<Message> out;
     for (const json::value& m : list)
         out.push_back({json::value_to<std::string>(m.at("role")), json::value_to<std::string>(m.at("content"))});
     return out;
@@ -234,7 +234,7 @@ BOOST_AUTO_TEST_CASE(which_families_render_bos) {
     BOOST_TEST(!chat_family_renders_bos(ChatFamily::Phi35));
     BOOST_TEST(!chat_family_renders_bos(ChatFamily::Plain));
     // And it agrees with what the renderer does.
-    const std::vector<ChatMessage> hi{{"user", "hi"}};
+    const std::vector<Message> hi{{"user", "hi"}};
     const ChatTokens tokens{"<BOS>", "<EOS>"};
     for (ChatFamily f : {ChatFamily::Llama31, ChatFamily::Llama32, ChatFamily::Qwen25, ChatFamily::Gemma2,
                          ChatFamily::Phi3, ChatFamily::Phi35, ChatFamily::MistralNemo, ChatFamily::DeepSeekR1,
@@ -249,7 +249,7 @@ BOOST_AUTO_TEST_SUITE_END()
 BOOST_AUTO_TEST_SUITE(rendering)
 
 // render_chat throws a ChatTemplateError whose message contains every one of `parts`.
-void expect_error(ChatFamily family, const std::vector<ChatMessage>& messages,
+void expect_error(ChatFamily family, const std::vector<Message>& messages,
                   std::initializer_list<std::string_view> parts) {
     try {
         render_chat(family, messages, true, kLlamaTokens);
@@ -271,7 +271,7 @@ BOOST_AUTO_TEST_CASE(conversation_errors) {
 }
 
 BOOST_AUTO_TEST_CASE(llama_date_option_and_default) {
-    const std::vector<ChatMessage> hi{{"user", "hi"}};
+    const std::vector<Message> hi{{"user", "hi"}};
     const std::string with_date = render_chat(ChatFamily::Llama32, hi, false, kLlamaTokens, {.date = "01 Feb 2030"});
     BOOST_TEST(with_date.find("Today Date: 01 Feb 2030\n\n") != std::string::npos);
     BOOST_TEST(render_chat(ChatFamily::Llama31, hi, false, kLlamaTokens).find("Today Date: 26 Jul 2024\n") !=
@@ -290,7 +290,7 @@ BOOST_AUTO_TEST_CASE(date_string_format) {
 }
 
 BOOST_AUTO_TEST_CASE(plain_format) {
-    const std::vector<ChatMessage> m{{"system", "Be nice."}, {"user", "Hi"}, {"assistant", "Hello"}, {"user", "Bye"}};
+    const std::vector<Message> m{{"system", "Be nice."}, {"user", "Hi"}, {"assistant", "Hello"}, {"user", "Bye"}};
     BOOST_TEST(render_chat(ChatFamily::Plain, m, true, kLlamaTokens) ==
                "System: Be nice.\nUser: Hi\nAssistant: Hello\nUser: Bye\nAssistant:");
     BOOST_TEST(render_chat(ChatFamily::Plain, m, false, kLlamaTokens) ==
@@ -300,7 +300,7 @@ BOOST_AUTO_TEST_CASE(plain_format) {
 BOOST_AUTO_TEST_CASE(trim_handles_invalid_utf8_at_the_edges) {
     // Bytes that are not UTF-8 are not whitespace: nothing is stripped past them, and
     // nothing is read outside the content.
-    const std::vector<ChatMessage> m{{"user", "\xe3\x80 x \xa0"}, {"assistant", "\x80"}, {"user", " \xc2"}};
+    const std::vector<Message> m{{"user", "\xe3\x80 x \xa0"}, {"assistant", "\x80"}, {"user", " \xc2"}};
     BOOST_TEST(render_chat(ChatFamily::Gemma2, m, false, {"<bos>", "<eos>"}) ==
                "<bos><start_of_turn>user\n\xe3\x80 x \xa0<end_of_turn>\n<start_of_turn>model\n\x80<end_of_turn>\n"
                "<start_of_turn>user\n\xc2<end_of_turn>\n");

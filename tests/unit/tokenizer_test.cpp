@@ -19,7 +19,7 @@
 #include "test_util.h"
 #include "tokenizer/pretokenizer.h"
 #include "tokenizer/tokenizer.h"
-#include "tokenizer/utf8.h"
+#include "utf8/utf8.h"
 
 using namespace strata;
 using namespace strata::tokenizer;

@@ -1,18 +1,18 @@
-// tokenizer/chat_template.h — the built-in chat formats: rendering a conversation into a model
+// chat/families.h — the built-in chat formats: rendering a conversation into a model
 // family's prompt text when a request or the configuration names a family, or when a model's
-// own template does not parse (models' templates are otherwise run by chat/, the Jinja
-// interpreter). Owns: the prompt formats of the built-in families, written out in C++ so
-// that the output is byte-identical to what the model's own Jinja template produces under
-// Hugging Face transformers' apply_chat_template (tests/data/chat/ holds the golden
-// renderings); recognising the family from the `tokenizer.chat_template` metadata text;
-// choosing a family by name. Must not touch: tokenizing (the caller tokenizes the rendered
-// text, parsing special-token text such as "<|eot_id|>"), evaluating Jinja (there is no
-// template engine here), GGUF files (the caller passes the template text and the BOS/EOS
-// token texts).
+// own template does not parse (models' templates are otherwise run by the Jinja interpreter,
+// chat/template.h; chat/prompt.h chooses between the two). Owns: the prompt formats of the
+// built-in families, written out in C++ so that the output is byte-identical to what the
+// model's own Jinja template produces under Hugging Face transformers' apply_chat_template
+// (tests/data/chat/ holds the golden renderings); recognising the family from the
+// `tokenizer.chat_template` metadata text; choosing a family by name. Must not touch:
+// tokenizing (chat/prompt.h tokenizes the rendered text, parsing special-token text such as
+// "<|eot_id|>"), evaluating Jinja (there is no template engine here), GGUF files (the caller
+// passes the template text and the BOS/EOS token texts).
 //
 // Scope: roles system, user and assistant with plain-text content. Tool definitions, tool
-// calls and tool results (the templates' `tools`, `tool_calls`, role "tool"/"ipython") are
-// not supported; a message with another role is an error.
+// calls and tool results (the templates' `tools`, `tool_calls`, role "tool"/"ipython"; a
+// Message's tool fields) are not supported; a message with another role is an error.
 #pragma once
 
 #include <ctime>
@@ -22,7 +22,9 @@
 #include <string>
 #include <string_view>
 
-namespace strata::tokenizer {
+#include "chat/message.h"
+
+namespace strata::chat {
 
 enum class ChatFamily {
     Llama31,      // Llama 3.1 / 3.3 Instruct: system header with "Today Date", default 26 Jul 2024
@@ -34,11 +36,6 @@ enum class ChatFamily {
     MistralNemo,  // Mistral Nemo (Tekken): [INST]...[/INST], system text in the last user turn
     DeepSeekR1,   // DeepSeek-R1 distills: <｜User｜>/<｜Assistant｜>, <think> stripped from replies
     Plain,        // "User: ...\n" lines, no special tokens; only when chosen explicitly
-};
-
-struct ChatMessage {
-    std::string role;  // "system", "user" or "assistant"
-    std::string content;
 };
 
 // The text of the model's special tokens, as the template's bos_token / eos_token.
@@ -84,8 +81,8 @@ std::string chat_date_string(std::time_t when);
 // Errors: an empty conversation, an unknown role, and whatever the family's template rejects
 // (Gemma: a leading system message, roles not alternating; Mistral Nemo: roles not alternating
 // after an optional leading system message).
-std::string render_chat(ChatFamily family, std::span<const ChatMessage> messages,
+std::string render_chat(ChatFamily family, std::span<const Message> messages,
                         bool add_generation_prompt, const ChatTokens& tokens,
                         const ChatOptions& options = {});
 
-}  // namespace strata::tokenizer
+}  // namespace strata::chat

@@ -1,14 +1,17 @@
-// tokenizer/chat_template.cpp — each chat family's prompt format, family detection and names.
+// chat/families.cpp — each chat family's prompt format, family detection and names.
 // Owns: the C++ transcription of each supported Jinja chat template (as rendered by
-// transformers: trim_blocks, lstrip_blocks, tools=None) and Python's str.strip() for the
-// templates' `| trim`. Must not touch: tokenizing, Jinja evaluation, GGUF files.
-#include "tokenizer/chat_template.h"
+// transformers: trim_blocks, lstrip_blocks, tools=None) and the templates' `| trim`.
+// Must not touch: tokenizing, Jinja evaluation, GGUF files.
+#include "chat/families.h"
 
 #include <array>
 #include <cstdint>
 #include <cstdio>
 
-namespace strata::tokenizer {
+#include "chat/text.h"
+#include "utf8/utf8.h"
+
+namespace strata::chat {
 namespace {
 
 struct FamilyName {
@@ -107,40 +110,12 @@ std::string template_excerpt(std::string_view jinja) {
 
 // ---------------------------------------------------------------------------------------
 // Python's str.strip() (the Jinja `trim` filter): strips code points for which str.isspace()
-// is true. Bytes that do not decode as UTF-8 count as non-space.
-
-bool python_isspace(char32_t c) {
-    if ((c >= 0x09 && c <= 0x0d) || (c >= 0x1c && c <= 0x20)) return true;
-    switch (c) {
-        case 0x85: case 0xa0: case 0x1680: case 0x2028: case 0x2029: case 0x202f: case 0x205f:
-        case 0x3000:
-            return true;
-        default:
-            return c >= 0x2000 && c <= 0x200a;
-    }
-}
-
-// Decodes the UTF-8 sequence at s[i]; returns its length, or 0 if it is not valid UTF-8.
-size_t decode_utf8(std::string_view s, size_t i, char32_t& cp) {
-    const auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
-    const unsigned char b0 = byte(i);
-    size_t len = b0 < 0x80 ? 1 : (b0 >> 5) == 0x6 ? 2 : (b0 >> 4) == 0xe ? 3 : (b0 >> 3) == 0x1e ? 4 : 0;
-    if (len == 0 || i + len > s.size()) return 0;
-    cp = len == 1 ? b0 : b0 & (0x7f >> len);
-    for (size_t k = 1; k < len; ++k) {
-        if ((byte(i + k) & 0xc0) != 0x80) return 0;
-        cp = (cp << 6) | (byte(i + k) & 0x3f);
-    }
-    static constexpr char32_t kMinForLength[] = {0, 0, 0x80, 0x800, 0x10000};
-    if (cp < kMinForLength[len] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return 0;
-    return len;
-}
+// is true. Bytes that do not decode as UTF-8 count as non-space and are kept as they are.
 
 // Length of the whitespace code point starting at i, or 0.
 size_t space_at(std::string_view s, size_t i) {
-    char32_t cp = 0;
-    size_t len = decode_utf8(s, i, cp);
-    return len && python_isspace(cp) ? len : 0;
+    const size_t len = utf8::valid_length(s, i);
+    return len && text::is_space(utf8::decode(s, i, len)) ? len : 0;
 }
 
 // Length of the whitespace code point ending at `end`, or 0.
@@ -170,9 +145,9 @@ std::string_view python_strip(std::string_view s) {
 // ---------------------------------------------------------------------------------------
 // Conversation checks shared by the families.
 
-bool is_role(const ChatMessage& m, std::string_view role) { return m.role == role; }
+bool is_role(const Message& m, std::string_view role) { return m.role == role; }
 
-void check_conversation(std::span<const ChatMessage> messages) {
+void check_conversation(std::span<const Message> messages) {
     if (messages.empty()) throw ChatTemplateError("empty conversation: at least one message is needed");
     for (size_t i = 0; i < messages.size(); ++i) {
         const std::string& role = messages[i].role;
@@ -184,7 +159,7 @@ void check_conversation(std::span<const ChatMessage> messages) {
 }
 
 // Gemma and Mistral Nemo: user turns at even positions, assistant turns at odd ones.
-void check_alternation(std::span<const ChatMessage> messages, size_t offset, ChatFamily family) {
+void check_alternation(std::span<const Message> messages, size_t offset, ChatFamily family) {
     for (size_t i = 0; i < messages.size(); ++i) {
         if (is_role(messages[i], "user") != (i % 2 == 0))
             throw ChatTemplateError(std::string(chat_family_name(family)) + ": message " +
@@ -202,7 +177,7 @@ std::string llama3_date(ChatFamily family, const ChatOptions& options) {
     return family == ChatFamily::Llama31 ? "26 Jul 2024" : chat_date_string(std::time(nullptr));
 }
 
-std::string render_llama3(ChatFamily family, std::span<const ChatMessage> messages, bool gen,
+std::string render_llama3(ChatFamily family, std::span<const Message> messages, bool gen,
                           const ChatTokens& tokens, const ChatOptions& options) {
     std::string_view system;  // a leading system message is trimmed and moved into the header
     if (is_role(messages[0], "system")) {
@@ -214,7 +189,7 @@ std::string render_llama3(ChatFamily family, std::span<const ChatMessage> messag
     out += "Today Date: " + llama3_date(family, options) + "\n\n";
     out += system;
     out += "<|eot_id|>";
-    for (const ChatMessage& m : messages) {
+    for (const Message& m : messages) {
         out += "<|start_header_id|>" + m.role + "<|end_header_id|>\n\n";
         out += python_strip(m.content);
         out += "<|eot_id|>";
@@ -223,7 +198,7 @@ std::string render_llama3(ChatFamily family, std::span<const ChatMessage> messag
     return out;
 }
 
-std::string render_qwen25(std::span<const ChatMessage> messages, bool gen) {
+std::string render_qwen25(std::span<const Message> messages, bool gen) {
     std::string out;
     if (is_role(messages[0], "system"))
         out = "<|im_start|>system\n" + messages[0].content + "<|im_end|>\n";
@@ -237,7 +212,7 @@ std::string render_qwen25(std::span<const ChatMessage> messages, bool gen) {
     return out;
 }
 
-std::string render_gemma2(std::span<const ChatMessage> messages, bool gen, const ChatTokens& tokens) {
+std::string render_gemma2(std::span<const Message> messages, bool gen, const ChatTokens& tokens) {
     // The template only refuses a *leading* system message; one at an odd position passes the
     // alternation check and is rendered as a "system" turn, and so it is here.
     if (is_role(messages[0], "system"))
@@ -245,7 +220,7 @@ std::string render_gemma2(std::span<const ChatMessage> messages, bool gen, const
                                 "put the instructions in the first user message)");
     check_alternation(messages, 0, ChatFamily::Gemma2);
     std::string out = tokens.bos;
-    for (const ChatMessage& m : messages) {
+    for (const Message& m : messages) {
         out += "<start_of_turn>";
         out += is_role(m, "assistant") ? "model" : m.role;
         out += "\n";
@@ -256,10 +231,10 @@ std::string render_gemma2(std::span<const ChatMessage> messages, bool gen, const
     return out;
 }
 
-std::string render_phi3(std::span<const ChatMessage> messages, bool gen, const ChatTokens& tokens,
+std::string render_phi3(std::span<const Message> messages, bool gen, const ChatTokens& tokens,
                         bool drop_empty_system) {
     std::string out;
-    for (const ChatMessage& m : messages) {
+    for (const Message& m : messages) {
         if (is_role(m, "system") && drop_empty_system && m.content.empty()) continue;
         out += "<|" + m.role + "|>\n" + m.content + "<|end|>\n";
     }
@@ -267,7 +242,7 @@ std::string render_phi3(std::span<const ChatMessage> messages, bool gen, const C
     return out;
 }
 
-std::string render_mistral_nemo(std::span<const ChatMessage> messages, const ChatTokens& tokens) {
+std::string render_mistral_nemo(std::span<const Message> messages, const ChatTokens& tokens) {
     std::optional<std::string_view> system;
     size_t offset = 0;
     if (is_role(messages[0], "system")) {
@@ -282,7 +257,7 @@ std::string render_mistral_nemo(std::span<const ChatMessage> messages, const Cha
     check_alternation(messages, offset, ChatFamily::MistralNemo);
     std::string out = tokens.bos;
     for (size_t i = 0; i < messages.size(); ++i) {
-        const ChatMessage& m = messages[i];
+        const Message& m = messages[i];
         if (is_role(m, "assistant")) {
             out += m.content + tokens.eos;
             continue;
@@ -306,13 +281,13 @@ std::string_view without_thinking(std::string_view reply) {
     return at == std::string_view::npos ? reply : reply.substr(at + kEnd.size());
 }
 
-std::string render_deepseek_r1(std::span<const ChatMessage> messages, bool gen, const ChatTokens& tokens) {
+std::string render_deepseek_r1(std::span<const Message> messages, bool gen, const ChatTokens& tokens) {
     std::string_view system;  // the last system message wins, placed right after BOS
-    for (const ChatMessage& m : messages)
+    for (const Message& m : messages)
         if (is_role(m, "system")) system = m.content;
     std::string out = tokens.bos;
     out += system;
-    for (const ChatMessage& m : messages) {
+    for (const Message& m : messages) {
         if (is_role(m, "user")) {
             out += "<｜User｜>" + m.content;
         } else if (is_role(m, "assistant")) {
@@ -325,9 +300,9 @@ std::string render_deepseek_r1(std::span<const ChatMessage> messages, bool gen, 
     return out;
 }
 
-std::string render_plain(std::span<const ChatMessage> messages, bool gen) {
+std::string render_plain(std::span<const Message> messages, bool gen) {
     std::string out;
-    for (const ChatMessage& m : messages) {
+    for (const Message& m : messages) {
         out += is_role(m, "system") ? "System: " : is_role(m, "user") ? "User: " : "Assistant: ";
         out += m.content + "\n";
     }
@@ -393,7 +368,7 @@ std::string chat_date_string(std::time_t when) {
            std::to_string(tm.tm_year + 1900);
 }
 
-std::string render_chat(ChatFamily family, std::span<const ChatMessage> messages,
+std::string render_chat(ChatFamily family, std::span<const Message> messages,
                         bool add_generation_prompt, const ChatTokens& tokens, const ChatOptions& options) {
     check_conversation(messages);
     const bool gen = add_generation_prompt;
@@ -411,4 +386,4 @@ std::string render_chat(ChatFamily family, std::span<const ChatMessage> messages
     throw ChatTemplateError("render_chat: invalid chat family value");
 }
 
-}  // namespace strata::tokenizer
+}  // namespace strata::chat
