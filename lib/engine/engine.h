@@ -1,8 +1,9 @@
 // engine/engine.h — the engine: one loaded model serving many sessions.
-// Owns: sessions (token history, chat conversation, KV cache, owner uid), the request
-// queue, and the scheduler thread that batches work into forward passes (prompt chunks of
-// sessions in prefill plus one token of every session that is decoding), sampling,
-// incremental detokenizing, stop conditions, and saving sessions to disk.
+// Owns: sessions (token history, chat conversation, KV cache, owner uid), accepting
+// requests, and the engine thread whose steps (plan -> apply -> run: scheduler.h, step.cpp)
+// batch work into forward passes (prompt chunks of sessions in prefill plus the next token
+// of every session that is decoding), each request's generation (generation.h: sampling,
+// incremental detokenizing, stop conditions), and saving sessions to disk.
 // Thread model: every public method is thread-safe. Output of a request reaches its Sink on
 // the engine thread, which never blocks on I/O: sinks must only queue what they get.
 // Must not touch: sockets, JSON, systemd (daemon/).
