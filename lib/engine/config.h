@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -13,6 +14,8 @@
 #include "weights/streamed.h"
 
 namespace strata::engine {
+
+using Clock = std::chrono::steady_clock;
 
 // What a session that would outgrow its context does (limits.context_overflow).
 enum class ContextOverflow {

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/engine.h"
-#include "engine/scheduler.h"
+#include "engine/config.h"
+#include "engine/request.h"
 #include "sampling/constraint.h"
 #include "sampling/sampler.h"
 #include "sampling/stop.h"

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "engine/engine.h"
+#include "engine/request.h"
 
 namespace strata::engine {
 

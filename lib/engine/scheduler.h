@@ -27,8 +27,6 @@
 
 namespace strata::engine {
 
-using Clock = std::chrono::steady_clock;
-
 // Cached KV that may be dropped to make room: a block of the prefix cache or an idle
 // session's cache.
 struct Evictable {
