@@ -7,9 +7,9 @@
 #include <csignal>
 #include <cstdio>
 
-#include "transport/connection.h"
 #include "engine/state_dir.h"
 #include "host/log.h"
+#include "host/protocols.h"
 #include "host/sd_glue.h"
 
 namespace strata::daemon {
@@ -56,10 +56,10 @@ int Daemon::run() {
     if (!load())
         return 1;
     server_ = std::make_unique<Server>(io_, *engine_, settings_, std::move(api_keys_));
-    listener_.start([this](Socket socket) { greet(*server_, std::move(socket)); });
+    listener_.start([this](Socket socket) { greet(*server_, std::move(socket), hand_over); });
     std::string where = listener_.where();
     if (tcp_listener_.is_open()) {
-        tcp_listener_.start([this](Socket socket) { greet(*server_, std::move(socket)); });
+        tcp_listener_.start([this](Socket socket) { greet(*server_, std::move(socket), hand_over); });
         where += " and " + tcp_listener_.where();
     }
     const figures::Snapshot status = server_->status();
