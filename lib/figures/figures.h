@@ -5,7 +5,8 @@
 // figure. The engine fills its figures (Engine::status()), the daemon its own (connections
 // and request counters) and renders the snapshot generically (daemon/protocol/views.cpp,
 // daemon/host/metrics.cpp), the client formats the JSON by unit (client/strata/render.cpp).
-// Adding a figure: one row here, one Snapshot::set where its value is known.
+// Adding a figure: one row here, one Snapshot::set where its value is known, and its name
+// in strata-protocol(7) (tests/unit/figures_test.cpp checks the table and the manual).
 // Must not touch: JSON, Prometheus text, sockets (daemon/), the engine's state.
 #pragma once
 
