@@ -11,6 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include "figures/figures.h"
+
 namespace strata::client {
 
 namespace json = boost::json;
@@ -166,11 +168,30 @@ std::string render_latency(const json::object& latency) {
     return table(rows);
 }
 
+// A status figure's number as its unit reads (figures.h): "1.5 MiB (1572864)", "12 s", "80.0 %".
+std::string figure_text(const figures::Figure& figure, const json::value& v) {
+    const double x = number(&v);
+    switch (figure.unit) {
+    case figures::Unit::Bytes: return human_bytes(x) + " (" + scalar(v) + ")";
+    case figures::Unit::BytesPerSecond: return human_bytes(x) + "/s";
+    case figures::Unit::Seconds: return scalar(v) + " s";
+    case figures::Unit::PerSecond: return scalar(v) + "/s";
+    case figures::Unit::Ratio: return format("%.1f %%", 100 * x);
+    case figures::Unit::None: break;
+    }
+    return scalar(v);
+}
+
 }  // namespace
 
 std::string render_status(const json::object& status) {
-    json::object fields = status;
-    fields.erase("latency");
+    json::object fields;
+    for (const auto& kv : status) {
+        const figures::Figure* figure = figures::find_figure(kv.key());
+        if (kv.key() != "latency")
+            fields[kv.key()] = figure != nullptr && kv.value().is_number() ? json::value(figure_text(*figure, kv.value()))
+                                                                           : kv.value();
+    }
     std::string out = render_fields(fields);
     if (const json::value* latency = status.if_contains("latency"); latency != nullptr && latency->is_object())
         out += render_latency(latency->get_object());

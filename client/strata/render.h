@@ -14,8 +14,9 @@ namespace strata::client {
 // name; `*_bytes` fields also in KiB/MiB/GiB.
 std::string render_fields(const boost::json::object& fields);
 
-// status: its fields as render_fields shows them, then the latency percentiles as a table
-// (endpoint, measure, count, p50, p90, p99).
+// status: its fields as render_fields shows them, the numbers of the status figures
+// (figures.h) in their units (bytes also in KiB/MiB/GiB, seconds, per second, percent), then
+// the latency percentiles as a table (endpoint, measure, count, p50, p90, p99).
 std::string render_status(const boost::json::object& status);
 
 // The session.list table. The OWNER column appears when some session is not `my_uid`'s.

@@ -7,9 +7,9 @@
 #include <csignal>
 #include <cstdio>
 
-#include "transport/connection.h"
 #include "engine/state_dir.h"
 #include "host/log.h"
+#include "host/protocols.h"
 #include "host/sd_glue.h"
 
 namespace strata::daemon {
@@ -18,12 +18,12 @@ namespace {
 constexpr auto kStatusInterval = std::chrono::seconds(2);
 constexpr auto kFinalFlush = std::chrono::seconds(2);  // after the engine stopped: answers still being written
 
-std::string status_line(const engine::Status& s, size_t connections) {
-    char tps[32];
-    std::snprintf(tps, sizeof tps, "%.1f", s.generate_tps_recent);
-    return "Serving " + s.model + " (" + s.weights_mode + "): " + std::to_string(connections) + " connection(s), " +
-           std::to_string(s.requests_running) + " running, " + std::to_string(s.requests_queued) + " queued, " +
-           std::to_string(s.sessions) + " session(s), " + tps + " tok/s";
+std::string status_line(const figures::Snapshot& s) {
+    char counts[160];
+    std::snprintf(counts, sizeof counts, "%.0f connection(s), %.0f running, %.0f queued, %.0f session(s), %.1f tok/s",
+                  s.number("connections"), s.number("requests_running"), s.number("requests_queued"),
+                  s.number("sessions"), s.number("generate_tps_recent"));
+    return "Serving " + s.text("model") + " (" + s.text("weights_mode") + "): " + counts;
 }
 
 const char* signal_name(int signal) {
@@ -56,19 +56,19 @@ int Daemon::run() {
     if (!load())
         return 1;
     server_ = std::make_unique<Server>(io_, *engine_, settings_, std::move(api_keys_));
-    listener_.start([this](Socket socket) { greet(*server_, std::move(socket)); });
+    listener_.start([this](Socket socket) { greet(*server_, std::move(socket), hand_over); });
     std::string where = listener_.where();
     if (tcp_listener_.is_open()) {
-        tcp_listener_.start([this](Socket socket) { greet(*server_, std::move(socket)); });
+        tcp_listener_.start([this](Socket socket) { greet(*server_, std::move(socket), hand_over); });
         where += " and " + tcp_listener_.where();
     }
-    const engine::Status status = engine_->status();
+    const figures::Snapshot status = server_->status();
     log::notice("stratad ", STRATA_VERSION, " serving ", server_->model_id(), " (", server_->model().arch, ", ",
                 server_->model().n_params, " parameters, context ", server_->model().context, ", ",
-                status.weights_mode, ", ", status.threads, " threads) on ", where);
-    if (!status.memory_plan.empty())
-        log::info("memory plan: ", status.memory_plan);
-    last_status_ = "STATUS=" + status_line(status, 0);
+                status.text("weights_mode"), ", ", status.number("threads"), " threads) on ", where);
+    if (!status.text("memory_plan").empty())
+        log::info("memory plan: ", status.text("memory_plan"));
+    last_status_ = "STATUS=" + status_line(status);
     sd::notify("READY=1\n" + last_status_);
     wait_for_signal();
     status_timer_.expires_after(kStatusInterval);
@@ -233,7 +233,7 @@ void Daemon::wait_for_connections(std::chrono::steady_clock::time_point deadline
 }
 
 void Daemon::report_status() {
-    const std::string line = "STATUS=" + status_line(engine_->status(), server_->open_connections());
+    const std::string line = "STATUS=" + status_line(server_->status());
     if (line != last_status_) {
         sd::notify(line);
         last_status_ = line;

@@ -34,8 +34,7 @@ Routed health(Server& server, const std::string&, const Caller&) {
 
 Routed metrics(Server& server, const std::string&, const Caller&) {
     return HttpReply{200, "text/plain; version=0.0.4; charset=utf-8",
-                     prometheus_text(server.engine().status(), server.counters(), server.open_connections(),
-                                     server.latency()),
+                     prometheus_text(server.status(), server.latency()),
                      {}};
 }
 

@@ -2,6 +2,7 @@
 #include "protocol/views.h"
 
 #include <cmath>
+#include <variant>
 
 #include "utf8/utf8.h"
 
@@ -97,53 +98,11 @@ json::object model_info_json(const engine::ModelInfo& info) {
             {"chat_template", info.chat_template}};
 }
 
-json::object status_json(const engine::Status& s, size_t connections) {
-    return {{"model", s.model},
-            {"weights_mode", s.weights_mode},
-            {"memory_plan", s.memory_plan},
-            {"threads", s.threads},
-            {"uptime_s", s.uptime_s},
-            {"sessions", s.sessions},
-            {"requests_running", s.requests_running},
-            {"requests_queued", s.requests_queued},
-            {"requests_total", s.requests_total},
-            {"requests_failed", s.requests_failed},
-            {"prompt_tokens_total", s.prompt_tokens_total},
-            {"completion_tokens_total", s.completion_tokens_total},
-            {"cached_tokens_total", s.cached_tokens_total},
-            {"sessions_expired", s.sessions_expired},
-            {"messages_dropped", s.messages_dropped},
-            {"generate_tps_recent", finite(s.generate_tps_recent)},
-            {"prompt_tps_recent", finite(s.prompt_tps_recent)},
-            {"kv_bytes", s.kv_bytes},
-            {"kv_mapped_bytes", s.kv_mapped_bytes},
-            {"kv_type", s.kv_type},
-            {"kv_budget_bytes", s.kv_budget_bytes},
-            {"kv_bytes_running", s.kv_bytes_running},
-            {"kv_bytes_idle", s.kv_bytes_idle},
-            {"kv_bytes_prefix", s.kv_bytes_prefix},
-            {"kv_evictions", s.kv_evictions},
-            {"prefix_cache_blocks", s.prefix_cache_blocks},
-            {"prefix_cache_lookups", s.prefix_cache_lookups},
-            {"prefix_cache_hits", s.prefix_cache_hits},
-            {"rss_bytes", s.rss_bytes},
-            {"forward_passes", s.forward_passes},
-            {"batch_tokens", s.batch_tokens},
-            {"memory_budget_bytes", s.budget_bytes},
-            {"memory_budget_source", s.budget_source},
-            {"streamed_bytes_per_pass", s.streamed_bytes_per_pass},
-            {"weights_bytes_read", s.weights_bytes_read},
-            {"read_bytes_per_s", finite(s.read_bytes_per_s)},
-            {"read_stall_s", finite(s.read_stall_s)},
-            {"read_retries", s.read_retries},
-            {"pass_bound_per_s", finite(s.pass_bound)},
-            {"weights_bytes_read_per_token", finite(s.weights_bytes_read_per_token)},
-            {"expert_cache_bytes", s.expert_cache_bytes},
-            {"expert_cache_hits", s.expert_cache_hits},
-            {"expert_cache_misses", s.expert_cache_misses},
-            {"expert_cache_hit_rate", finite(s.expert_cache_hit_rate)},
-            {"expert_bytes_read", s.expert_bytes_read},
-            {"connections", connections}};
+json::object status_json(const figures::Snapshot& status) {
+    json::object out;
+    for (size_t i = 0; i < figures::kFigureCount; ++i)
+        out[figures::kFigures[i].name] = std::visit([](const auto& v) { return json::value(v); }, status.value(i));
+    return out;
 }
 
 json::object latency_json(const Latency& latency) {

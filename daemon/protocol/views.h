@@ -1,4 +1,4 @@
-// daemon/protocol/views.h — the engine's values (results, sessions, model, status) and the
+// daemon/protocol/views.h — the engine's values (results, sessions, model, status figures) and the
 // daemon's latency percentiles as the JSON
 // objects of strata-protocol(7). Owns: field names and number formatting of those objects
 // (non-finite numbers become 0 so that the output is always valid JSON).
@@ -11,6 +11,7 @@
 #include <string>
 
 #include "engine/engine.h"
+#include "figures/figures.h"
 #include "host/latency.h"
 
 namespace strata::daemon {
@@ -29,7 +30,8 @@ double logprob_value(float logprob);
 // A session.list entry; with `detailed`, session.info's conversation and text too.
 boost::json::object session_json(const engine::SessionInfo& info, bool detailed);
 boost::json::object model_info_json(const engine::ModelInfo& info);
-boost::json::object status_json(const engine::Status& status, size_t connections);
+// Every status figure under its name, in the table's order (figures.h).
+boost::json::object status_json(const figures::Snapshot& status);
 // The recent window's percentiles (seconds) per endpoint and measure, endpoints without
 // requests in the window left out: {"window_s":300,"endpoints":{"generate":
 // {"time_to_first_token":{"count":N,"p50":X,"p90":X,"p99":X},...},...}}.

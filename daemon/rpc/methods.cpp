@@ -77,7 +77,7 @@ json::value session_delete(Server& server, const json::object& params, uint32_t 
 
 json::value status(Server& server, const json::object& params, uint32_t) {
     Fields(params).allow_only({});
-    json::object out = status_json(server.engine().status(), server.open_connections());
+    json::object out = status_json(server.status());
     out["latency"] = latency_json(server.latency());
     return out;
 }

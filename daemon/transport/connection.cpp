@@ -7,52 +7,39 @@
 #include <memory>
 
 #include "host/log.h"
-#include "openai/http_connection.h"
-#include "rpc/rpc_connection.h"
-#include "transport/sniff.h"
 
 namespace strata::daemon {
 namespace {
 
-// Hands a socket to the connection of its protocol; `refused` (non-empty: why) gets a
-// "busy" answer and is closed.
-void hand_over(Server& server, Socket socket, Peer peer, Server::Slot slot, std::string received, bool ended,
-               const std::string& refused) {
-    const ApiError busy(ErrorKind::Busy, "too many connections are open (" + refused + "); retry later");
-    if (sniff(received) == Protocol::Http) {
-        auto http = std::make_shared<HttpConnection>(server, std::move(socket), peer, std::move(slot),
-                                                     std::move(received));
-        refused.empty() ? http->start(ended) : http->refuse(busy);
-        return;
-    }
-    auto rpc = std::make_shared<RpcConnection>(server, std::move(socket), peer, std::move(slot),
-                                               std::move(received));
-    if (refused.empty() && peer.tcp && !server.settings().server.tcp_jsonrpc) {
-        rpc->refuse(ApiError(ErrorKind::Forbidden,
-                             "the native protocol is not served over TCP (server.tcp_jsonrpc); speak HTTP"));
-        return;
-    }
-    refused.empty() ? rpc->start(ended) : rpc->refuse(busy);
+// What the first bytes say; native when they are not HTTP (or not enough to tell).
+Protocol protocol_of(std::string_view received) {
+    return sniff(received) == Protocol::Http ? Protocol::Http : Protocol::Native;
 }
 
 // A connection over a limit is answered at once, in the protocol of whatever it already
 // sent (native when nothing), and closed: it never holds a descriptor waiting for input.
-void refuse_now(Server& server, Socket socket, Peer peer, const std::string& why) {
+void refuse_now(Server& server, Socket socket, Peer peer, const std::string& why, HandOver hand_over) {
     ++server.counters().connections_refused;
     log::warning("refusing a connection of ", peer.describe(), ": ", why);
     std::array<char, 4096> chunk{};
     boost::system::error_code ec;
     socket.non_blocking(true, ec);
     const size_t count = ec ? 0 : socket.read_some(asio::buffer(chunk), ec);
-    Server::Slot slot(server, peer.uid);
-    hand_over(server, std::move(socket), peer, std::move(slot), std::string(chunk.data(), count), false, why);
+    std::string received(chunk.data(), count);
+    const Protocol protocol = protocol_of(received);
+    hand_over(server, {protocol, std::move(socket), peer, Server::Slot(server, peer.uid), std::move(received), false}, why);
 }
 
 // Reads the first bytes until the protocol is known, for at most server.idle_timeout.
 class Greeting : public std::enable_shared_from_this<Greeting> {
 public:
-    Greeting(Server& server, Socket socket, Peer peer)
-        : server_(server), socket_(std::move(socket)), peer_(peer), slot_(server, peer.uid), deadline_(server.io()) {}
+    Greeting(Server& server, Socket socket, Peer peer, HandOver hand_over)
+        : server_(server),
+          socket_(std::move(socket)),
+          peer_(peer),
+          slot_(server, peer.uid),
+          deadline_(server.io()),
+          hand_over_(hand_over) {}
 
     void start() {
         deadline_.expires_after(std::chrono::milliseconds(server_.settings().server.idle_timeout_ms));
@@ -89,7 +76,8 @@ private:
         deadline_.cancel();
         if (ended && received_.empty())
             return;  // connected and left without a word
-        hand_over(server_, std::move(socket_), peer_, std::move(slot_), std::move(received_), ended, {});
+        const Protocol protocol = protocol_of(received_);
+        hand_over_(server_, {protocol, std::move(socket_), peer_, std::move(slot_), std::move(received_), ended}, {});
     }
 
     Server& server_;
@@ -97,13 +85,14 @@ private:
     Peer peer_;
     Server::Slot slot_;
     asio::steady_timer deadline_;
+    HandOver hand_over_;
     std::string received_;
     std::array<char, 4096> chunk_{};
 };
 
 }  // namespace
 
-void greet(Server& server, Socket socket) {
+void greet(Server& server, Socket socket, HandOver hand_over) {
     Peer peer;
     try {
         peer = peer_of(socket);
@@ -112,10 +101,10 @@ void greet(Server& server, Socket socket) {
         return;
     }
     if (const std::string why = server.refusal(peer); !why.empty()) {
-        refuse_now(server, std::move(socket), peer, why);
+        refuse_now(server, std::move(socket), peer, why, hand_over);
         return;
     }
-    std::make_shared<Greeting>(server, std::move(socket), peer)->start();
+    std::make_shared<Greeting>(server, std::move(socket), peer, hand_over)->start();
 }
 
 }  // namespace strata::daemon

@@ -30,6 +30,18 @@ Server::Server(asio::io_context& io, engine::Engine& engine, Settings settings, 
       model_id_(model_id_of(model_)),
       started_(static_cast<int64_t>(std::time(nullptr))) {}
 
+figures::Snapshot Server::status() const {
+    figures::Snapshot status = engine_.status();
+    status.set("connections", open_connections_);
+    status.set("connections_total", counters_.connections_total);
+    status.set("connections_refused", counters_.connections_refused);
+    status.set("rpc_requests_total", counters_.rpc_requests_total);
+    status.set("http_requests_total", counters_.http_requests_total);
+    status.set("slow_readers_dropped", counters_.slow_readers_dropped);
+    status.set("disconnect_cancels", counters_.disconnect_cancels);
+    return status;
+}
+
 RequestContext Server::request_context(uint32_t uid) const {
     return {uid, settings_.engine.limits};
 }

@@ -65,6 +65,8 @@ public:
     void begin_stopping() { stopping_ = true; }
 
     Counters& counters() { return counters_; }
+    // The status figures: the engine's, and this server's connections and counters.
+    figures::Snapshot status() const;
     const Latency& latency() const { return *latency_; }
 
     // Engine::submit with the output posted to `listener` (as `key`) and its latencies

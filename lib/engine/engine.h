@@ -17,6 +17,7 @@
 
 #include "engine/config.h"
 #include "engine/request.h"
+#include "figures/figures.h"
 
 namespace strata::engine {
 
@@ -43,43 +44,8 @@ struct ModelInfo {
     int32_t context = 0;         // per-session context the engine uses
 };
 
-struct Status {
-    std::string model;
-    std::string weights_mode;       // "resident" or "streamed"
-    std::string memory_plan;        // one-line summary of the memory plan
-    int threads = 0;
-    int64_t uptime_s = 0;
-    int32_t sessions = 0, requests_running = 0, requests_queued = 0;
-    uint64_t requests_total = 0, requests_failed = 0;
-    uint64_t prompt_tokens_total = 0, completion_tokens_total = 0, cached_tokens_total = 0;
-    uint64_t sessions_expired = 0;   // deleted after limits.session_idle_timeout
-    uint64_t messages_dropped = 0;   // chat turns dropped to fit the context
-    double generate_tps_recent = 0;  // aggregate over the last completed steps
-    double prompt_tps_recent = 0;
-    uint64_t kv_bytes = 0, rss_bytes = 0;
-    uint64_t kv_mapped_bytes = 0;   // the memory the KV blocks live in (kv::BlockPool): freed slots are kept
-    std::string kv_type;            // memory.kv_type
-    // KV memory: the budget, what holds it (a block shared by several counts once), LRU
-    // evictions (idle sessions' caches and cached prefix blocks), and the prefix cache.
-    uint64_t kv_budget_bytes = 0, kv_bytes_running = 0, kv_bytes_idle = 0, kv_bytes_prefix = 0, kv_evictions = 0;
-    uint64_t prefix_cache_blocks = 0, prefix_cache_lookups = 0, prefix_cache_hits = 0;
-    uint64_t forward_passes = 0;
-    // The memory plan and what streaming has done.
-    uint64_t budget_bytes = 0;
-    std::string budget_source;
-    uint64_t streamed_bytes_per_pass = 0;   // 0 when resident
-    uint64_t weights_bytes_read = 0;        // by the streamer so far
-    double read_bytes_per_s = 0;            // measured while reading
-    double read_stall_s = 0;                // time passes waited for reads
-    uint64_t read_retries = 0;
-    double pass_bound = 0;                  // passes/s the measured read speed allows
-    double weights_bytes_read_per_token = 0; // weights_bytes_read over the tokens computed (prompt and generated)
-    // A streamed mixture of experts: the expert cache's size, the experts found in it and
-    // read into it, and the bytes read for them.
-    uint64_t expert_cache_bytes = 0, expert_cache_hits = 0, expert_cache_misses = 0, expert_bytes_read = 0;
-    double expert_cache_hit_rate = 0;
-    int32_t batch_tokens = 0;               // tokens per pass
-};
+// The engine's status figures (figures.h: Source::Engine), filled by status().
+using Status = figures::Snapshot;
 
 class Engine {
 public:

@@ -653,7 +653,7 @@ BOOST_AUTO_TEST_CASE(prometheus_text_has_cumulative_buckets_sum_and_count_per_en
     strata::daemon::Latency latency;
     latency.of(strata::daemon::Endpoint::ChatCompletions, strata::daemon::Measure::QueueWait).observe(0.02);
     latency.of(strata::daemon::Endpoint::ChatCompletions, strata::daemon::Measure::QueueWait).observe(0.7);
-    const std::string text = strata::daemon::prometheus_text({}, {}, 0, latency);
+    const std::string text = strata::daemon::prometheus_text({}, latency);
     auto has = [&](const std::string& line) { return text.find(line + "\n") != std::string::npos; };
     BOOST_TEST(has("# TYPE strata_queue_wait_seconds histogram"));
     BOOST_TEST(has("strata_queue_wait_seconds_bucket{endpoint=\"chat_completions\",le=\"0.01\"} 0"));

@@ -187,7 +187,7 @@ BOOST_AUTO_TEST_CASE(batched_requests_match_requests_alone) {
         BOOST_REQUIRE(sinks[i]->wait());
         BOOST_TEST(sinks[i]->result_.text == alone[i], "prompt " << i);
     }
-    BOOST_TEST(e.status().forward_passes > 0u);
+    BOOST_TEST(e.status().number("forward_passes") > 0u);
 }
 
 BOOST_AUTO_TEST_CASE(cancel_ends_a_request_with_its_text_so_far) {
@@ -252,9 +252,9 @@ BOOST_AUTO_TEST_CASE(requests_over_the_per_user_limit_wait_their_turn) {
     long_one.ignore_eos = true;
     e.submit(long_one, first);
     e.submit(greedy("Once", 4), second);
-    while (e.status().requests_running == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    BOOST_TEST(e.status().requests_running == 1);
-    BOOST_TEST(e.status().requests_queued == 1);
+    while (e.status().number("requests_running") == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    BOOST_TEST(e.status().number("requests_running") == 1);
+    BOOST_TEST(e.status().number("requests_queued") == 1);
     BOOST_REQUIRE(first->wait());
     BOOST_REQUIRE(second->wait());
     BOOST_TEST(second->result_.usage.completion_tokens == 4);
@@ -298,8 +298,8 @@ BOOST_AUTO_TEST_CASE(a_request_sharing_a_prefix_computes_only_the_rest_and_gets_
     BOOST_TEST(u.cached_tokens >= shared_tokens / strata::kv::kBlockTokens * strata::kv::kBlockTokens - strata::kv::kBlockTokens);
     BOOST_TEST(u.prompt_tokens - u.cached_tokens < 2 * strata::kv::kBlockTokens + 8);
     const Status st = e.status();
-    BOOST_TEST(st.prefix_cache_hits >= 1u);
-    BOOST_TEST(st.prefix_cache_blocks > 0u);
+    BOOST_TEST(st.number("prefix_cache_hits") >= 1u);
+    BOOST_TEST(st.number("prefix_cache_blocks") > 0u);
 
     // Greedy text is what an engine without any cached prefix gives.
     Engine fresh(config());
@@ -316,16 +316,16 @@ BOOST_AUTO_TEST_CASE(sessions_sharing_a_system_prompt_share_its_kv) {
     Engine e(c);
     const std::string system = long_story(10);
     run(e, greedy(system + " Session 0 asks", 4, "s0"));
-    const uint64_t one = e.status().kv_bytes;
+    const double one = e.status().number("kv_bytes");
     for (int i = 1; i < 8; ++i) {
         auto out = run(e, greedy(system + " Session " + std::to_string(i) + " asks", 4, "s" + std::to_string(i)));
         BOOST_TEST(out->result_.usage.cached_tokens > 100);
     }
     const Status st = e.status();
-    BOOST_TEST(st.kv_bytes < 2 * one, st.kv_bytes << " bytes for 8 sessions, " << one << " for one");
-    BOOST_TEST(st.kv_bytes_idle > 0u);
-    BOOST_TEST(st.kv_mapped_bytes >= st.kv_bytes);  // one 2 MiB chunk holds these small blocks
-    BOOST_TEST(st.kv_mapped_bytes <= st.kv_bytes + (2u << 20));
+    BOOST_TEST(st.number("kv_bytes") < 2 * one, st.number("kv_bytes") << " bytes for 8 sessions, " << one << " for one");
+    BOOST_TEST(st.number("kv_bytes_idle") > 0u);
+    BOOST_TEST(st.number("kv_mapped_bytes") >= st.number("kv_bytes"));  // one 2 MiB chunk holds these small blocks
+    BOOST_TEST(st.number("kv_mapped_bytes") <= st.number("kv_bytes") + (2u << 20));
 }
 
 BOOST_AUTO_TEST_CASE(a_tiny_kv_budget_evicts_but_loses_no_session) {
@@ -342,8 +342,8 @@ BOOST_AUTO_TEST_CASE(a_tiny_kv_budget_evicts_but_loses_no_session) {
             BOOST_TEST(got == run(roomy, request)->result_.text, name << " round " << round);
         }
     const Status st = small.status();
-    BOOST_TEST(st.kv_evictions > 0u);
-    BOOST_TEST(st.kv_bytes <= st.kv_budget_bytes);
+    BOOST_TEST(st.number("kv_evictions") > 0u);
+    BOOST_TEST(st.number("kv_bytes") <= st.number("kv_budget_bytes"));
     for (int i = 0; i < 3; ++i) BOOST_TEST(small.session_info("s" + std::to_string(i), 1000).tokens > 100);
 }
 
@@ -364,7 +364,7 @@ BOOST_AUTO_TEST_CASE(a_request_whose_kv_does_not_fit_beside_the_running_ones_wai
     BOOST_TEST((second->first_text_at_ >= first->done_at_), "the second request ran beside the first");
     BOOST_TEST(second->result_.text == run(roomy, greedy("Tale two." + long_story(4), 8))->result_.text);
     // Within the budget but for the generated tokens' last block.
-    BOOST_TEST(e.status().kv_bytes <= e.status().kv_budget_bytes + 16 * 640);
+    BOOST_TEST(e.status().number("kv_bytes") <= e.status().number("kv_budget_bytes") + 16 * 640);
 }
 
 BOOST_AUTO_TEST_CASE(a_prompt_larger_than_the_kv_budget_is_refused_naming_it) {
@@ -470,7 +470,7 @@ BOOST_AUTO_TEST_CASE(sliding_window_layers_keep_only_their_window) {
         const strata::kv::Shape all{6, 32};  // the model's KV geometry without its window
         const uint64_t everything = strata::kv::KvCache(all, 4096).bytes_for(positions);
         const Status st = e.status();
-        BOOST_TEST(st.kv_bytes_idle < everything / 3, st.kv_bytes_idle << " of " << everything);
+        BOOST_TEST(st.number("kv_bytes_idle") < everything / 3, st.number("kv_bytes_idle") << " of " << everything);
         const auto again = run(e, request(prompt, 100, ""));
         BOOST_TEST(again->result_.text == first->result_.text);
         BOOST_TEST(again->result_.usage.prompt_tokens - again->result_.usage.cached_tokens <= strata::kv::kBlockTokens);
@@ -508,22 +508,22 @@ BOOST_AUTO_TEST_CASE(streamed_weights_give_the_same_story) {
     auto engine = smallest_streaming_engine();
     Engine& e = *engine;
     const Status st = e.status();
-    BOOST_TEST(st.weights_mode == "streamed");
-    BOOST_TEST(st.streamed_bytes_per_pass > 0u);
-    BOOST_TEST(st.memory_plan.find("streamed") == 0);
-    BOOST_TEST(st.batch_tokens >= 512);
+    BOOST_TEST(st.text("weights_mode") == "streamed");
+    BOOST_TEST(st.number("streamed_bytes_per_pass") > 0u);
+    BOOST_TEST(st.text("memory_plan").find("streamed") == 0);
+    BOOST_TEST(st.number("batch_tokens") >= 512);
     auto out = run(e, greedy("", 200));
     BOOST_TEST(out->result_.text == read_file(test::data_dir() / "stories260K/expected-greedy-200steps.txt"));
     const Status after = e.status();
     // 200 passes; the range at the end of the file reads short of its aligned length.
-    BOOST_TEST(after.weights_bytes_read >= 199 * after.streamed_bytes_per_pass);
-    BOOST_TEST(after.read_bytes_per_s > 0);
+    BOOST_TEST(after.number("weights_bytes_read") >= 199 * after.number("streamed_bytes_per_pass"));
+    BOOST_TEST(after.number("read_bytes_per_s") > 0);
 
     // With room to spare, streaming takes larger passes (each pass reads the weights once).
     Config roomy = config();
     roomy.memory.mode = "streamed";
     roomy.memory.budget = "1G";
-    BOOST_TEST(Engine(roomy).status().batch_tokens == 2048);
+    BOOST_TEST(Engine(roomy).status().number("batch_tokens") == 2048);
 
     Config tiny = config();
     tiny.memory.budget = "1M";
