@@ -470,6 +470,17 @@ BOOST_AUTO_TEST_CASE(enum_and_const_combine_with_type) {
     BOOST_TEST(schema_error(R"({"type":"string","const":1})") == "json_schema: no value of 'const' is admitted by the other keywords");
 }
 
+// Schema grammars share json_object's bounded whitespace (grammar/json.h): one space, or a
+// newline and up to 20 spaces or tabs, between tokens; nothing after the document.
+BOOST_AUTO_TEST_CASE(whitespace_between_tokens_is_bounded) {
+    const char* s = R"({"type":"object","properties":{"a":{"type":"array","items":{"type":"integer"}}},"required":["a"]})";
+    BOOST_TEST(schema_accepts(s, "{\n  \"a\": [ 1,\n" + std::string(20, ' ') + "2 ]\n}"));
+    BOOST_TEST(!schema_accepts(s, "{\n" + std::string(21, ' ') + "\"a\": []}"));
+    BOOST_TEST(!schema_accepts(s, "{  \"a\": []}"));
+    BOOST_TEST(!schema_accepts(s, "{\"a\": []\n\n}"));
+    BOOST_TEST(!schema_accepts(s, "{\"a\": [] } "));
+}
+
 BOOST_AUTO_TEST_CASE(unsupported_keywords_are_named) {
     BOOST_TEST(schema_error(R"({"type":"integer","minimum":3})") == "json_schema: unsupported keyword 'minimum'");
     BOOST_TEST(schema_error(R"({"type":"string","format":"email"})").find("unsupported format \"email\"") != std::string::npos);
