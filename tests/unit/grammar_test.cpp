@@ -163,6 +163,17 @@ BOOST_AUTO_TEST_CASE(json_whitespace_is_bounded) {
     BOOST_TEST(matches(g, "{\n  \"a\": [\n    1,\n    {}\n  ]\n}"));
 }
 
+// Numbers are bounded as llama.cpp bounds them: 16 digits before the point, after it and in
+// the exponent, so zeros cannot pad a reply either.
+BOOST_AUTO_TEST_CASE(json_numbers_are_bounded) {
+    const std::string g = json_object_grammar();
+    const std::string digits(16, '0');
+    BOOST_TEST(matches(g, "{\"a\": -1" + digits.substr(1) + "." + digits + "e-" + digits + "}"));
+    BOOST_TEST(!matches(g, "{\"a\": 1" + digits + "}"));
+    BOOST_TEST(!matches(g, "{\"a\": 0." + digits + "0}"));
+    BOOST_TEST(!matches(g, "{\"a\": 1E+" + digits + "0}"));
+}
+
 BOOST_AUTO_TEST_CASE(state_copies_roll_back) {
     Matcher m(compile("root ::= \"ab\" | \"ac\""));
     Matcher saved = m;
