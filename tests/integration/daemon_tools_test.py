@@ -86,18 +86,18 @@ class ToolsTest(unittest.TestCase):
         self.assertIn("city", self.check_call(choice["message"]["tool_calls"][0], "get_weather"))
 
     def test_openai_weather_tool_with_a_typed_enum(self):
-        finished = 0
+        units = []
         for seed in range(4):
             choice = self.chat(dict(ASK, tools=[OPENAI_WEATHER], seed=seed, max_tokens=200,
                                     tool_choice={"type": "function", "function": {"name": "get_current_weather"}}))["choices"][0]
             if choice["finish_reason"] != "tool_calls":
                 continue
-            finished += 1
             arguments = json.loads(choice["message"]["tool_calls"][0]["function"]["arguments"])
             if jsonschema is not None:
                 jsonschema.validate(arguments, OPENAI_WEATHER["function"]["parameters"])
-            self.assertIn(arguments.get("unit", "celsius"), ("celsius", "fahrenheit"), arguments)
-        self.assertGreater(finished, 0)
+            units.append(arguments.get("unit"))
+        self.assertTrue(set(units) & {"celsius", "fahrenheit"}, units)
+        self.assertLessEqual(set(units), {"celsius", "fahrenheit", None}, units)
 
     def test_none_and_auto_answer_text_and_the_tools_reach_the_template(self):
         plain = self.chat({k: v for k, v in ASK.items() if k != "tools"})
