@@ -3,6 +3,7 @@
 
 #include <boost/json/serialize.hpp>
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <set>
 
@@ -77,13 +78,7 @@ private:
         }
         check_alone(o, where);
         if (auto* r = o.if_contains("$ref")) return ref(*r, where);
-        if (auto* c = o.if_contains("const")) return add(name, literal(*c));
-        if (auto* e = o.if_contains("enum")) {
-            if (!e->is_array() || e->get_array().empty()) fail(where + ".enum", "must be a non-empty array");
-            std::string alts;
-            for (const auto& v : e->get_array()) alts += (alts.empty() ? "" : " | ") + literal(v);
-            return add(name, alts);
-        }
+        if (o.contains("const") || o.contains("enum")) return listed(o, name, where);
         for (const char* key : {"anyOf", "oneOf"}) {
             if (auto* list = o.if_contains(key)) {
                 if (!list->is_array() || list->get_array().empty()) fail(where + "." + key, "must be a non-empty array");
@@ -110,17 +105,50 @@ private:
     }
 
     // $ref, const, enum, anyOf and oneOf choose the whole document: combined with another
-    // constraint the grammar would have to intersect them, which it does not do.
+    // constraint the grammar would have to intersect them, which it does not do, except that
+    // const, enum and type narrow each other (listed() keeps the values all of them admit).
     void check_alone(const json::object& o, const std::string& where) const {
-        std::string selector, other;
+        auto is_selector = [](const std::string& k) { return k == "$ref" || k == "const" || k == "enum" || k == "anyOf" || k == "oneOf"; };
+        auto is_list = [](const std::string& k) { return k == "const" || k == "enum" || k == "type"; };
+        auto first = std::find_if(o.begin(), o.end(), [&](const auto& kv) { return is_selector(std::string(kv.key())); });
+        if (first == o.end()) return;
+        const std::string selector(first->key());
         for (const auto& kv : o) {
             const std::string key(kv.key());
-            if (kIgnored.count(key) || key == "$defs" || key == "definitions") continue;
-            const bool is_selector = key == "$ref" || key == "const" || key == "enum" || key == "anyOf" || key == "oneOf";
-            (is_selector && selector.empty() ? selector : other) = key;
+            if (kIgnored.count(key) || key == "$defs" || key == "definitions" || key == selector) continue;
+            if (!(is_list(selector) && is_list(key))) fail(where, "'" + selector + "' combined with '" + key + "' is not supported");
         }
-        if (!selector.empty() && !other.empty())
-            fail(where, "'" + selector + "' combined with '" + other + "' is not supported");
+    }
+
+    // const and/or enum, with type: the values that every one of them admits, as literals.
+    std::string listed(const json::object& o, const std::string& name, const std::string& where) {
+        const json::value* c = o.if_contains("const");
+        const json::value* e = o.if_contains("enum");
+        if (e && (!e->is_array() || e->get_array().empty())) fail(where + ".enum", "must be a non-empty array");
+        std::string alts;
+        for (const auto& v : e ? e->get_array() : json::array{*c})
+            if ((c == nullptr || v == *c) && of_type(o, v, where)) alts += (alts.empty() ? "" : " | ") + literal(v);
+        if (alts.empty()) fail(where, "no value of '" + std::string(e ? "enum" : "const") + "' is admitted by the other keywords");
+        return add(name, alts);
+    }
+
+    // Whether v is of the schema's type (or of one of its types); true without a type.
+    bool of_type(const json::object& o, const json::value& v, const std::string& where) const {
+        const json::value* type = o.if_contains("type");
+        if (type == nullptr) return true;
+        const json::array types = type->is_array() ? type->get_array() : json::array{*type};
+        return std::any_of(types.begin(), types.end(), [&](const json::value& t) {
+            if (!t.is_string()) fail(where + ".type", "must be a string or an array of strings");
+            const std::string_view n = t.get_string();
+            if (n == "integer") return v.is_int64() || v.is_uint64() || (v.is_double() && std::trunc(v.get_double()) == v.get_double());
+            if (n == "number") return v.is_number();
+            if (n == "string") return v.is_string();
+            if (n == "boolean") return v.is_bool();
+            if (n == "null") return v.is_null();
+            if (n == "object") return v.is_object();
+            if (n == "array") return v.is_array();
+            fail(where + ".type", "unknown type '" + std::string(n) + "'");
+        });
     }
 
     // oneOf is generated as anyOf, which is only right when no document matches two

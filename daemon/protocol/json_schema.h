@@ -5,6 +5,8 @@
 // required, additionalProperties (false, or true/absent: no extra members are generated),
 // enum, const, items, minItems, maxItems, nested objects, anyOf, oneOf, $ref to #/$defs/...
 // or #/definitions/..., string minLength/maxLength and format date, time, date-time, uuid.
+// enum and const combine with type and with each other (the values all of them admit);
+// $ref, anyOf and oneOf stand alone.
 // Annotations (title, description, $schema, $id, default, examples) are ignored.
 // Must not touch: grammar parsing (lib/grammar).
 #pragma once

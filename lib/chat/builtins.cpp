@@ -260,7 +260,7 @@ bool one_of(const char* const (&names)[N], std::string_view name) {
 
 List dict_items(const Dict& d) {
     List out;
-    for (const auto& [k, v] : d.entries) out.emplace_back(List{Value(k), v}, true);
+    for (const auto& [k, v] : d.entries) out.emplace_back(List{k, v}, true);
     return out;
 }
 
@@ -269,12 +269,12 @@ Value dict_method(const Value& self, const std::string& name, CallArgs& a) {
     if (name == "get") {
         const auto key = a.get(0, "key");
         if (!key) fail("get expected at least 1 argument");
-        const Value* v = key->is_string() ? d.find(key->as_string()) : nullptr;
+        const Value* v = d.lookup(*key);
         return v ? *v : a.get(1, "default").value_or(Value::none());
     }
     if (name == "items") return Value(dict_items(d));
     List out;
-    for (const auto& [k, v] : d.entries) out.push_back(name == "keys" ? Value(k) : v);
+    for (const auto& [k, v] : d.entries) out.push_back(name == "keys" ? k : v);
     return Value(std::move(out));
 }
 
@@ -329,6 +329,12 @@ CallArgs rest_args(const CallArgs& a, size_t from) {
     return r;
 }
 
+// select, reject, selectattr, rejectattr and map yield nothing for a false input (jinja2's
+// `if value:`), so `none | selectattr(...)` is empty where `none | list` fails.
+List iterate_if_true(const Value& input) {
+    return truthy(input) ? iterate(input) : List{};
+}
+
 List select(const Value& input, CallArgs& a, bool by_attr, bool keep) {
     size_t pos = 0;
     std::optional<std::string> attr;
@@ -339,7 +345,7 @@ List select(const Value& input, CallArgs& a, bool by_attr, bool keep) {
     const auto test = a.get(pos, "\x01");
     CallArgs targs = rest_args(a, pos + 1);
     List out;
-    for (const Value& item : iterate(input)) {
+    for (const Value& item : iterate_if_true(input)) {
         const Value v = attr ? attr_path(item, *attr) : item;
         const bool pass = test ? apply_test(string_arg(test, "the test name"), v, targs) : truthy(v);
         if (pass == keep) out.push_back(item);
@@ -352,7 +358,7 @@ List map_items(const Value& input, CallArgs& a) {
     if (const auto attr = a.get(SIZE_MAX, "attribute")) {
         const std::string path = attr->kind() == Kind::Int ? std::to_string(attr->as_int()) : string_arg(attr, "attribute");
         const auto fallback = a.get(SIZE_MAX, "default");
-        for (const Value& item : iterate(input)) {
+        for (const Value& item : iterate_if_true(input)) {
             Value v = attr_path(item, path);
             out.push_back(v.is_undefined() && fallback ? *fallback : v);
         }
@@ -360,7 +366,7 @@ List map_items(const Value& input, CallArgs& a) {
     }
     const std::string filter = string_arg(a.get(0, "filter"), "the filter name");
     CallArgs fargs = rest_args(a, 1);
-    for (const Value& item : iterate(input)) out.push_back(apply_filter(filter, item, fargs));
+    for (const Value& item : iterate_if_true(input)) out.push_back(apply_filter(filter, item, fargs));
     return out;
 }
 
@@ -567,7 +573,7 @@ const std::map<std::string_view, Filter>& filters() {
              return v.is_undefined() || (boolean && !truthy(v)) ? a.get(0, "default_value").value_or(Value("")) : v;
          }},
         {"dictsort", [](const Value& v, CallArgs& a) { return Value(dictsort(v, a)); }},
-        {"escape", [](const Value& v, CallArgs&) { return Value(html_escape(to_str(v))); }},
+        {"escape", [](const Value& v, CallArgs&) { return v.is_markup() ? v : Value::markup(html_escape(to_str(v))); }},
         {"first", [](const Value& v, CallArgs&) { return first_or_last(v, true); }},
         {"float", to_float},
         {"indent", [](const Value& v, CallArgs& a) { return Value(indent(to_str(v), a)); }},
@@ -609,7 +615,7 @@ const std::map<std::string_view, Filter>& filters() {
              return Value(std::move(items));
          }},
         {"round", round_filter},
-        {"safe", [](const Value& v, CallArgs&) { return v; }},
+        {"safe", [](const Value& v, CallArgs&) { return v.is_markup() ? v : Value::markup(to_str(v)); }},
         {"select", [](const Value& v, CallArgs& a) { return Value(select(v, a, false, true)); }},
         {"selectattr", [](const Value& v, CallArgs& a) { return Value(select(v, a, true, true)); }},
         {"sort", [](const Value& v, CallArgs& a) { return Value(sorted(v, a)); }},
@@ -725,9 +731,9 @@ Value get_attribute(const Value& obj, std::string_view name) {
 
 Value get_item(const Value& obj, const Value& key) {
     if (obj.is_undefined()) fail_undefined(obj);
-    if (obj.kind() == Kind::Dict && key.is_string()) {
-        if (const Value* v = obj.as_dict().find(key.as_string())) return *v;
-        return Value::undefined(object_name(obj) + " has no attribute '" + key.as_string() + "'");
+    if (obj.kind() == Kind::Dict) {
+        if (const Value* v = obj.as_dict().lookup(key)) return *v;
+        if (key.is_string()) return Value::undefined(object_name(obj) + " has no attribute '" + key.as_string() + "'");
     }
     if ((obj.is_sequence() || obj.is_string()) && (key.kind() == Kind::Int || key.kind() == Kind::Bool)) {
         if (obj.is_string()) {
@@ -793,6 +799,12 @@ bool apply_test(std::string_view name, const Value& input, CallArgs& args) {
     return it->second(input, args);
 }
 
+Value concat(const Value& a, const Value& b) {
+    if (!a.is_markup() && !b.is_markup()) return Value(a.as_string() + b.as_string());
+    auto safe_text = [](const Value& v) { return v.is_markup() ? v.as_string() : html_escape(v.as_string()); };
+    return Value::markup(safe_text(a) + safe_text(b));
+}
+
 bool contains(const Value& haystack, const Value& needle) {
     switch (haystack.kind()) {
         case Kind::Undefined: return false;
@@ -804,7 +816,7 @@ bool contains(const Value& haystack, const Value& needle) {
             const List& l = haystack.as_list();
             return std::any_of(l.begin(), l.end(), [&](const Value& v) { return equal(v, needle); });
         }
-        case Kind::Dict: return needle.is_string() && haystack.as_dict().find(needle.as_string()) != nullptr;
+        case Kind::Dict: return haystack.as_dict().lookup(needle) != nullptr;
         default: fail("argument of type '" + haystack.type_name() + "' is not iterable");
     }
 }
@@ -816,7 +828,7 @@ List iterate(const Value& v) {
         case Kind::Tuple: return v.as_list();
         case Kind::Dict: {
             List keys;
-            for (const auto& [k, x] : v.as_dict().entries) keys.emplace_back(k);
+            for (const auto& [k, x] : v.as_dict().entries) keys.push_back(k);
             return keys;
         }
         case Kind::String: {

@@ -23,9 +23,12 @@ Value slice(const Value& obj, const Value* start, const Value* stop, const Value
 Value apply_filter(std::string_view name, const Value& input, CallArgs& args);
 // Test `name` of `input`.
 bool apply_test(std::string_view name, const Value& input, CallArgs& args);
+// str + str; with a Markup operand the other one is HTML-escaped and the sum is Markup.
+Value concat(const Value& a, const Value& b);
 // Python's `needle in haystack`.
 bool contains(const Value& haystack, const Value& needle);
-// The items `for x in v` visits: list/tuple items, dict keys, str characters; undefined is empty.
+// The items `for x in v` visits: list/tuple items, dict keys (of any type), str characters;
+// undefined is empty.
 List iterate(const Value& v);
 
 // range, namespace and dict; `max_items` bounds range().

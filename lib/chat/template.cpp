@@ -375,8 +375,9 @@ private:
                 Dict d;
                 for (const auto& [k, x] : e.dict_items) {
                     const Value key = eval(*k, scope);
-                    if (!key.is_string()) fail("dict keys must be strings, not " + key.type_name());
-                    d.set(key.as_string(), eval(*x, scope));
+                    if (key.kind() == Value::Kind::List || key.kind() == Value::Kind::Dict)
+                        fail("unhashable type: '" + key.type_name() + "'");
+                    d.set(key, eval(*x, scope));
                 }
                 return Value(std::move(d));
             }
@@ -406,7 +407,7 @@ private:
         if (b.is_undefined()) fail_undefined(b);
         if (a.is_number() && b.is_number()) return arith(op, a, b);
         if (op == "+") {
-            if (a.is_string() && b.is_string()) return Value(a.as_string() + b.as_string());
+            if (a.is_string() && b.is_string()) return concat(a, b);
             if (a.is_sequence() && a.kind() == b.kind()) {
                 List items = a.as_list();
                 items.insert(items.end(), b.as_list().begin(), b.as_list().end());
@@ -441,8 +442,8 @@ Template& Template::operator=(Template&&) noexcept = default;
 
 std::string Template::render(const Dict& variables, const RenderLimits& limits) const {
     auto globals = std::make_shared<Scope>();
-    for (auto& [k, v] : builtin_globals(limits.max_output).entries) globals->vars[k] = v;
-    for (const auto& [k, v] : variables.entries) globals->vars[k] = v;
+    for (auto& [k, v] : builtin_globals(limits.max_output).entries) globals->vars[to_str(k)] = v;
+    for (const auto& [k, v] : variables.entries) globals->vars[to_str(k)] = v;
     auto top = child(globals);
     std::string out;
     try {

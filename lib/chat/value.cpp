@@ -13,13 +13,19 @@ namespace strata::chat {
 
 const Value* Dict::find(std::string_view key) const {
     for (const auto& [k, v] : entries)
-        if (k == key) return &v;
+        if (k.is_string() && k.as_string() == key) return &v;
     return nullptr;
 }
 
-void Dict::set(std::string key, Value value) {
+const Value* Dict::lookup(const Value& key) const {
+    for (const auto& [k, v] : entries)
+        if (equal(k, key)) return &v;
+    return nullptr;
+}
+
+void Dict::set(Value key, Value value) {
     for (auto& [k, v] : entries)
-        if (k == key) {
+        if (equal(k, key)) {
             v = std::move(value);
             return;
         }
@@ -52,6 +58,12 @@ Value::Value(std::string s) : kind_(Kind::String), s_(std::make_shared<const std
 Value::Value(List items, bool tuple)
     : kind_(tuple ? Kind::Tuple : Kind::List), list_(std::make_shared<const List>(std::move(items))) {}
 Value::Value(Dict d) : kind_(Kind::Dict), dict_(std::make_shared<Dict>(std::move(d))) {}
+
+Value Value::markup(std::string s) {
+    Value v(std::move(s));
+    v.markup_ = true;
+    return v;
+}
 
 Value Value::namespace_of(Dict d) {
     Value v(std::move(d));
@@ -124,7 +136,7 @@ bool equal(const Value& a, const Value& b) {
             const auto& y = b.as_dict();
             if (x.size() != y.entries.size()) return false;
             return std::all_of(x.begin(), x.end(), [&](const auto& kv) {
-                const Value* o = y.find(kv.first);
+                const Value* o = y.lookup(kv.first);
                 return o && equal(kv.second, *o);
             });
         }
@@ -250,7 +262,7 @@ std::string dict_repr(const Dict& d) {
     } pop;
     std::string out = "{";
     for (size_t i = 0; i < d.entries.size(); ++i)
-        out += (i ? ", " : "") + string_repr(d.entries[i].first) + ": " + repr(d.entries[i].second);
+        out += (i ? ", " : "") + repr(d.entries[i].first) + ": " + repr(d.entries[i].second);
     return out + "}";
 }
 
@@ -339,6 +351,13 @@ struct JsonWriter {
         out += close;
     }
 
+    // json.dumps writes a non-string key as the text of its JSON scalar (1 -> "1", True -> "true").
+    std::string key_text(const Value& k) const {
+        if (k.is_string()) return k.as_string();
+        if (!k.is_number() && !k.is_none()) throw TemplateError("keys must be str, int, float, bool or None, not " + k.type_name());
+        return to_json(k, o);
+    }
+
     void write(const Value& v, int depth) {
         const NestingGuard guard("encoding a JSON object");
         using K = Value::Kind;
@@ -357,9 +376,9 @@ struct JsonWriter {
             case K::Dict: {
                 auto entries = v.as_dict().entries;
                 if (o.sort_keys)
-                    std::stable_sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+                    std::stable_sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) { return less(a.first, b.first); });
                 container('{', '}', entries, depth, [&](const auto& kv) {
-                    json_string(out, kv.first, o.ensure_ascii);
+                    json_string(out, key_text(kv.first), o.ensure_ascii);
                     out += o.key_separator;
                     write(kv.second, depth + 1);
                 });

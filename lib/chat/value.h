@@ -1,6 +1,6 @@
 // chat/value.h — the values a chat template computes with, and how Python prints them.
 // Owns: the dynamic value type of the Jinja interpreter (undefined, none, bool, int, float,
-// string, list, tuple, dict, namespace, callable), its Python semantics (truth, equality,
+// string, list, tuple, dict, namespace, callable; a string may be Markup), its Python semantics (truth, equality,
 // ordering, str() and repr()) and its JSON text (Python's json.dumps). Must not touch: JSON
 // libraries (the daemon and the tools convert their JSON into Value), parsing or evaluating
 // templates.
@@ -33,11 +33,16 @@ public:
 class Value;
 using List = std::vector<Value>;
 
-// Insertion-ordered string-keyed mapping (Python dict with str keys).
+// Insertion-ordered mapping (Python dict): keys are strings, or numbers, None and tuples as
+// a template's dict literal may have them ({0: 0, 512: 128}); keys equal as Python compares
+// them (1 == 1.0 == True) are one key.
 struct Dict {
-    std::vector<std::pair<std::string, Value>> entries;
+    std::vector<std::pair<Value, Value>> entries;
+    // The value of string key, or nullptr.
     const Value* find(std::string_view key) const;
-    void set(std::string key, Value value);
+    // The value of any key, or nullptr.
+    const Value* lookup(const Value& key) const;
+    void set(Value key, Value value);
 };
 
 struct CallArgs;
@@ -63,12 +68,16 @@ public:
     Value(List items, bool tuple = false);
     Value(Dict d);
     static Value namespace_of(Dict d);
+    // A string marked safe (markupsafe's Markup, made by the safe and escape filters): what
+    // + joins to it is HTML-escaped first. Otherwise it is a string like any other.
+    static Value markup(std::string s);
     static Value function(std::string name, std::function<Value(CallArgs&)> fn);
 
     Kind kind() const { return kind_; }
     bool is_undefined() const { return kind_ == Kind::Undefined; }
     bool is_none() const { return kind_ == Kind::None; }
     bool is_string() const { return kind_ == Kind::String; }
+    bool is_markup() const { return kind_ == Kind::String && markup_; }
     bool is_number() const { return kind_ == Kind::Int || kind_ == Kind::Float || kind_ == Kind::Bool; }
     bool is_sequence() const { return kind_ == Kind::List || kind_ == Kind::Tuple; }
     bool is_mapping() const { return kind_ == Kind::Dict || kind_ == Kind::Namespace; }
@@ -90,6 +99,7 @@ public:
 private:
     Kind kind_ = Kind::Undefined;
     bool b_ = false;
+    bool markup_ = false;
     int64_t i_ = 0;
     double d_ = 0;
     std::shared_ptr<const std::string> s_;  // the string, or an undefined value's name

@@ -40,6 +40,26 @@ SCHEMA = {
 }
 
 
+# llama.cpp's bound on whitespace between JSON tokens, which strata's grammars share: one
+# space, or a newline and up to 20 spaces or tabs.
+MAX_WHITESPACE = 21
+
+
+def longest_whitespace_between_tokens(text):
+    """The longest run of whitespace outside JSON strings."""
+    longest = run = 0
+    in_string = escaped = False
+    for ch in text:
+        if in_string:
+            in_string = escaped or ch != '"'
+            escaped = not escaped and ch == "\\"
+            continue
+        in_string = ch == '"'
+        run = run + 1 if ch in " \t\n\r" else 0
+        longest = max(longest, run)
+    return longest
+
+
 class GrammarTest(DaemonTestCase):
     def generate(self, params):
         with self.daemon.client() as c:
@@ -63,6 +83,10 @@ class GrammarTest(DaemonTestCase):
         error = self.generate({"prompt": "x", "grammar": 'root ::= nothing', "stream": False})["error"]
         self.assertIn("undefined rule 'nothing'", error["message"])
 
+    # The tiny story model pads every gap it may (a newline and 20 spaces) and writes stories
+    # inside strings, so in 400 tokens it does not close its object (nor in 1500, measured);
+    # what the grammar guarantees is checked instead: no gap longer than the bound, and a
+    # reply that stops is a JSON object.
     def test_json_object_parses_on_both_endpoints(self):
         for path, body in (("/v1/chat/completions", {"messages": [{"role": "user", "content": "Give JSON"}]}),
                            ("/v1/completions", {"prompt": "Lily said"})):
@@ -73,12 +97,14 @@ class GrammarTest(DaemonTestCase):
                 self.assertEqual(status, 200, reply)
                 choice = json.loads(reply)["choices"][0]
                 text = choice["message"]["content"] if "message" in choice else choice["text"]
+                self.assertLessEqual(longest_whitespace_between_tokens(text), MAX_WHITESPACE, text)
                 if choice["finish_reason"] == "stop":
                     self.assertIsInstance(json.loads(text), dict, text)
                 else:
                     self.assertTrue(text.startswith("{"), text)
 
     def check_document(self, text):
+        self.assertLessEqual(longest_whitespace_between_tokens(text), MAX_WHITESPACE, text)
         document = json.loads(text)
         if jsonschema is not None:
             jsonschema.validate(document, SCHEMA)

@@ -30,6 +30,14 @@ TOOLS = [{"type": "function", "function": {"name": "get_weather", "description":
 ASK = {"messages": [{"role": "user", "content": "What is the weather in Paris?"}], "max_tokens": 120,
        "temperature": 0.7, "seed": 4, "tools": TOOLS}
 
+# OpenAI's own example: a string property narrowed by an enum.
+OPENAI_WEATHER = {"type": "function", "function": {
+    "name": "get_current_weather", "description": "Get the current weather in a given location",
+    "parameters": {"type": "object", "properties": {
+        "location": {"type": "string", "description": "The city and state, e.g. San Francisco, CA"},
+        "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]}},
+        "required": ["location"]}}}
+
 
 def model_with_template(name):
     out = os.path.join(temporary_directory(), "model.gguf")
@@ -76,6 +84,20 @@ class ToolsTest(unittest.TestCase):
     def test_a_named_function_is_the_one_called(self):
         choice = self.chat(dict(ASK, tool_choice={"type": "function", "function": {"name": "get_weather"}}))["choices"][0]
         self.assertIn("city", self.check_call(choice["message"]["tool_calls"][0], "get_weather"))
+
+    def test_openai_weather_tool_with_a_typed_enum(self):
+        units = []
+        for seed in range(4):
+            choice = self.chat(dict(ASK, tools=[OPENAI_WEATHER], seed=seed, max_tokens=200,
+                                    tool_choice={"type": "function", "function": {"name": "get_current_weather"}}))["choices"][0]
+            if choice["finish_reason"] != "tool_calls":
+                continue
+            arguments = json.loads(choice["message"]["tool_calls"][0]["function"]["arguments"])
+            if jsonschema is not None:
+                jsonschema.validate(arguments, OPENAI_WEATHER["function"]["parameters"])
+            units.append(arguments.get("unit"))
+        self.assertTrue(set(units) & {"celsius", "fahrenheit"}, units)
+        self.assertLessEqual(set(units), {"celsius", "fahrenheit", None}, units)
 
     def test_none_and_auto_answer_text_and_the_tools_reach_the_template(self):
         plain = self.chat({k: v for k, v in ASK.items() if k != "tools"})

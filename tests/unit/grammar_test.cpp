@@ -6,6 +6,7 @@
 
 #include "grammar/automaton.h"
 #include "grammar/grammar.h"
+#include "grammar/json.h"
 
 using namespace strata::grammar;
 
@@ -28,6 +29,15 @@ std::string error_of(std::string_view grammar) {
         return e.what();
     }
     return "";
+}
+
+// How many bytes of `run` (whitespace repeated) the matcher takes after `prefix`.
+size_t whitespace_taken(std::string_view grammar, std::string_view prefix, std::string_view run) {
+    Matcher m(compile(grammar));
+    BOOST_REQUIRE(m.accept_bytes(prefix));
+    size_t n = 0;
+    while (n < 100 && m.accept_bytes(run.substr(n % run.size(), 1))) ++n;
+    return n;
 }
 
 }  // namespace
@@ -132,6 +142,36 @@ BOOST_AUTO_TEST_CASE(trie_mask_equals_per_token_test) {
         }
         BOOST_TEST(m.accept_bytes(vocab[static_cast<size_t>(ok[rng() % ok.size()])]));
     }
+}
+
+// Between any two JSON tokens of json_object (and of schema grammars, which share its ws
+// rule) at most one space, or a newline and 20 spaces or tabs, as llama.cpp's space rule:
+// a model cannot pad a reply until max_tokens, and "}" ends it (nothing may follow).
+BOOST_AUTO_TEST_CASE(json_whitespace_is_bounded) {
+    const std::string g = json_object_grammar();
+    for (const char* prefix : {"{", R"({"a")", R"({"a":)", R"({"a":[)", R"({"a":[1)", R"({"a":[1,)", R"({"a":{"b":true)"}) {
+        BOOST_TEST_INFO("after " << prefix);
+        BOOST_TEST(whitespace_taken(g, prefix, " ") == 1u);
+        BOOST_TEST(whitespace_taken(g, prefix, "\n ") == 2u);
+        BOOST_TEST(whitespace_taken(g, prefix, "\n") == 1u);
+        BOOST_TEST(whitespace_taken(g, std::string(prefix) + "\n", " ") == 20u);
+        BOOST_TEST(whitespace_taken(g, std::string(prefix) + "\n", "\t") == 20u);
+        BOOST_TEST(whitespace_taken(g, std::string(prefix) + " ", "\n") == 0u);
+    }
+    BOOST_TEST(whitespace_taken(g, "", " \n\t") == 0u);
+    BOOST_TEST(whitespace_taken(g, R"({"a": 1})", " \n\t") == 0u);
+    BOOST_TEST(matches(g, "{\n  \"a\": [\n    1,\n    {}\n  ]\n}"));
+}
+
+// Numbers are bounded as llama.cpp bounds them: 16 digits before the point, after it and in
+// the exponent, so zeros cannot pad a reply either.
+BOOST_AUTO_TEST_CASE(json_numbers_are_bounded) {
+    const std::string g = json_object_grammar();
+    const std::string digits(16, '0');
+    BOOST_TEST(matches(g, "{\"a\": -1" + digits.substr(1) + "." + digits + "e-" + digits + "}"));
+    BOOST_TEST(!matches(g, "{\"a\": 1" + digits + "}"));
+    BOOST_TEST(!matches(g, "{\"a\": 0." + digits + "0}"));
+    BOOST_TEST(!matches(g, "{\"a\": 1E+" + digits + "0}"));
 }
 
 BOOST_AUTO_TEST_CASE(state_copies_roll_back) {

@@ -66,7 +66,18 @@ const Case kFeatures[] = {
      "None d d  a 2"},
     {"{{ '3' | int + 1 }} {{ 'x' | int }} {{ 2.7 | int }} {{ 1 | string ~ 2 }} {{ 'hello world' | title }} {{ 'ABC' | lower }}",
      "4 0 2 12 Hello World abc"},
-    {"{{ '%s=%d%%'|format('x', 42) }} {{ '%r'|format('q') }} {{ '{} {k}'.format(1, k='v') }}", "x=42% 'q' 1 v"},
+    {"{{ '%s=%d%%'|format('x', 42) }} {{ '%r'|format('q') }} {{ '{} {k}'.format(1, k='v') }}", "x=42% 'q' 1 v"},    // Dict keys of any hashable type (ByteDance Seed-OSS's {0: 0, 512: 128, ...}).
+    {R"J({% set b = {0: 'z', 512: 128, 2: none, (1, 'x'): 1.5} %}{{ b[512] }} {{ b[0] }} {{ b }} {{ b.get(2) }} {{ 0 in b }} {{ 3 in b }} {{ b.keys() | list }} {{ b[(1, 'x')] }})J",
+     R"J(128 z {0: 'z', 512: 128, 2: None, (1, 'x'): 1.5} None True False [0, 512, 2, (1, 'x')] 1.5)J"},
+    {R"J({% set b = {16: 'c', 0: 'a', 2.5: 'b'} %}{% for k, v in b | dictsort %}{{ k }}{{ v }},{% endfor %} {{ b | tojson }} {{ {2: 1, 1: true, none: 0} | tojson }} {{ {1: 'a', 1.0: 'b', true: 'c'} }})J",
+     R"J(0a,2.5b,16c, {"16": "c", "0": "a", "2.5": "b"} {"2": 1, "1": true, "null": 0} {1: 'c'})J"},
+    // select/reject/selectattr/rejectattr/map of a false value are empty (Functionary v3.1's
+    // `tools | selectattr(...)` with tools=None); `for` over undefined is empty too.
+    {R"J({{ none | selectattr('type', 'equalto', 'x') | list | length }} {{ none | map(attribute='a') | list }} {{ 0 | reject('none') | list }} {{ '' | select | list }} {% for x in undefined_name %}x{% endfor %})J",
+     R"J(0 [] [] [] )J"},
+    // Markup: a safe or escaped string HTML-escapes what + joins to it (Functionary v3.1).
+    {R"J({{ 'a'|safe + '<"\'&>' }} {{ '<' + '<'|safe }} {{ ('<'|e) + '<' }} {{ 'x'|safe ~ '<' }} {{ 5|safe + '>' }} {{ ('a'|safe + 'b') == 'ab' }})J",
+     R"J(a&lt;&#34;&#39;&amp;&gt; &lt;< &lt;&lt; x< 5&gt; True)J"},
 };
 
 // Golden renderings: every case of one tests/data/chat/golden file through apply_chat_template.
@@ -165,6 +176,10 @@ BOOST_AUTO_TEST_CASE(errors_name_the_line_and_raise_exception_its_message) {
     BOOST_TEST(error_of([] { render("{{ nope() }}"); }).find("'nope' is undefined") != std::string::npos);
     BOOST_TEST(error_of([] { render("{{ 'a' + 1 }}"); }).find("can only concatenate str") != std::string::npos);
     BOOST_TEST(error_of([] { render("{{ d | nofilter }}"); }).find("no filter named 'nofilter'") != std::string::npos);
+    BOOST_TEST(error_of([] { render("{{ {[1]: 2} }}"); }).find("unhashable type: 'list'") != std::string::npos);
+    BOOST_TEST(error_of([] { render("{{ none | list }}"); }).find("'NoneType' object is not iterable") != std::string::npos);
+    BOOST_TEST(error_of([] { render("{% for x in none %}{% endfor %}"); }).find("'NoneType' object is not iterable") != std::string::npos);
+    BOOST_TEST(error_of([] { render("{{ {(1,): 2} | tojson }}"); }).find("keys must be str, int, float, bool or None, not tuple") != std::string::npos);
     ChatInput in;
     in.messages = Value(List{});
     const Template raising("{{ raise_exception('Conversation roles must alternate') }}");
