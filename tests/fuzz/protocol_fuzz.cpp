@@ -10,7 +10,7 @@
 #include <string_view>
 
 #include "openai/openai.h"
-#include "openai/tool_calls.h"
+#include "protocol/tool_calls.h"
 #include "protocol/generate_params.h"
 #include "rpc/jsonrpc.h"
 #include "transport/sniff.h"
