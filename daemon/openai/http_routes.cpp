@@ -69,14 +69,22 @@ void join_session(const Caller& caller, engine::GenerateRequest& request) {
     request.session = caller.session;
 }
 
-Routed generation(OpenAiKind kind, Server& server, const std::string& body, const Caller& caller) {
+// A generation in any wire format: refused while stopping; `parse` reads its body (the caller's
+// context, the model's tool-call format).
+template <typename Parse>
+Routed generation_call(Server& server, const std::string& body, const Caller& caller, Parse parse) {
     if (server.stopping())
         throw ApiError(ErrorKind::ShuttingDown, "the daemon is shutting down");
-    OpenAiCall call =
-        parse_openai(kind, parse_body(body, server.settings().server.max_json_depth), server.request_context(caller.uid),
-                     tool_format(server.model().chat_template_source));
+    auto call = parse(parse_body(body, server.settings().server.max_json_depth), server.request_context(caller.uid),
+                      tool_format(server.model().chat_template_source));
     join_session(caller, call.request);
     return call;
+}
+
+Routed generation(OpenAiKind kind, Server& server, const std::string& body, const Caller& caller) {
+    return generation_call(server, body, caller, [kind](const json::object& fields, const RequestContext& context, ToolFormat format) {
+        return parse_openai(kind, fields, context, format);
+    });
 }
 
 Routed completions(Server& server, const std::string& body, const Caller& caller) {
@@ -88,12 +96,9 @@ Routed chat_completions(Server& server, const std::string& body, const Caller& c
 }
 
 Routed messages(MessagesKind kind, Server& server, const std::string& body, const Caller& caller) {
-    if (server.stopping())
-        throw ApiError(ErrorKind::ShuttingDown, "the daemon is shutting down");
-    MessagesCall call = parse_messages(kind, parse_body(body, server.settings().server.max_json_depth),
-                                       server.request_context(caller.uid), tool_format(server.model().chat_template_source));
-    join_session(caller, call.request);
-    return call;
+    return generation_call(server, body, caller, [kind](const json::object& fields, const RequestContext& context, ToolFormat format) {
+        return parse_messages(kind, fields, context, format);
+    });
 }
 
 Routed messages_create(Server& server, const std::string& body, const Caller& caller) {

@@ -5,6 +5,7 @@
 // throws on a mismatch; the exit status is 0 only when all passed. Driven by
 // tests/integration/anthropic_messages_test.py.
 import assert from "node:assert/strict";
+import { runChecks } from "./checks.mjs";
 import Anthropic from "@anthropic-ai/sdk";
 
 const [port, key] = process.argv.slice(2);
@@ -75,14 +76,5 @@ async function badRequestIsA400NamingTheField() {
 }
 
 const checks = [messageIsCreated, streamGivesTheSameText, aNamedToolIsCalled, tokensAreCounted, badRequestIsA400NamingTheField];
-let failed = 0;
-for (const check of checks) {
-  try {
-    await check();
-    console.log(`ok ${check.name}`);
-  } catch (error) {
-    failed++;
-    console.log(`FAILED ${check.name}: ${error.stack ?? error}`);
-  }
-}
+const failed = await runChecks(checks);
 process.exit(failed ? 1 : 0);

@@ -8,23 +8,16 @@ an API key (x-api-key or Authorization: Bearer) and with the official SDK for Ja
 `@anthropic-ai/sdk`, tests/clients/anthropic_sdk.mjs)."""
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from daemon_harness import LONG, SRC, TIMEOUT, Daemon, DaemonTestCase, temporary_directory  # noqa: E402
+from daemon_harness import LONG, TIMEOUT, Daemon, DaemonTestCase, temporary_directory  # noqa: E402
 from daemon_tcp_test import tcp_port  # noqa: E402
+from openai_clients_test import CLIENTS, NODE, httpx  # noqa: E402
 
-try:
-    import httpx
-except ImportError:
-    httpx = None
-
-CLIENTS = os.path.join(SRC, "tests", "clients")
-NODE = shutil.which("node")
 SDK_INSTALLED = os.path.isdir(os.path.join(CLIENTS, "node_modules", "@anthropic-ai", "sdk"))
 KEY = "sk-ant-strata-0123456789abcdef"
 VERSION = {"anthropic-version": "2023-06-01"}
