@@ -203,6 +203,25 @@ class MessagesOverTcp(unittest.TestCase):
                 reply = http.post("/v1/messages?beta=true", json={**STORY, "max_tokens": 2})
             self.assertEqual(reply.status_code, 200, reply.text)
 
+    def test_a_request_shaped_as_claude_codes_streams(self):
+        # What Claude Code 2.1.332 sends (agent-clients.md), with short texts.
+        body = {"model": "stories260K", "max_tokens": 32000, "stream": True,
+                "thinking": {"type": "adaptive", "display": "omitted"},
+                "context_management": {"edits": [{"type": "clear_thinking_20251015", "keep": "all"}]},
+                "output_config": {"effort": "high"}, "metadata": {"user_id": "user_1"},
+                "system": [{"type": "text", "text": "x-anthropic-billing-header: cc"},
+                           {"type": "text", "text": "You are a helpful assistant.", "cache_control": {"type": "ephemeral"}},
+                           {"type": "text", "text": "Be brief.", "cache_control": {"type": "ephemeral"}}],
+                "tools": [{**TOOLS[0], "defer_loading": True}],
+                "messages": [{"role": "user", "content": [{"type": "text", "text": "<system-reminder>x</system-reminder>"},
+                                                          {"type": "text", "text": "Tell me a story about a cat."}]},
+                             {"role": "system", "content": "Working directory: /tmp"}]}
+        headers = {"x-api-key": KEY, "anthropic-beta": "claude-code-20250219,interleaved-thinking-2025-05-14"}
+        with self.client(headers) as http:
+            reply = http.post("/v1/messages?beta=true", json={**body, "temperature": 0, "stop_sequences": ["."]})
+        self.assertEqual(reply.status_code, 200, reply.text)
+        self.assertEqual(events(reply)[-1][0], "message_stop")
+
     def test_no_or_a_wrong_key_is_401_authentication_error(self):
         for headers in [{}, {"x-api-key": "sk-not-a-key-0123456789"}]:
             with self.client(headers) as http:
