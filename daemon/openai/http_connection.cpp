@@ -144,6 +144,7 @@ void HttpConnection::handle(const http::request<http::string_body>& request) {
     ++server_.counters().http_requests_total;
     keep_alive_ = request.keep_alive() && !closing_;
     version_ = request.version();
+    messages_errors_ = is_messages_path(view(request.target()));
     const bool head = request.method() == http::verb::head;
     try {
         Routed routed = route(server_, view(request.method_string()), view(request.target()), request.body(),
@@ -157,6 +158,10 @@ void HttpConnection::handle(const http::request<http::string_body>& request) {
             begin_embedding(std::move(*embed));
             return;
         }
+        if (auto* messages = std::get_if<MessagesCall>(&routed)) {
+            begin_messages(std::move(*messages));
+            return;
+        }
         begin_generation(std::move(std::get<OpenAiCall>(routed)));
     } catch (const ApiError& error) {
         request_failed(error);
@@ -168,17 +173,25 @@ void HttpConnection::handle(const http::request<http::string_body>& request) {
     }
 }
 
-// On TCP every path but /health needs an API key (Authorization: Bearer KEY).
+// On TCP every path but /health needs an API key (Authorization: Bearer KEY, or Anthropic's
+// x-api-key: KEY).
 Caller HttpConnection::caller_of(const http::request<http::string_body>& request) const {
     Caller caller{peer_.uid, std::string(view(request[kSessionHeader]))};
     const std::string_view target = view(request.target());
+    const std::string_view api_key = view(request["x-api-key"]);
     if (peer_.tcp && target.substr(0, target.find('?')) != "/health")
-        caller.uid = server_.tcp_uid(view(request[http::field::authorization]));
+        caller.uid = server_.tcp_uid(request.count(http::field::authorization) != 0 || api_key.empty()
+                                         ? std::string(view(request[http::field::authorization]))
+                                         : "Bearer " + std::string(api_key));
     return caller;
 }
 
+HttpReply HttpConnection::error_for(const ApiError& error) const {
+    return messages_errors_ ? messages_error_reply(error) : error_reply(error);
+}
+
 void HttpConnection::request_failed(const ApiError& error) {
-    reply(error_reply(error));
+    reply(error_for(error));
     after_response();
 }
 
@@ -201,6 +214,17 @@ void HttpConnection::begin_embedding(EmbedCall call) {
     Active active;
     active.endpoint = Endpoint::Embeddings;
     active.embed_base64 = call.base64;
+    submit_choice(active, std::move(call.request));
+    active_ = std::move(active);
+    watch_while_active();
+}
+
+void HttpConnection::begin_messages(MessagesCall call) {
+    Active active;
+    active.endpoint = Endpoint::ChatCompletions;
+    active.stream = call.stream;
+    active.count_tokens = call.kind == MessagesKind::CountTokens;
+    active.messages.emplace(new_messages_reply(call));
     submit_choice(active, std::move(call.request));
     active_ = std::move(active);
     watch_while_active();
@@ -259,13 +283,16 @@ void HttpConnection::start_stream() {
     std::ostringstream text;
     text << header.base();
     send(text.str(), false);
-    if (active_->reply.kind == OpenAiKind::Chat)
+    if (active_->messages)
+        send_stream(active_->messages->start());
+    else if (active_->reply.kind == OpenAiKind::Chat)
         for (int32_t i = 0; i < active_->n; ++i)
             send_event(json::serialize(role_chunk_json(active_->reply, i)));
 }
 
 void HttpConnection::end_stream() {
-    send_event("[DONE]");
+    if (!active_->messages)
+        send_event("[DONE]");
     if (version_ >= 11)
         send("0\r\n\r\n", true);
 }
@@ -323,6 +350,10 @@ void HttpConnection::on_text(uint64_t key, std::string text) {
 
 // Text goes out as it comes; with tools, only what cannot be the start of a call.
 void HttpConnection::stream_text(int index, const std::string& text) {
+    if (active_->messages) {
+        send_stream(active_->messages->text(text));
+        return;
+    }
     Choice& choice = active_->choices[static_cast<size_t>(index)];
     std::string out = text;
     if (const auto& tools = active_->reply.tools) {
@@ -340,6 +371,10 @@ void HttpConnection::stream_text(int index, const std::string& text) {
 // A choice's last chunks: with tools, the held text as content and/or its calls; then its
 // finish reason.
 void HttpConnection::stream_end(int index, const engine::Result& result) {
+    if (active_->messages) {
+        send_stream(active_->messages->end(result));
+        return;
+    }
     Choice& choice = active_->choices[static_cast<size_t>(index)];
     std::string finish_reason = result.finish_reason;
     if (const auto& tools = active_->reply.tools) {
@@ -392,7 +427,11 @@ void HttpConnection::answer_choices() {
     std::vector<engine::Result> results;
     for (Choice& choice : active_->choices)
         results.push_back(std::move(*choice.result));
-    if (!active_->stream) {
+    if (active_->messages && !active_->stream) {
+        const json::object body = active_->count_tokens ? count_tokens_json(results.front())
+                                                        : message_json(active_->messages->reply(), results.front());
+        reply({200, "application/json", json::serialize(body) + "\n", {}});
+    } else if (!active_->stream) {
         reply({200, "application/json", json::serialize(response_json(active_->reply, results)) + "\n", {}});
     } else {
         if (active_->include_usage)
@@ -408,7 +447,10 @@ void HttpConnection::on_error(uint64_t key, ApiError error) {
         return;
     cancel_choices(key);
     if (!active_->streaming) {
-        reply(error_reply(error));
+        reply(error_for(error));
+    } else if (active_->messages) {
+        send_stream(MessagesStream::error(error));
+        end_stream();
     } else {
         send_event(json::serialize(error_json(error)));
         end_stream();
@@ -455,9 +497,11 @@ void HttpConnection::reply(const HttpReply& reply, bool head) {
     send(text.str(), false);
 }
 
-void HttpConnection::send_event(const std::string& data) {
-    const std::string event = "data: " + data + "\n\n";
-    send(version_ >= 11 ? chunk(event) : event, true);
+void HttpConnection::send_event(const std::string& data) { send_stream("data: " + data + "\n\n"); }
+
+void HttpConnection::send_stream(const std::string& events) {
+    if (!events.empty())
+        send(version_ >= 11 ? chunk(events) : events, true);
 }
 
 void HttpConnection::cancel_requests() {

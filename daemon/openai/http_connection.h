@@ -10,6 +10,9 @@
 // On TCP each request acts for the user of its API key (401 without a valid one; /health
 // needs none). While the daemon stops, answers say Connection: close and an idle
 // connection closes at once (a load balancer then sends no more requests on it).
+// Anthropic's /v1/messages runs the same way, its reply and events shaped by
+// anthropic/messages_stream.h, its errors in Anthropic's shape; on TCP its x-api-key header
+// is an API key as Authorization: Bearer is.
 // An OpenAI request with n > 1 runs as n engine requests (the first, then the others once
 // its prompt is in the KV cache), answered together or streamed with their indexes.
 // Owns: HTTP framing and the connection's one active generation.
@@ -23,6 +26,7 @@
 #include <optional>
 #include <string>
 
+#include "anthropic/messages_stream.h"
 #include "openai/http_routes.h"
 #include "openai/openai.h"
 #include "transport/client_connection.h"
@@ -65,6 +69,8 @@ private:
         bool include_usage = false;
         OpenAiReply reply;
         std::optional<bool> embed_base64;  // /v1/embeddings: its encoding (absent: a generation)
+        std::optional<MessagesStream> messages;  // /v1/messages: its reply (absent: OpenAI's)
+        bool count_tokens = false;               // /v1/messages/count_tokens
         // n > 1: the request of the other choices, submitted once the first choice has its
         // prompt in the KV cache (they then reuse it from the prefix cache).
         std::optional<engine::GenerateRequest> rest;
@@ -78,6 +84,7 @@ private:
     Caller caller_of(const boost::beast::http::request<boost::beast::http::string_body>& request) const;
     void begin_generation(OpenAiCall call);
     void begin_embedding(EmbedCall call);
+    void begin_messages(MessagesCall call);
     void submit_choice(Active& active, engine::GenerateRequest request);
     void cancel_choices(std::optional<uint64_t> ended);
     void submit_rest();
@@ -93,6 +100,8 @@ private:
 
     void reply(const HttpReply& reply, bool head = false);
     void send_event(const std::string& data);  // a streamed event: engine output
+    void send_stream(const std::string& events);  // events as they go on the wire ("": none)
+    HttpReply error_for(const ApiError& error) const;  // in the shape of the request's API
     void after_response();
     void request_failed(const ApiError& error);
 
@@ -108,6 +117,7 @@ private:
     bool reading_ = false;      // a read of the socket is pending
     bool input_ended_ = false;
     bool closing_ = false;
+    bool messages_errors_ = false;  // the request being answered is Anthropic's
 };
 
 }  // namespace strata::daemon

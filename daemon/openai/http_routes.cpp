@@ -58,19 +58,32 @@ Routed detokenize(Server& server, const std::string& body, const Caller&) {
                                            parse_body(body, server.settings().server.max_json_depth), "content"));
 }
 
-Routed generation(OpenAiKind kind, Server& server, const std::string& body, const Caller& caller) {
+// The X-Strata-Session header's session, which the body's must not contradict.
+void join_session(const Caller& caller, engine::GenerateRequest& request) {
+    if (caller.session.empty())
+        return;
+    if (!request.session.empty() && request.session != caller.session)
+        throw invalid_params("session", "the body's session \"" + request.session + "\" and the " + kSessionHeader +
+                                            " header's \"" + caller.session + "\" differ");
+    request.session = caller.session;
+}
+
+// A generation in any wire format: refused while stopping; `parse` reads its body (the caller's
+// context, the model's tool-call format).
+template <typename Parse>
+Routed generation_call(Server& server, const std::string& body, const Caller& caller, Parse parse) {
     if (server.stopping())
         throw ApiError(ErrorKind::ShuttingDown, "the daemon is shutting down");
-    OpenAiCall call =
-        parse_openai(kind, parse_body(body, server.settings().server.max_json_depth), server.request_context(caller.uid),
-                     tool_format(server.model().chat_template_source));
-    if (!caller.session.empty()) {
-        if (!call.request.session.empty() && call.request.session != caller.session)
-            throw invalid_params("session", "the body's session \"" + call.request.session + "\" and the " +
-                                                kSessionHeader + " header's \"" + caller.session + "\" differ");
-        call.request.session = caller.session;
-    }
+    auto call = parse(parse_body(body, server.settings().server.max_json_depth), server.request_context(caller.uid),
+                      tool_format(server.model().chat_template_source));
+    join_session(caller, call.request);
     return call;
+}
+
+Routed generation(OpenAiKind kind, Server& server, const std::string& body, const Caller& caller) {
+    return generation_call(server, body, caller, [kind](const json::object& fields, const RequestContext& context, ToolFormat format) {
+        return parse_openai(kind, fields, context, format);
+    });
 }
 
 Routed completions(Server& server, const std::string& body, const Caller& caller) {
@@ -79,6 +92,20 @@ Routed completions(Server& server, const std::string& body, const Caller& caller
 
 Routed chat_completions(Server& server, const std::string& body, const Caller& caller) {
     return generation(OpenAiKind::Chat, server, body, caller);
+}
+
+Routed messages(MessagesKind kind, Server& server, const std::string& body, const Caller& caller) {
+    return generation_call(server, body, caller, [kind](const json::object& fields, const RequestContext& context, ToolFormat format) {
+        return parse_messages(kind, fields, context, format);
+    });
+}
+
+Routed messages_create(Server& server, const std::string& body, const Caller& caller) {
+    return messages(MessagesKind::Create, server, body, caller);
+}
+
+Routed messages_count_tokens(Server& server, const std::string& body, const Caller& caller) {
+    return messages(MessagesKind::CountTokens, server, body, caller);
 }
 
 // The X-Strata-Session header is ignored: embeddings use no session.
@@ -95,7 +122,9 @@ struct Route {
     Routed (*handler)(Server&, const std::string&, const Caller&);
 };
 
-constexpr std::array<Route, 8> kRoutes{{
+constexpr std::string_view kMessagesPath = "/v1/messages";
+
+constexpr std::array<Route, 10> kRoutes{{
     {"/health", "GET", health},
     {"/metrics", "GET", metrics},
     {"/tokenize", "POST", tokenize},
@@ -104,6 +133,8 @@ constexpr std::array<Route, 8> kRoutes{{
     {"/v1/completions", "POST", completions},
     {"/v1/chat/completions", "POST", chat_completions},
     {"/v1/embeddings", "POST", embeddings},
+    {kMessagesPath, "POST", messages_create},
+    {"/v1/messages/count_tokens", "POST", messages_count_tokens},
 }};
 
 }  // namespace
@@ -112,6 +143,17 @@ HttpReply error_reply(const ApiError& error) {
     HttpReply reply = json_reply(http_status(error.kind()), error_json(error));
     reply.retry_after = retry_after(error.kind());
     return reply;
+}
+
+HttpReply messages_error_reply(const ApiError& error) {
+    HttpReply reply = json_reply(messages_status(error.kind()), messages_error_json(error));
+    reply.retry_after = retry_after(error.kind());
+    return reply;
+}
+
+bool is_messages_path(std::string_view target) {
+    const std::string_view path = target.substr(0, target.find('?'));
+    return path == kMessagesPath || (path.starts_with(kMessagesPath) && path[kMessagesPath.size()] == '/');
 }
 
 Routed route(Server& server, std::string_view method, std::string_view target, const std::string& body,

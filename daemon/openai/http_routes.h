@@ -1,7 +1,8 @@
 // daemon/openai/http_routes.h — what each HTTP path does: GET /health (the one path open
 // without an API key on TCP: for load balancers), GET /metrics,
 // GET /v1/models, POST /v1/completions and /v1/chat/completions (which become
-// generations the connection runs) and POST /v1/embeddings (embeddings it runs). Owns: the routing table, methods allowed per path,
+// generations the connection runs), POST /v1/messages and /v1/messages/count_tokens
+// (Anthropic's, anthropic/messages.h) and POST /v1/embeddings (embeddings it runs). Owns: the routing table, methods allowed per path,
 // request body parsing, and plain (non-streamed) reply bodies.
 // Must not touch: sockets and HTTP framing (http_connection.h).
 #pragma once
@@ -10,6 +11,7 @@
 #include <string_view>
 #include <variant>
 
+#include "anthropic/messages.h"
 #include "openai/openai.h"
 #include "protocol/embeddings.h"
 #include "protocol/errors.h"
@@ -26,6 +28,8 @@ struct HttpReply {
 };
 
 HttpReply error_reply(const ApiError& error);
+HttpReply messages_error_reply(const ApiError& error);  // in Anthropic's shape and statuses
+bool is_messages_path(std::string_view target);          // errors there are Anthropic's
 
 // Who asks (the uid a request runs as: the peer's on the Unix socket, its API key's user on
 // TCP), and the session its X-Strata-Session header names ("" = none; the same as the
@@ -38,7 +42,7 @@ struct Caller {
 inline constexpr const char* kSessionHeader = "X-Strata-Session";
 
 // A reply at once, or a generation or embeddings request to run.
-using Routed = std::variant<HttpReply, OpenAiCall, EmbedCall>;
+using Routed = std::variant<HttpReply, OpenAiCall, MessagesCall, EmbedCall>;
 Routed route(Server& server, std::string_view method, std::string_view target, const std::string& body,
              const Caller& caller);
 

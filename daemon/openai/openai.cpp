@@ -287,13 +287,6 @@ json::object tool_calls_chunk_json(const OpenAiReply& reply, int32_t index, cons
     return envelope(reply, true, json::array{chunk_choice(reply.kind, index, {{"tool_calls", tool_calls_json(calls, true)}}, "", nullptr)});
 }
 
-ParsedReply parse_reply(const ToolUse& use, std::string_view text) {
-    ParsedReply parsed = parse_tool_calls(text, use.format, use.tools);
-    if (!use.parallel && parsed.calls.size() > 1)
-        parsed.calls.resize(1);
-    return parsed;
-}
-
 std::string finish_reason_of(const ParsedReply& parsed, const std::string& finish_reason) {
     return parsed.calls.empty() ? finish_reason : "tool_calls";
 }

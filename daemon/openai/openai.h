@@ -13,7 +13,7 @@
 #include <string_view>
 
 #include "engine/engine.h"
-#include "openai/tool_calls.h"
+#include "protocol/tool_calls.h"
 #include "protocol/errors.h"
 #include "protocol/generate_params.h"
 
@@ -23,16 +23,6 @@ enum class OpenAiKind { Completion, Chat };
 
 // The most choices one request may ask for (OpenAI's n).
 inline constexpr int32_t kMaxChoices = 8;
-
-// Tool calling in effect for a chat request: its tools and the model's call format.
-struct ToolUse {
-    std::vector<Tool> tools;
-    ToolFormat format = ToolFormat::Json;
-    bool parallel = true;  // parallel_tool_calls: false keeps a reply's first call only
-};
-
-// The calls in a reply, as the request allows them.
-ParsedReply parse_reply(const ToolUse& use, std::string_view text);
 
 struct OpenAiCall {
     OpenAiKind kind = OpenAiKind::Completion;

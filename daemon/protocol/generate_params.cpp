@@ -155,19 +155,23 @@ chat::Value read_tool_calls(const json::value& value, const std::string& field) 
         } catch (const ApiError& e) {
             throw invalid_params(f.name("arguments"), f.name("arguments") + " must be a JSON object in a string: " + e.what());
         }
-        chat::Dict fn;
-        fn.set("name", chat::Value(name));
-        fn.set("arguments", chat::to_value(arguments));
-        chat::Dict d;
-        d.set("id", chat::Value(call.string("id", 256).value_or("")));
-        d.set("type", chat::Value(std::string("function")));
-        d.set("function", chat::Value(std::move(fn)));
-        calls.emplace_back(std::move(d));
+        calls.push_back(tool_call_value(call.string("id", 256).value_or(""), name, arguments));
     }
     return chat::Value(std::move(calls));
 }
 
 }  // namespace
+
+chat::Value tool_call_value(const std::string& id, const std::string& name, const json::value& arguments) {
+    chat::Dict fn;
+    fn.set("name", chat::Value(name));
+    fn.set("arguments", chat::to_value(arguments));
+    chat::Dict d;
+    d.set("id", chat::Value(id));
+    d.set("type", chat::Value(std::string("function")));
+    d.set("function", chat::Value(std::move(fn)));
+    return chat::Value(std::move(d));
+}
 
 // A request's own deadline: seconds (fractions allowed) after it is accepted, more than 0
 // and at most 30 days; at least 1 ms.

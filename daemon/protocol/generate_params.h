@@ -39,6 +39,10 @@ std::shared_ptr<const grammar::Grammar> compile_grammar(std::string_view text, c
 // role "developer" means system and content may also be an array of {"type":"text","text"}.
 std::vector<engine::Message> read_messages(const boost::json::value& value, const std::string& field, bool openai);
 
+// One call of an assistant turn as a chat template sees it (engine::Message::tool_calls holds
+// a list of them): {"id", "type": "function", "function": {"name", "arguments": {...}}}.
+chat::Value tool_call_value(const std::string& id, const std::string& name, const boost::json::value& arguments);
+
 // The fields both protocols spell the same way: sampling (temperature ... seed, logit_bias),
 // stop, session, chat_template, ignore_eos, timeout (seconds), and max_tokens under the name
 // `max_tokens_key`.

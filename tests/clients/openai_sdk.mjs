@@ -3,6 +3,7 @@
 // of that SDK would. Usage: node openai_sdk.mjs SOCKET. Each check throws on a mismatch;
 // the exit status is 0 only when all passed. Driven by tests/integration/openai_clients_test.py.
 import assert from "node:assert/strict";
+import { runChecks } from "./checks.mjs";
 import OpenAI from "openai";
 import { Agent, fetch as undiciFetch } from "undici";
 
@@ -136,15 +137,6 @@ async function badRequestIsA400NamingTheField() {
 const checks = [modelsAreListed, chatCompletes, chatStreamsTheSameText, chatLogprobsDescribeTheTokens, nChoicesComeWithTheirIndexes,
   completionCompletes,
   jsonSchemaOutputValidates, aRequiredToolCallComesBackParsed, embeddingsAreUnitVectors, badRequestIsA400NamingTheField];
-let failed = 0;
-for (const check of checks) {
-  try {
-    await check();
-    console.log(`ok ${check.name}`);
-  } catch (error) {
-    failed++;
-    console.log(`FAILED ${check.name}: ${error.stack ?? error}`);
-  }
-}
+const failed = await runChecks(checks);
 await dispatcher.close();
 process.exit(failed ? 1 : 0);

@@ -1,7 +1,7 @@
 // tests/fuzz/protocol_fuzz.cpp — libFuzzer target for the daemon's request parsers: the
 // protocol sniffer, the JSON-RPC envelope of a native request line (depth-limited JSON,
-// UTF-8 checked), and the params of generate and of the OpenAI bodies (tools in two call
-// formats); and the same bytes as a model's reply, parsed for tool calls in every format.
+// UTF-8 checked), and the params of generate, of the OpenAI bodies and of Anthropic's
+// /v1/messages bodies (tools in two call formats); and the same bytes as a model's reply, parsed for tool calls in every format.
 // Every input must either parse or be refused with an ApiError: anything else (a crash,
 // another exception, a sanitizer report) is a bug.
 #include <boost/json/object.hpp>
@@ -9,8 +9,9 @@
 #include <cstdlib>
 #include <string_view>
 
+#include "anthropic/messages.h"
 #include "openai/openai.h"
-#include "openai/tool_calls.h"
+#include "protocol/tool_calls.h"
 #include "protocol/generate_params.h"
 #include "rpc/jsonrpc.h"
 #include "transport/sniff.h"
@@ -42,8 +43,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         const RpcRequest request = parse_request(bytes, 64);
         refused_or_parsed([&] { parse_generate(request.params, context()); });
         refused_or_parsed([&] { parse_openai(OpenAiKind::Completion, request.params, context()); });
-        for (ToolFormat format : {ToolFormat::Json, ToolFormat::Hermes})
+        for (ToolFormat format : {ToolFormat::Json, ToolFormat::Hermes}) {
             refused_or_parsed([&] { parse_openai(OpenAiKind::Chat, request.params, context(), format); });
+            for (MessagesKind kind : {MessagesKind::Create, MessagesKind::CountTokens})
+                refused_or_parsed([&] { parse_messages(kind, request.params, context(), format); });
+        }
     } catch (const BadRequest&) {
     }
     // The bytes as a model's reply: parsed for tool calls in every format, never failing.

@@ -17,7 +17,7 @@
 #include "host/metrics.h"
 #include "host/settings.h"
 #include "openai/openai.h"
-#include "openai/tool_calls.h"
+#include "protocol/tool_calls.h"
 #include "grammar/automaton.h"
 #include "protocol/generate_params.h"
 #include "protocol/json_schema.h"

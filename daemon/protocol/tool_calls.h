@@ -1,5 +1,6 @@
-// daemon/openai/tool_calls.h — OpenAI tool calling on /v1/chat/completions: a request's
-// `tools` and `tool_choice`, the tool-call format of the model (read from its chat template:
+// daemon/protocol/tool_calls.h — tool calling, shared by the wire formats (OpenAI's
+// /v1/chat/completions, Anthropic's /v1/messages): OpenAI's `tools` and `tool_choice`
+// (the other formats build Tool and ToolChoice from their own fields), the tool-call format of the model (read from its chat template:
 // what the template tells the model to write), the grammar that makes the output a call
 // when tool_choice requires one, the model's output parsed back into calls, and how much of
 // a streamed output can go out as content before a call may begin.
@@ -8,7 +9,7 @@
 // several separated by ';');
 // Mistral `[TOOL_CALLS][{"name":..,"arguments":{..}},..]`; and for any other template a
 // generic JSON object or array of objects with name and arguments (or parameters).
-// Owns: those shapes. Must not touch: HTTP (http_connection.h), the engine.
+// Owns: those shapes. Must not touch: HTTP (openai/http_connection.h), the engine.
 #pragma once
 
 #include <boost/json/array.hpp>
@@ -63,6 +64,16 @@ struct ParsedReply {
 // The calls in a model's output; text that is not a call (or a call to an unknown tool, or
 // malformed JSON) stays content.
 ParsedReply parse_tool_calls(std::string_view text, ToolFormat format, const std::vector<Tool>& tools);
+
+// Tool calling in effect for a chat request: its tools and the model's call format.
+struct ToolUse {
+    std::vector<Tool> tools;
+    ToolFormat format = ToolFormat::Json;
+    bool parallel = true;  // parallel_tool_calls: false keeps a reply's first call only
+};
+
+// The calls in a reply, as the request allows them.
+ParsedReply parse_reply(const ToolUse& use, std::string_view text);
 
 // Of the output so far, how many leading bytes are surely content (a call cannot start in
 // them): streamed replies send those and hold the rest until more text or the end.

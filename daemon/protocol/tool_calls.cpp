@@ -1,5 +1,5 @@
-// daemon/openai/tool_calls.cpp — tools, tool_choice, call formats, grammars and parsing (see tool_calls.h).
-#include "openai/tool_calls.h"
+// daemon/protocol/tool_calls.cpp — tools, tool_choice, call formats, grammars and parsing (see tool_calls.h).
+#include "protocol/tool_calls.h"
 
 #include <boost/json/parse.hpp>
 #include <boost/json/stream_parser.hpp>
@@ -191,6 +191,13 @@ ParsedReply parse_tool_calls(std::string_view text, ToolFormat format, const std
     std::vector<ToolCall> calls = calls_in_json(body, tools);
     if (calls.empty()) return {std::string(text), {}};
     return {"", std::move(calls)};
+}
+
+ParsedReply parse_reply(const ToolUse& use, std::string_view text) {
+    ParsedReply parsed = parse_tool_calls(text, use.format, use.tools);
+    if (!use.parallel && parsed.calls.size() > 1)
+        parsed.calls.resize(1);
+    return parsed;
 }
 
 size_t content_prefix(std::string_view text, ToolFormat format) {
