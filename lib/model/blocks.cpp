@@ -15,34 +15,36 @@ namespace strata::model {
 
 // Blocks ---------------------------------------------------------------------------------
 
-float* Blocks::stream() { return m_.ws.x.data(); }
-float* Blocks::scratch() { return m_.ws.h.data(); }
+Rows& Blocks::stream() { return m_.ws.x; }
+Rows& Blocks::scratch() { return m_.ws.h; }
 
-void Blocks::norm(const float* in, const float* weight, float* out) {
-    m_.rms_norm_rows(in, weight, out, static_cast<int32_t>(tokens_.size()), m_.hp.n_embd);
+void Blocks::norm(const Rows& in, const float* weight, Rows& out) {
+    const float* x = in.read();
+    m_.rms_norm_rows(x, weight, out.write(), static_cast<int32_t>(tokens_.size()), m_.hp.n_embd);
 }
 
-void Blocks::layer_norm(const float* in, const float* weight, const float* bias, float* out) {
-    m_.layer_norm_rows(in, weight, bias, out, static_cast<int32_t>(tokens_.size()));
+void Blocks::layer_norm(const Rows& in, const float* weight, const float* bias, Rows& out) {
+    const float* x = in.read();
+    m_.layer_norm_rows(x, weight, bias, out.write(), static_cast<int32_t>(tokens_.size()));
 }
 
-void Blocks::attention(const LayerWeights& w, int l, const float* in, float* out) { m_.attention_block(w, l, in, out, tokens_); }
+void Blocks::attention(const LayerWeights& w, int l, const Rows& in, Rows& out) { m_.attention_block(w, l, in, out, tokens_); }
 
-void Blocks::ffn(const LayerWeights& w, const float* in, float* out) {
+void Blocks::ffn(const LayerWeights& w, const Rows& in, Rows& out) {
     if (w.router.data) m_.moe_block(w, in, out, static_cast<int32_t>(tokens_.size()));
     else m_.ffn_block(w, in, out, static_cast<int32_t>(tokens_.size()));
 }
 
-void Blocks::mlp(const LayerWeights& w, const float* in, float* out) { m_.mlp_block(w, in, out, static_cast<int32_t>(tokens_.size())); }
+void Blocks::mlp(const LayerWeights& w, const Rows& in, Rows& out) { m_.mlp_block(w, in, out, static_cast<int32_t>(tokens_.size())); }
 
-void Blocks::residual(float* y) {
+void Blocks::residual(Rows& y) {
     const int E = m_.hp.n_embd;
-    float* x = m_.ws.x.data();
+    float* x = m_.ws.x.write();
+    float* branch = y.write();
     for_rows(m_.pool, static_cast<int32_t>(tokens_.size()), E, [&](int32_t t) {
-        m_.scale_rows(y + size_t(t) * E, E, m_.hp.residual_scale);
-        kernels::add(x + size_t(t) * E, y + size_t(t) * E, E);
+        m_.scale_rows(branch + size_t(t) * E, E, m_.hp.residual_scale);
+        kernels::add(x + size_t(t) * E, branch + size_t(t) * E, E);
     });
-    m_.acts.invalidate();
 }
 
 void pre_norm_layer(Blocks& b, const LayerWeights& w, int l) {
@@ -77,7 +79,7 @@ void post_layer_norm_layer(Blocks& b, const LayerWeights& w, int l) {
 // Attention ------------------------------------------------------------------------------
 
 // q, k, v of every token: three matrices, or one fused attn_qkv split as [q | k | v].
-void Model::Impl::project_qkv(const LayerWeights& w, const float* in, int32_t T) {
+void Model::Impl::project_qkv(const LayerWeights& w, const Rows& in, int32_t T) {
     const int Q = hp.q_dim(), KV = hp.kv_dim();
     if (w.wqkv.data) {
         const size_t row = size_t(Q) + 2 * KV;
@@ -101,10 +103,9 @@ void Model::Impl::project_qkv(const LayerWeights& w, const float* in, int32_t T)
     }
 }
 
-void Model::Impl::attention_block(const LayerWeights& w, int l, const float* in, float* out, std::span<const TokenSlot> tokens) {
+void Model::Impl::attention_block(const LayerWeights& w, int l, const Rows& in, Rows& out, std::span<const TokenSlot> tokens) {
     const int32_t T = static_cast<int32_t>(tokens.size());
     const int Q = hp.q_dim(), KV = hp.kv_dim(), E = hp.n_embd;
-    acts.invalidate();
     project_qkv(w, in, T);
     if (hp.qk_norm == QkNorm::PerHead) {
         rms_norm_rows(ws.q.data(), w.q_norm, ws.q.data(), T * hp.n_head, hp.head_dim);
@@ -119,9 +120,10 @@ void Model::Impl::attention_block(const LayerWeights& w, int l, const float* in,
     if (hp.scale_q) scale_rows(ws.q.data(), size_t(T) * Q, hp.kq_scale);
     for (int32_t t = 0; t < T; ++t) tokens[t].cache->store(l, tokens[t].pos, ws.k.data() + size_t(t) * KV, ws.v.data() + size_t(t) * KV);
     attend(l, tokens);
-    matmul(w.wo, ws.att.data(), T, out, E);
+    float* y = out.write();
+    matmul(w.wo, ws.att, T, y, E);
     if (w.bo)
-        for (int32_t t = 0; t < T; ++t) kernels::add(out + size_t(t) * E, w.bo, E);
+        for (int32_t t = 0; t < T; ++t) kernels::add(y + size_t(t) * E, w.bo, E);
 }
 
 // One KV block's positions [lo, hi) (block start `first`) for the query group of KV head h,
@@ -192,7 +194,6 @@ void Model::Impl::attend(int l, std::span<const TokenSlot> tokens) {
         }
     });
     merge_chunks(static_cast<int32_t>(pairs), chunks);
-    acts.invalidate();
 }
 
 // Positions [from, to) of one token (its `queries`) for every KV head, block by block, into
@@ -230,9 +231,10 @@ void Model::Impl::attend_span(int l, const TokenSlot& tok, const float* queries,
 void Model::Impl::merge_chunks(int32_t pairs, int64_t chunks) {
     const int hd = hp.head_dim, n_kv = hp.n_head_kv, G = hp.n_head / hp.n_head_kv, Q = hp.q_dim();
     const size_t state = size_t(G) * (hd + 2);
+    float* att = ws.att.write();
     for_rows(pool, pairs, int64_t(G) * hd * chunks, [&](int32_t pair) {
         const float* first = ws.attn_states.data() + size_t(pair) * chunks * state;
-        float* out = ws.att.data() + size_t(pair / n_kv) * Q + size_t(pair % n_kv) * G * hd;
+        float* out = att + size_t(pair / n_kv) * Q + size_t(pair % n_kv) * G * hd;
         for (int g = 0; g < G; ++g) {
             float mx = -INFINITY;
             for (int64_t c = 0; c < chunks; ++c) mx = std::max(mx, first[size_t(c) * state + g]);
@@ -250,47 +252,46 @@ void Model::Impl::merge_chunks(int32_t pairs, int64_t chunks) {
             for (int i = 0; i < hd; ++i) o[i] /= total;
         }
     });
-    acts.invalidate();
 }
 
 // Feed-forward ---------------------------------------------------------------------------
 
 // down(gelu(up(in) + up_b)) + down_b, GELU as ggml_gelu (the gated kernel with 1s).
-void Model::Impl::mlp_block(const LayerWeights& w, const float* in, float* out, int32_t T) {
+void Model::Impl::mlp_block(const LayerWeights& w, const Rows& in, Rows& out, int32_t T) {
     const int E = hp.n_embd, F = hp.n_ff;
     if (ws.ones.size() < size_t(F)) ws.ones.assign(size_t(F), 1.0f);
-    acts.invalidate();
-    matmul(w.up, in, T, ws.up.data(), F);
+    float* up = ws.up.write();
+    matmul(w.up, in, T, up, F);
     for_rows(pool, T, F, [&](int32_t t) {
-        float* u = ws.up.data() + size_t(t) * F;
+        float* u = up + size_t(t) * F;
         if (w.up_b) kernels::add(u, w.up_b, F);
         kernels::gelu_mul(u, ws.ones.data(), F);
     });
-    acts.invalidate();
-    matmul(w.down, ws.up.data(), T, out, E);
+    float* y = out.write();
+    matmul(w.down, ws.up, T, y, E);
     if (w.down_b)
-        for (int32_t t = 0; t < T; ++t) kernels::add(out + size_t(t) * E, w.down_b, E);
+        for (int32_t t = 0; t < T; ++t) kernels::add(y + size_t(t) * E, w.down_b, E);
 }
 
 // down(act(gate) * up); a fused ffn_up gives [gate | up] per row.
-void Model::Impl::ffn_block(const LayerWeights& w, const float* in, float* out, int32_t T) {
+void Model::Impl::ffn_block(const LayerWeights& w, const Rows& in, Rows& out, int32_t T) {
     const int E = hp.n_embd, F = hp.n_ff;
-    acts.invalidate();
     const auto act_mul = hp.ffn_act == FfnAct::Silu ? kernels::silu_mul : kernels::gelu_mul;
     if (hp.fused_gate_up) {
-        matmul(w.up, in, T, ws.up.data(), 2 * size_t(F));
+        matmul(w.up, in, T, ws.up.write(), 2 * size_t(F));
+        float* gate = ws.gate.write();
         for_rows(pool, T, F, [&](int32_t t) {
-            const float* r = ws.up.data() + size_t(t) * 2 * F;
-            std::memcpy(ws.gate.data() + size_t(t) * F, r, F * sizeof(float));
-            act_mul(ws.gate.data() + size_t(t) * F, r + F, F);
+            const float* r = ws.up.read() + size_t(t) * 2 * F;
+            std::memcpy(gate + size_t(t) * F, r, F * sizeof(float));
+            act_mul(gate + size_t(t) * F, r + F, F);
         });
     } else {
-        matmul(w.gate, in, T, ws.gate.data(), F);
-        matmul(w.up, in, T, ws.up.data(), F);
-        for_rows(pool, T, F, [&](int32_t t) { act_mul(ws.gate.data() + size_t(t) * F, ws.up.data() + size_t(t) * F, F); });
+        matmul(w.gate, in, T, ws.gate.write(), F);
+        matmul(w.up, in, T, ws.up.write(), F);
+        float* gate = ws.gate.write();
+        for_rows(pool, T, F, [&](int32_t t) { act_mul(gate + size_t(t) * F, ws.up.read() + size_t(t) * F, F); });
     }
-    acts.invalidate();
-    matmul(w.down, ws.gate.data(), T, out, E);
+    matmul(w.down, ws.gate, T, out.write(), E);
 }
 
 }  // namespace strata::model

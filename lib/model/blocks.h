@@ -63,26 +63,27 @@ struct LayerWeights {
 };
 
 struct TokenSlot;
+class Rows;
 
 // The blocks over the current pass's tokens. Buffers are [T][n_embd] floats.
 class Blocks {
 public:
     Blocks(Model::Impl& m, std::span<const TokenSlot> tokens) : m_(m), tokens_(tokens) {}
 
-    float* stream();   // the residual stream x
-    float* scratch();  // a scratch row set h
+    Rows& stream();   // the residual stream x
+    Rows& scratch();  // a scratch row set h
     // out = rmsnorm(in) * weight (in == out allowed).
-    void norm(const float* in, const float* weight, float* out);
+    void norm(const Rows& in, const float* weight, Rows& out);
     // out = layernorm(in) * weight + bias (in == out allowed).
-    void layer_norm(const float* in, const float* weight, const float* bias, float* out);
+    void layer_norm(const Rows& in, const float* weight, const float* bias, Rows& out);
     // Self-attention of layer l on `in`, appending k/v to each token's cache; out may be in.
-    void attention(const LayerWeights& w, int l, const float* in, float* out);
+    void attention(const LayerWeights& w, int l, const Rows& in, Rows& out);
     // Gated feed-forward on `in` (a mixture of experts when the layer has a router); out may be in.
-    void ffn(const LayerWeights& w, const float* in, float* out);
+    void ffn(const LayerWeights& w, const Rows& in, Rows& out);
     // Plain feed-forward: down(gelu(up(in) + up_b)) + down_b; out may be in.
-    void mlp(const LayerWeights& w, const float* in, float* out);
+    void mlp(const LayerWeights& w, const Rows& in, Rows& out);
     // x += residual_scale * y (y is scaled in place).
-    void residual(float* y);
+    void residual(Rows& y);
 
 private:
     Model::Impl& m_;
