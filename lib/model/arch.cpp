@@ -1,4 +1,4 @@
-// model/arch.cpp — the list of builders.
+// model/arch.cpp — the list of builders and the layer shapes they share.
 #include "model/arch.h"
 
 #include <array>
@@ -21,6 +21,15 @@ std::string arch_names() {
     std::string s;
     for (const auto* b : kBuilders) s += (s.empty() ? "" : ", ") + std::string(b->name);
     return s;
+}
+
+Layer pre_norm(const Attention& attention, const Block& ffn, float scale) {
+    return {{{.pre = rms_norm(AttnNorm), .block = attention, .scale = scale}, {.pre = rms_norm(FfnNorm), .block = ffn, .scale = scale}}};
+}
+
+Layer sandwich_norm(const Attention& attention, const Block& ffn) {
+    return {{{.pre = rms_norm(AttnNorm), .block = attention, .post = rms_norm(PostAttnNorm)},
+             {.pre = rms_norm(FfnNorm), .block = ffn, .post = rms_norm(PostFfnNorm)}}};
 }
 
 }  // namespace strata::model

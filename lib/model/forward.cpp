@@ -1,5 +1,5 @@
 // model/forward.cpp — the batched forward pass: embeddings (scaled), each layer as its
-// architecture's builder composes it from the blocks (blocks.cpp), and the output head
+// architecture's builder described it (hp.layers, run by blocks.cpp), and the output head
 // (final norm, output matrix, logit scale and soft-cap); the matmul and row helpers the
 // blocks share. Numerics follow GGML's CPU backend (activations converted to the weight
 // type's dot-product format, F16 KV cache with q and softmax probabilities rounded to
@@ -9,7 +9,6 @@
 #include <cmath>
 
 #include "kernels/kernels.h"
-#include "model/arch.h"
 #include "model/model_impl.h"
 #include "tensor/fp16.h"
 #include "tensor/quantize.h"
@@ -46,7 +45,8 @@ void Workspace::ensure(int32_t n_tokens, const HParams& hp, int n_threads) {
         v.resize(T * hp.kv_dim());
         const size_t ff = std::max(size_t(hp.n_ff), size_t(hp.n_ff_exp) * hp.n_expert_used);
         gate.resize(T * ff);
-        up.resize(T * ff * (hp.fused_gate_up ? 2 : 1));
+        const GatedFfn* dense = find_block<GatedFfn>(hp.layers);
+        up.resize(T * ff * (dense && dense->fused ? 2 : 1));
         if (hp.n_expert > 0) {
             moe_logits.resize(T * hp.n_expert);
             moe_weight.resize(T * hp.n_expert_used);
@@ -74,10 +74,8 @@ void Model::Impl::run_pass(std::span<const TokenSlot> tokens, float* logits, flo
     embed(tokens);
     rope_tables(tokens);
     weights->begin_pass();
-    Blocks blocks(*this, tokens);
     for (int l = 0; l < hp.n_layer; ++l) {
-        const LayerWeights w = layer_weights(l, weights->acquire(l));
-        hp.builder->layer(blocks, w, l);
+        run_layer(layer_weights(l, weights->acquire(l)), tokens);
         weights->release(l);
         layers_done.fetch_add(1, std::memory_order_relaxed);
     }

@@ -1,6 +1,7 @@
 // model/model_impl.h — internal: the state behind Model (tensor bindings, working
-// memory, threads) shared by model.cpp (loading), forward.cpp (the pass), blocks.cpp
-// (the blocks) and rope.cpp (rotary tables).
+// memory, threads) shared by model.cpp (loading), forward.cpp (the pass), blocks.cpp and
+// moe.cpp (running the layers hp.layers describes) and rope.cpp (rotary tables).
+// Must not touch: architecture names, what a family's layers are (its builder says).
 #pragma once
 
 #include <array>
@@ -153,31 +154,39 @@ struct Model::Impl {
     void scale_rows(float* x, size_t n, float s);
     void soft_cap(float* x, size_t n, float cap);
 
-    // blocks.cpp
-    void attention_block(const LayerWeights& w, int l, const Rows& in, Rows& out, std::span<const TokenSlot> tokens);
-    void project_qkv(const LayerWeights& w, const Rows& in, int32_t T);
-    void attend(int l, std::span<const TokenSlot> tokens);
-    void attend_span(int l, const TokenSlot& tok, const float* queries, int32_t from, int32_t to, int thread, float* states, size_t stride);
+    // blocks.cpp: hp.layers[l] on the residual stream ws.x, ws.h the branches' scratch.
+    void run_layer(const LayerWeights& w, std::span<const TokenSlot> tokens);
+    void run_branch(const Branch& b, const LayerWeights& w, std::span<const TokenSlot> tokens);
+    void norm(const Norm& n, const LayerWeights& w, const Rows& in, Rows& out, int32_t T);
+    void residual(Rows& y, float scale, int32_t T);
+    // Each block on `in` into `out` (out may be in).
+    void run(const Attention& a, const LayerWeights& w, const Rows& in, Rows& out, std::span<const TokenSlot> tokens);
+    void run(const GatedFfn& f, const LayerWeights& w, const Rows& in, Rows& out, std::span<const TokenSlot> tokens);
+    void run(const Mlp& f, const LayerWeights& w, const Rows& in, Rows& out, std::span<const TokenSlot> tokens);
+    void run(const Moe& m, const LayerWeights& w, const Rows& in, Rows& out, std::span<const TokenSlot> tokens);  // moe.cpp
+    void project_qkv(const Attention& a, const LayerWeights& w, const Rows& in, int32_t T);
+    void attend(const Attention& a, int l, std::span<const TokenSlot> tokens);
+    void attend_span(const Attention& a, int l, const TokenSlot& tok, const float* queries, int32_t from, int32_t to, int thread,
+                     float* states, size_t stride);
     void merge_chunks(int32_t pairs, int64_t chunks);
-    void attend_block(const kv::KvCache& cache, int l, int h, const float* q, int32_t p, int32_t first, int32_t hi, float scale, float* m,
-                      float* sum, float* acc, kernels::Ahead ahead) const;
-    void ffn_block(const LayerWeights& w, const Rows& in, Rows& out, int32_t T);
-    void mlp_block(const LayerWeights& w, const Rows& in, Rows& out, int32_t T);
+    void attend_block(const kv::KvCache& cache, int l, int h, const float* q, int32_t p, int32_t first, int32_t hi, float scale,
+                      float softcap, float* m, float* sum, float* acc, kernels::Ahead ahead) const;
+    // The attention's score scale (its own, or 1/sqrt(head_dim)).
+    float kq_scale(const Attention& a) const;
 
     // moe.cpp
-    void route(const Matrix& router, const Rows& in, int32_t T);
-    void moe_block(const LayerWeights& w, const Rows& in, Rows& out, int32_t T);
+    void route(const Moe& m, const Matrix& router, const Rows& in, int32_t T);
     struct ExpertMatrices {
         std::vector<Matrix> gate, up, down;
     };
     ExpertMatrices expert_matrices(const LayerWeights& w, std::span<const int32_t> ids);
-    void run_experts(const LayerWeights& w, std::span<const int32_t> ids, std::span<const int32_t> start);
+    void run_experts(const Moe& moe, const LayerWeights& w, std::span<const int32_t> ids, std::span<const int32_t> start);
     void expert_gemm(std::span<const Matrix> w, std::span<const int32_t> ids, std::span<const int32_t> start, const void* x, size_t ldx,
                      int32_t row0, float* y);
 
     // rope.cpp
     void rope_tables(std::span<const TokenSlot> tokens);
-    void apply_rope(float* x, int32_t T, int n_heads, int table);
+    void apply_rope(float* x, int32_t T, int n_heads, int table, RopeStyle style);
 };
 
 }  // namespace strata::model
