@@ -1,13 +1,14 @@
 // model/arch.cpp — the list of builders and the layer shapes they share.
 #include "model/arch.h"
 
-#include <array>
-
 namespace strata::model {
+
+// The builders, one per file in archs/.
+extern const Builder kLlama, kQwen2, kQwen3, kGemma2, kGemma3, kPhi3, kGranite, kOlmo2, kQwen3Moe, kOlmoe, kBert;
+
 namespace {
 
-const std::array<const Builder*, 11> kBuilders = {&kLlama, &kQwen2,   &kQwen3, &kGemma2,   &kGemma3, &kPhi3,
-                                                  &kGranite, &kOlmo2, &kQwen3Moe, &kOlmoe, &kBert};
+const Builder* const kBuilders[] = {&kLlama, &kQwen2, &kQwen3, &kGemma2, &kGemma3, &kPhi3, &kGranite, &kOlmo2, &kQwen3Moe, &kOlmoe, &kBert};
 
 }  // namespace
 

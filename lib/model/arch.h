@@ -2,8 +2,9 @@
 // own file under lib/model/archs/. A builder reads its family's keys and states, in one
 // function, the model-wide options and what every layer does (HParams::layers: residual
 // branches of the blocks of model/layer.h), which the forward pass runs as stated.
-// Adding a family is adding a builder file and its line in arch.cpp; nothing outside
-// lib/model/ knows architecture names. Must not touch: tensor data, kernels, running layers.
+// Adding a family is adding a builder file (defining `extern const Builder kName`), its
+// name in arch.cpp's list and its file in meson.build; nothing outside lib/model/ knows
+// architecture names. Must not touch: tensor data, kernels, running layers.
 #pragma once
 
 #include <string>
@@ -44,8 +45,5 @@ Layer sandwich_norm(const Attention& attention, const Block& ffn);
 // RoPE and q scaled before the dot by 1/sqrt(n_embd/n_head) on the 27B (n_layer ==
 // layers_27b, as llama.cpp tells it apart), by 1/sqrt(head_dim) otherwise.
 Attention gemma_attention(HParams& hp, int32_t layers_27b);
-
-// The builders (one per file in archs/).
-extern const Builder kLlama, kQwen2, kQwen3, kGemma2, kGemma3, kPhi3, kGranite, kOlmo2, kQwen3Moe, kOlmoe, kBert;
 
 }  // namespace strata::model

@@ -3,7 +3,6 @@
 #include "model/hparams.h"
 
 #include <algorithm>
-#include <cmath>
 #include <filesystem>
 #include <stdexcept>
 

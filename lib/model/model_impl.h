@@ -44,7 +44,6 @@ public:
         return data_.data();
     }
     uint64_t version() const { return version_; }
-    size_t size() const { return data_.size(); }
     void resize(size_t n) {
         ++version_;
         data_.resize(n);

@@ -22,6 +22,6 @@ void build(const Keys& k, HParams& hp) {
 
 }  // namespace
 
-const Builder kBert{"bert", build};
+extern const Builder kBert{"bert", build};
 
 }  // namespace strata::model

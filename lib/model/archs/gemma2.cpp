@@ -27,6 +27,6 @@ Attention gemma_attention(HParams& hp, int32_t layers_27b) {
     return {.rope = RopeStyle::Neox, .kq_scale = 1.0f / std::sqrt(static_cast<float>(d)), .scale_q = true};
 }
 
-const Builder kGemma2{"gemma2", build};
+extern const Builder kGemma2{"gemma2", build};
 
 }  // namespace strata::model

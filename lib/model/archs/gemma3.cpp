@@ -18,6 +18,6 @@ void build(const Keys& k, HParams& hp) {
 
 }  // namespace
 
-const Builder kGemma3{"gemma3", build};
+extern const Builder kGemma3{"gemma3", build};
 
 }  // namespace strata::model

@@ -16,6 +16,6 @@ void build(const Keys& k, HParams& hp) {
 
 }  // namespace
 
-const Builder kGranite{"granite", build};
+extern const Builder kGranite{"granite", build};
 
 }  // namespace strata::model

@@ -16,6 +16,6 @@ void build(const Keys&, HParams& hp) {
 
 }  // namespace
 
-const Builder kLlama{"llama", build};
+extern const Builder kLlama{"llama", build};
 
 }  // namespace strata::model

@@ -15,6 +15,6 @@ void build(const Keys&, HParams& hp) {
 
 }  // namespace
 
-const Builder kOlmo2{"olmo2", build};
+extern const Builder kOlmo2{"olmo2", build};
 
 }  // namespace strata::model

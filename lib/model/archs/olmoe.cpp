@@ -16,6 +16,6 @@ void build(const Keys&, HParams& hp) {
 
 }  // namespace
 
-const Builder kOlmoe{"olmoe", build};
+extern const Builder kOlmoe{"olmoe", build};
 
 }  // namespace strata::model

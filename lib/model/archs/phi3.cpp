@@ -19,6 +19,6 @@ void build(const Keys& k, HParams& hp) {
 
 }  // namespace
 
-const Builder kPhi3{"phi3", build};
+extern const Builder kPhi3{"phi3", build};
 
 }  // namespace strata::model

@@ -10,6 +10,6 @@ void build(const Keys&, HParams& hp) {
 
 }  // namespace
 
-const Builder kQwen2{"qwen2", build};
+extern const Builder kQwen2{"qwen2", build};
 
 }  // namespace strata::model

@@ -11,6 +11,6 @@ void build(const Keys&, HParams& hp) {
 
 }  // namespace
 
-const Builder kQwen3{"qwen3", build};
+extern const Builder kQwen3{"qwen3", build};
 
 }  // namespace strata::model

@@ -15,6 +15,6 @@ void build(const Keys&, HParams& hp) {
 
 }  // namespace
 
-const Builder kQwen3Moe{"qwen3moe", build};
+extern const Builder kQwen3Moe{"qwen3moe", build};
 
 }  // namespace strata::model
