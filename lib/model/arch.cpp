@@ -28,6 +28,8 @@ Layer pre_norm(const Attention& attention, const Block& ffn, float scale) {
     return {{{.pre = rms_norm(AttnNorm), .block = attention, .scale = scale}, {.pre = rms_norm(FfnNorm), .block = ffn, .scale = scale}}};
 }
 
+bool swa_layer(int l, int32_t n) { return n == 0 || l % n < n - 1; }
+
 Layer sandwich_norm(const Attention& attention, const Block& ffn) {
     return {{{.pre = rms_norm(AttnNorm), .block = attention, .post = rms_norm(PostAttnNorm)},
              {.pre = rms_norm(FfnNorm), .block = ffn, .post = rms_norm(PostFfnNorm)}}};

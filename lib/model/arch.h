@@ -45,5 +45,8 @@ Layer sandwich_norm(const Attention& attention, const Block& ffn);
 // RoPE and q scaled before the dot by 1/sqrt(n_embd/n_head) on the 27B (n_layer ==
 // layers_27b, as llama.cpp tells it apart), by 1/sqrt(head_dim) otherwise.
 Attention gemma_attention(HParams& hp, int32_t layers_27b);
+// Whether layer l slides its window under llama.cpp's set_swa_pattern(n): l % n < n - 1
+// (n = 0: every layer).
+bool swa_layer(int l, int32_t n);
 
 }  // namespace strata::model

@@ -90,7 +90,7 @@ void Model::Impl::run(const Attention& a, const LayerWeights& w, const Rows& in,
         rms_norm_rows(ws.q.data(), w.vec(QNorm), ws.q.data(), T, Q);
         rms_norm_rows(ws.k.data(), w.vec(KNorm), ws.k.data(), T, KV);
     }
-    const int table = hp.is_swa(l) ? 1 : 0;
+    const int table = a.window > 0 ? 1 : 0;
     apply_rope(ws.q.data(), T, hp.n_head, table, a.rope);
     apply_rope(ws.k.data(), T, hp.n_head_kv, table, a.rope);
     if (a.scale_q) scale_rows(ws.q.data(), size_t(T) * Q, kq_scale(a));
@@ -125,7 +125,7 @@ void Model::Impl::attend_block(const kv::KvCache& cache, int l, int h, const flo
 // Grouped-query causal attention, flash-attention style: every token streams over its
 // sequence's cache block by block with an online softmax per query group (the query heads
 // sharing a KV head, kernels::attend_f16), so each key and value row is read once per
-// group; on a sliding-window layer only the last n_swa positions (the token's own
+// group; on a sliding-window layer only the last a.window positions (the token's own
 // included). A task takes all KV heads of one block before the next block, so it reads
 // each block's layer (keys, then values, of every head) as one contiguous run, which the
 // hardware prefetchers follow; one head at a time over all blocks read 2 KB pieces and
@@ -147,7 +147,7 @@ void Model::Impl::attend(const Attention& a, int l, std::span<const TokenSlot> t
     static_assert(kv::kBlockTokens == 16, "kernels::attend_f16 takes KV blocks of 16 positions");
     constexpr int32_t kMinChunk = 2 * kv::kBlockTokens;  // positions (of every KV head) worth a task of their own
     const int hd = hp.head_dim, n_kv = hp.n_head_kv, G = hp.n_head / hp.n_head_kv, Q = hp.q_dim();
-    const int32_t window = hp.is_swa(l) ? hp.n_swa : 0;
+    const int32_t window = a.window;
     const int64_t T = static_cast<int64_t>(tokens.size()), pairs = T * n_kv, threads = pool.size();
     // Each token attends up to its own position (causal) or to its sequence's last in the
     // pass (a sequence's tokens are adjacent in the batch).

@@ -56,13 +56,23 @@ void read_rope_scaling(const Keys& k, HParams& h) {
     if (type != "none" && factor != 0.0f) h.rope.freq_scale = 1.0f / factor;
 }
 
+// n_swa and swa from the layers' attention windows (the KV cache keeps one window size).
+void derive_windows(HParams& h) {
+    h.swa.assign(h.n_layer, false);
+    for (int l = 0; l < h.n_layer; ++l)
+        for (const Branch& b : h.layers[size_t(l)].branches) {
+            const auto* a = std::get_if<Attention>(&b.block);
+            if (!a || a->window == 0) continue;
+            if (h.n_swa != 0 && h.n_swa != a->window) throw std::logic_error(h.arch + " builder: sliding windows of different sizes");
+            h.n_swa = a->window;
+            h.swa[size_t(l)] = true;
+        }
+}
+
 }  // namespace
 
 bool HParams::any_swa() const { return n_swa > 0 && std::find(swa.begin(), swa.end(), true) != swa.end(); }
 
-void HParams::set_swa_pattern(int32_t n) {
-    for (int l = 0; l < n_layer; ++l) swa[l] = n == 0 || l % n < n - 1;
-}
 
 std::string HParams::features() const {
     std::vector<std::string> f = layer_features(*this);
@@ -120,10 +130,10 @@ HParams HParams::from_gguf(const gguf::File& f) {
     h.pooling = static_cast<Pooling>(r.optional("pooling_type", 0, 0, 3));
     h.rope.base = r.real("rope.freq_base", 10000.0, 1, 1e12);
     read_rope_scaling(r, h);
-    h.swa.assign(h.n_layer, false);
     h.rope_swa = h.rope;
     builder->build(r, h);
     if (h.layers.size() != size_t(h.n_layer)) throw std::logic_error(h.arch + " builder: the layers are not described");
+    derive_windows(h);
     if (h.n_expert > 0 && !find_block<Moe>(h.layers))
         throw std::runtime_error("model metadata: " + h.arch + ".expert_count is set, but strata runs " + h.arch + " without experts");
     return h;

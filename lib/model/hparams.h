@@ -52,8 +52,9 @@ struct HParams {
     Rope rope;                        // global layers
     Rope rope_swa;                    // sliding-window layers (default: = rope)
     bool longrope = false;            // rope_factors_long/short, chosen by the sequence's context
-    int32_t n_swa = 0;                // sliding window (positions attended), 0 = none
-    std::vector<bool> swa;            // per layer: uses the sliding window
+    // From the layers: their attention's sliding window (one size for all), which layers use it.
+    int32_t n_swa = 0;
+    std::vector<bool> swa;
     float final_softcap = 0;          // logits -> cap tanh(logits / cap), 0 = off
     float embd_scale = 1.0f;          // multiplies the embeddings
     float logit_scale = 1.0f;         // multiplies the logits
@@ -67,10 +68,7 @@ struct HParams {
 
     int32_t q_dim() const { return n_head * head_dim; }
     int32_t kv_dim() const { return n_head_kv * head_dim; }
-    bool is_swa(int l) const { return n_swa > 0 && swa[l]; }
     bool any_swa() const;
-    // Layers il with il % n < n - 1 use the window (llama.cpp's set_swa_pattern).
-    void set_swa_pattern(int32_t n);
     // A comma-separated list of what this model uses beyond a plain llama layer, for `info`.
     std::string features() const;
 

@@ -51,8 +51,8 @@ constexpr Norm rms_norm(Slot weight) { return {weight}; }
 constexpr Norm layer_norm(Slot weight, Slot bias) { return {weight, bias}; }
 
 // Self-attention: q/k/v projections, q/k norms, RoPE (n_rot pairs; none when 0), the F16
-// KV cache, grouped-query attention (causal unless HParams::causal is false; the last
-// n_swa positions on the layers HParams::swa marks), the output projection.
+// KV cache, grouped-query attention (causal unless HParams::causal is false), the output
+// projection.
 struct Attention {
     bool fused_qkv = false;                // one attn_qkv matrix split as [q | k | v]
     Presence qkv_bias = Presence::None;    // attn_{q,k,v}.bias
@@ -62,6 +62,8 @@ struct Attention {
     float kq_scale = 0;                    // scale of the scores; 0: 1/sqrt(head_dim)
     bool scale_q = false;                  // kq_scale multiplies q before the F16 dot instead
     float softcap = 0;                     // scores -> cap tanh(scores / cap); 0: off
+    int32_t window = 0;                    // > 0: attend to the last `window` positions only (the
+                                           // cache keeps only them), RoPE from HParams::rope_swa
 };
 
 // down(act(gate) * up), n_ff wide.

@@ -11,12 +11,14 @@ namespace strata::model {
 namespace {
 
 void build(const Keys& k, HParams& hp) {
-    hp.n_swa = k.required("attention.sliding_window", 1, 1 << 24);
-    hp.set_swa_pattern(2);
+    const int32_t window = k.required("attention.sliding_window", 1, 1 << 24);
     hp.final_softcap = k.real("final_logit_softcapping", 30.0, 1e-3, 1e6);
     Attention attention = gemma_attention(hp, 46);
     attention.softcap = k.real("attn_logit_softcapping", 50.0, 1e-3, 1e6);
-    hp.layers.assign(hp.n_layer, sandwich_norm(attention, GatedFfn{.act = FfnAct::GeluTanh}));
+    for (int l = 0; l < hp.n_layer; ++l) {
+        attention.window = swa_layer(l, 2) ? window : 0;
+        hp.layers.push_back(sandwich_norm(attention, GatedFfn{.act = FfnAct::GeluTanh}));
+    }
 }
 
 }  // namespace

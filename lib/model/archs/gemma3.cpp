@@ -8,12 +8,15 @@ namespace strata::model {
 namespace {
 
 void build(const Keys& k, HParams& hp) {
-    hp.n_swa = k.required("attention.sliding_window", 1, 1 << 24);
-    hp.set_swa_pattern(k.optional("attention.sliding_window_pattern", 6, 0, hp.n_layer + 1));
+    const int32_t window = k.required("attention.sliding_window", 1, 1 << 24);
+    const int32_t pattern = k.optional("attention.sliding_window_pattern", 6, 0, hp.n_layer + 1);
     hp.rope_swa = Rope{.base = k.real("rope.freq_base_swa", 10000.0, 1, 1e12), .n_ctx_orig = hp.rope.n_ctx_orig};
     Attention attention = gemma_attention(hp, 62);
     attention.qk_norm = QkNorm::PerHead;
-    hp.layers.assign(hp.n_layer, sandwich_norm(attention, GatedFfn{.act = FfnAct::GeluTanh}));
+    for (int l = 0; l < hp.n_layer; ++l) {
+        attention.window = swa_layer(l, pattern) ? window : 0;
+        hp.layers.push_back(sandwich_norm(attention, GatedFfn{.act = FfnAct::GeluTanh}));
+    }
 }
 
 }  // namespace
