@@ -1,25 +1,23 @@
 // model/arch.h — the architecture registry: one Builder per family, each defined in its
-// own file under lib/model/archs/. A builder reads its family's hyperparameters, lists the
-// tensors of a layer, and composes a layer from the shared blocks (model/blocks.h).
-// Adding a family is adding a builder file and its line in arch.cpp; nothing outside
-// lib/model/ knows architecture names. Must not touch: tensor data, kernels.
+// own file under lib/model/archs/. A builder reads its family's keys and states, in one
+// function, the model-wide options and what every layer does (HParams::layers: residual
+// branches of the blocks of model/layer.h), which the forward pass runs as stated.
+// Adding a family is adding a builder file (defining `extern const Builder kName`), its
+// name in arch.cpp's list and its file in meson.build; nothing outside lib/model/ knows
+// architecture names. Must not touch: tensor data, kernels, running layers.
 #pragma once
 
-#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "model/blocks.h"
 #include "model/hparams.h"
 
 namespace strata::model {
 
 struct Builder {
-    std::string_view name;                                  // general.architecture
-    void (*hparams)(const Keys& keys, HParams& hp);         // the family's keys and options
-    std::span<const TensorNeed> tensors;                    // the tensors of every layer
-    void (*layer)(Blocks& b, const LayerWeights& w, int l);  // one transformer block
+    std::string_view name;                           // general.architecture
+    void (*build)(const Keys& keys, HParams& hp);    // the family's keys, options and layers
 };
 
 // One tensor of a layer as a file of the family holds it: "blk.N.<name>", its shape (1 to
@@ -37,12 +35,18 @@ const Builder* find_builder(std::string_view name);
 // "llama, qwen2, ..." for messages and documentation.
 std::string arch_names();
 
-// Gemma's shared options (archs/gemma2.cpp): embeddings x sqrt(n_embd), GELU(tanh) FFN, q
-// scaled before the dot by 1/sqrt(n_embd/n_head) on the 27B (n_layer == layers_27b, as
-// llama.cpp tells it apart), by 1/sqrt(head_dim) otherwise.
-void gemma_scales(HParams& hp, int32_t layers_27b);
+// The layer shapes families share.
+// x += scale * attn(norm(x)); x += scale * ffn(norm(x))  — llama, qwen2/3, phi3, granite, MoE.
+Layer pre_norm(const Attention& attention, const Block& ffn, float scale = 1.0f);
+// x += post_norm(attn(norm(x))); x += post_norm(ffn(norm(x)))  — gemma2, gemma3.
+Layer sandwich_norm(const Attention& attention, const Block& ffn);
 
-// The builders (one per file in archs/).
-extern const Builder kLlama, kQwen2, kQwen3, kGemma2, kGemma3, kPhi3, kGranite, kOlmo2, kQwen3Moe, kOlmoe, kBert;
+// Gemma's shared options (archs/gemma2.cpp): embeddings x sqrt(n_embd); attention with NEOX
+// RoPE and q scaled before the dot by 1/sqrt(n_embd/n_head) on the 27B (n_layer ==
+// layers_27b, as llama.cpp tells it apart), by 1/sqrt(head_dim) otherwise.
+Attention gemma_attention(HParams& hp, int32_t layers_27b);
+// Whether layer l slides its window under llama.cpp's set_swa_pattern(n): l % n < n - 1
+// (n = 0: every layer).
+bool swa_layer(int l, int32_t n);
 
 }  // namespace strata::model

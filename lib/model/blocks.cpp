@@ -1,7 +1,7 @@
-// model/blocks.cpp — the blocks builders compose: norm, attention (q/k/v projection fused
-// or not, biases, q/k norms, RoPE, F16 KV cache, grouped-query causal attention with
-// optional soft-capping and sliding window), the gated feed-forward and the residual add;
-// and the two layer shapes families share.
+// model/blocks.cpp — running what hp.layers says a layer does: its residual branches (norms
+// around a block, the residual add), attention (q/k/v projection fused or not, biases, q/k
+// norms, RoPE, F16 KV cache, grouped-query causal attention with optional soft-capping and
+// sliding window), the gated and the plain feed-forward (the mixture of experts is moe.cpp).
 // Must not touch: architecture names, weight I/O.
 #include <algorithm>
 #include <cmath>
@@ -13,76 +13,49 @@
 
 namespace strata::model {
 
-// Blocks ---------------------------------------------------------------------------------
+// Layers ---------------------------------------------------------------------------------
 
-float* Blocks::stream() { return m_.ws.x.data(); }
-float* Blocks::scratch() { return m_.ws.h.data(); }
-
-void Blocks::norm(const float* in, const float* weight, float* out) {
-    m_.rms_norm_rows(in, weight, out, static_cast<int32_t>(tokens_.size()), m_.hp.n_embd);
+void Model::Impl::run_layer(const LayerWeights& w, std::span<const TokenSlot> tokens) {
+    for (const Branch& b : hp.layers[size_t(w.layer)].branches) run_branch(b, w, tokens);
 }
 
-void Blocks::layer_norm(const float* in, const float* weight, const float* bias, float* out) {
-    m_.layer_norm_rows(in, weight, bias, out, static_cast<int32_t>(tokens_.size()));
+// x = after(x + scale * post(block(pre(x)))), the block's output in ws.h.
+void Model::Impl::run_branch(const Branch& b, const LayerWeights& w, std::span<const TokenSlot> tokens) {
+    const auto T = static_cast<int32_t>(tokens.size());
+    if (b.pre) norm(b.pre, w, ws.x, ws.h, T);
+    const Rows& in = b.pre ? ws.h : ws.x;
+    std::visit([&](const auto& block) { run(block, w, in, ws.h, tokens); }, b.block);
+    if (b.post) norm(b.post, w, ws.h, ws.h, T);
+    residual(ws.h, b.scale, T);
+    if (b.after) norm(b.after, w, ws.x, ws.x, T);
 }
 
-void Blocks::attention(const LayerWeights& w, int l, const float* in, float* out) { m_.attention_block(w, l, in, out, tokens_); }
-
-void Blocks::ffn(const LayerWeights& w, const float* in, float* out) {
-    if (w.router.data) m_.moe_block(w, in, out, static_cast<int32_t>(tokens_.size()));
-    else m_.ffn_block(w, in, out, static_cast<int32_t>(tokens_.size()));
+void Model::Impl::norm(const Norm& n, const LayerWeights& w, const Rows& in, Rows& out, int32_t T) {
+    const float* x = in.read();
+    if (n.bias == kSlots) rms_norm_rows(x, w.vec(n.weight), out.write(), T, hp.n_embd);
+    else layer_norm_rows(x, w.vec(n.weight), w.vec(n.bias), out.write(), T);
 }
 
-void Blocks::mlp(const LayerWeights& w, const float* in, float* out) { m_.mlp_block(w, in, out, static_cast<int32_t>(tokens_.size())); }
-
-void Blocks::residual(float* y) {
-    const int E = m_.hp.n_embd;
-    float* x = m_.ws.x.data();
-    for_rows(m_.pool, static_cast<int32_t>(tokens_.size()), E, [&](int32_t t) {
-        m_.scale_rows(y + size_t(t) * E, E, m_.hp.residual_scale);
-        kernels::add(x + size_t(t) * E, y + size_t(t) * E, E);
+// x += scale * y (y is scaled in place).
+void Model::Impl::residual(Rows& y, float scale, int32_t T) {
+    const int E = hp.n_embd;
+    float* x = ws.x.write();
+    float* branch = y.write();
+    for_rows(pool, T, E, [&](int32_t t) {
+        scale_rows(branch + size_t(t) * E, E, scale);
+        kernels::add(x + size_t(t) * E, branch + size_t(t) * E, E);
     });
-    m_.acts.invalidate();
-}
-
-void pre_norm_layer(Blocks& b, const LayerWeights& w, int l) {
-    b.norm(b.stream(), w.attn_norm, b.scratch());
-    b.attention(w, l, b.scratch(), b.scratch());
-    b.residual(b.scratch());
-    b.norm(b.stream(), w.ffn_norm, b.scratch());
-    b.ffn(w, b.scratch(), b.scratch());
-    b.residual(b.scratch());
-}
-
-void sandwich_norm_layer(Blocks& b, const LayerWeights& w, int l) {
-    b.norm(b.stream(), w.attn_norm, b.scratch());
-    b.attention(w, l, b.scratch(), b.scratch());
-    b.norm(b.scratch(), w.post_attn_norm, b.scratch());
-    b.residual(b.scratch());
-    b.norm(b.stream(), w.ffn_norm, b.scratch());
-    b.ffn(w, b.scratch(), b.scratch());
-    b.norm(b.scratch(), w.post_ffn_norm, b.scratch());
-    b.residual(b.scratch());
-}
-
-void post_layer_norm_layer(Blocks& b, const LayerWeights& w, int l) {
-    b.attention(w, l, b.stream(), b.scratch());
-    b.residual(b.scratch());
-    b.layer_norm(b.stream(), w.attn_out_norm, w.attn_out_norm_b, b.stream());
-    b.mlp(w, b.stream(), b.scratch());
-    b.residual(b.scratch());
-    b.layer_norm(b.stream(), w.layer_out_norm, w.layer_out_norm_b, b.stream());
 }
 
 // Attention ------------------------------------------------------------------------------
 
 // q, k, v of every token: three matrices, or one fused attn_qkv split as [q | k | v].
-void Model::Impl::project_qkv(const LayerWeights& w, const float* in, int32_t T) {
+void Model::Impl::project_qkv(const Attention& a, const LayerWeights& w, const Rows& in, int32_t T) {
     const int Q = hp.q_dim(), KV = hp.kv_dim();
-    if (w.wqkv.data) {
+    if (a.fused_qkv) {
         const size_t row = size_t(Q) + 2 * KV;
         if (ws.qkv.size() < row * T) ws.qkv.resize(row * T);
-        matmul(w.wqkv, in, T, ws.qkv.data(), row);
+        matmul(w.mat(Wqkv), in, T, ws.qkv.data(), row);
         for (int32_t t = 0; t < T; ++t) {
             const float* r = ws.qkv.data() + t * row;
             std::memcpy(ws.q.data() + size_t(t) * Q, r, Q * sizeof(float));
@@ -90,64 +63,69 @@ void Model::Impl::project_qkv(const LayerWeights& w, const float* in, int32_t T)
             std::memcpy(ws.v.data() + size_t(t) * KV, r + Q + KV, KV * sizeof(float));
         }
     } else {
-        matmul(w.wq, in, T, ws.q.data(), Q);
-        matmul(w.wk, in, T, ws.k.data(), KV);
-        matmul(w.wv, in, T, ws.v.data(), KV);
+        matmul(w.mat(Wq), in, T, ws.q.data(), Q);
+        matmul(w.mat(Wk), in, T, ws.k.data(), KV);
+        matmul(w.mat(Wv), in, T, ws.v.data(), KV);
     }
+    const float *bq = w.vec(Bq), *bk = w.vec(Bk), *bv = w.vec(Bv);  // absent unless the file has them
     for (int32_t t = 0; t < T; ++t) {
-        if (w.bq) kernels::add(ws.q.data() + size_t(t) * Q, w.bq, Q);
-        if (w.bk) kernels::add(ws.k.data() + size_t(t) * KV, w.bk, KV);
-        if (w.bv) kernels::add(ws.v.data() + size_t(t) * KV, w.bv, KV);
+        if (bq) kernels::add(ws.q.data() + size_t(t) * Q, bq, Q);
+        if (bk) kernels::add(ws.k.data() + size_t(t) * KV, bk, KV);
+        if (bv) kernels::add(ws.v.data() + size_t(t) * KV, bv, KV);
     }
 }
 
-void Model::Impl::attention_block(const LayerWeights& w, int l, const float* in, float* out, std::span<const TokenSlot> tokens) {
+float Model::Impl::kq_scale(const Attention& a) const {
+    return a.kq_scale != 0.0f ? a.kq_scale : 1.0f / std::sqrt(static_cast<float>(hp.head_dim));
+}
+
+void Model::Impl::run(const Attention& a, const LayerWeights& w, const Rows& in, Rows& out, std::span<const TokenSlot> tokens) {
     const int32_t T = static_cast<int32_t>(tokens.size());
-    const int Q = hp.q_dim(), KV = hp.kv_dim(), E = hp.n_embd;
-    acts.invalidate();
-    project_qkv(w, in, T);
-    if (hp.qk_norm == QkNorm::PerHead) {
-        rms_norm_rows(ws.q.data(), w.q_norm, ws.q.data(), T * hp.n_head, hp.head_dim);
-        rms_norm_rows(ws.k.data(), w.k_norm, ws.k.data(), T * hp.n_head_kv, hp.head_dim);
-    } else if (hp.qk_norm == QkNorm::Whole) {
-        rms_norm_rows(ws.q.data(), w.q_norm, ws.q.data(), T, Q);
-        rms_norm_rows(ws.k.data(), w.k_norm, ws.k.data(), T, KV);
+    const int Q = hp.q_dim(), KV = hp.kv_dim(), E = hp.n_embd, l = w.layer;
+    project_qkv(a, w, in, T);
+    if (a.qk_norm == QkNorm::PerHead) {
+        rms_norm_rows(ws.q.data(), w.vec(QNorm), ws.q.data(), T * hp.n_head, hp.head_dim);
+        rms_norm_rows(ws.k.data(), w.vec(KNorm), ws.k.data(), T * hp.n_head_kv, hp.head_dim);
+    } else if (a.qk_norm == QkNorm::Whole) {
+        rms_norm_rows(ws.q.data(), w.vec(QNorm), ws.q.data(), T, Q);
+        rms_norm_rows(ws.k.data(), w.vec(KNorm), ws.k.data(), T, KV);
     }
-    const int table = hp.is_swa(l) ? 1 : 0;
-    apply_rope(ws.q.data(), T, hp.n_head, table);
-    apply_rope(ws.k.data(), T, hp.n_head_kv, table);
-    if (hp.scale_q) scale_rows(ws.q.data(), size_t(T) * Q, hp.kq_scale);
+    const int table = a.window > 0 ? 1 : 0;
+    apply_rope(ws.q.data(), T, hp.n_head, table, a.rope);
+    apply_rope(ws.k.data(), T, hp.n_head_kv, table, a.rope);
+    if (a.scale_q) scale_rows(ws.q.data(), size_t(T) * Q, kq_scale(a));
     for (int32_t t = 0; t < T; ++t) tokens[t].cache->store(l, tokens[t].pos, ws.k.data() + size_t(t) * KV, ws.v.data() + size_t(t) * KV);
-    attend(l, tokens);
-    matmul(w.wo, ws.att.data(), T, out, E);
-    if (w.bo)
-        for (int32_t t = 0; t < T; ++t) kernels::add(out + size_t(t) * E, w.bo, E);
+    attend(a, l, tokens);
+    float* y = out.write();
+    matmul(w.mat(Wo), ws.att, T, y, E);
+    if (a.out_bias)
+        for (int32_t t = 0; t < T; ++t) kernels::add(y + size_t(t) * E, w.vec(Bo), E);
 }
 
 // One KV block's positions [lo, hi) (block start `first`) for the query group of KV head h,
 // in the cache's type, bringing `ahead` into L2 meanwhile.
 void Model::Impl::attend_block(const kv::KvCache& cache, int l, int h, const float* q, int32_t p, int32_t first, int32_t hi, float scale,
-                               float* m, float* sum, float* acc, kernels::Ahead ahead) const {
+                               float softcap, float* m, float* sum, float* acc, kernels::Ahead ahead) const {
     const int hd = hp.head_dim, G = hp.n_head / hp.n_head_kv;
     const kv::BlockFormat& f = cache.format();
     const uint8_t* keys = cache.k_block(l, p);
     const uint8_t* values = cache.v(l, first);
     if (f.type == kv::KvType::F16) {
         kernels::attend_f16(q, G, hd, reinterpret_cast<const uint16_t*>(keys) + size_t(h) * hd * kv::kBlockTokens,
-                            reinterpret_cast<const uint16_t*>(values) + size_t(h) * hd, f.dim, p - first, hi, scale, hp.attn_softcap, m,
-                            sum, acc, ahead);
+                            reinterpret_cast<const uint16_t*>(values) + size_t(h) * hd, f.dim, p - first, hi, scale, softcap, m, sum,
+                            acc, ahead);
     } else {
         kernels::attend_q8_0(q, G, hd, reinterpret_cast<const int8_t*>(keys) + size_t(h) * hd * kv::kBlockTokens,
                              reinterpret_cast<const uint16_t*>(keys + f.key_bytes()) + size_t(h) * (hd / 32) * kv::kBlockTokens,
-                             values + size_t(h) * (hd / 32) * 34, f.value_row_bytes(), p - first, hi, scale, hp.attn_softcap, m, sum,
-                             acc, ahead);
+                             values + size_t(h) * (hd / 32) * 34, f.value_row_bytes(), p - first, hi, scale, softcap, m, sum, acc,
+                             ahead);
     }
 }
 
 // Grouped-query causal attention, flash-attention style: every token streams over its
 // sequence's cache block by block with an online softmax per query group (the query heads
 // sharing a KV head, kernels::attend_f16), so each key and value row is read once per
-// group; on a sliding-window layer only the last n_swa positions (the token's own
+// group; on a sliding-window layer only the last a.window positions (the token's own
 // included). A task takes all KV heads of one block before the next block, so it reads
 // each block's layer (keys, then values, of every head) as one contiguous run, which the
 // hardware prefetchers follow; one head at a time over all blocks read 2 KB pieces and
@@ -165,11 +143,11 @@ void Model::Impl::attend_block(const kv::KvCache& cache, int l, int h, const flo
 // -> 0.34-0.42 ms. When the pass has fewer tokens than
 // twice the threads (one sequence decoding), each token's positions are split into chunks
 // computed in parallel (attend_span) and merged (merge_chunks).
-void Model::Impl::attend(int l, std::span<const TokenSlot> tokens) {
+void Model::Impl::attend(const Attention& a, int l, std::span<const TokenSlot> tokens) {
     static_assert(kv::kBlockTokens == 16, "kernels::attend_f16 takes KV blocks of 16 positions");
     constexpr int32_t kMinChunk = 2 * kv::kBlockTokens;  // positions (of every KV head) worth a task of their own
     const int hd = hp.head_dim, n_kv = hp.n_head_kv, G = hp.n_head / hp.n_head_kv, Q = hp.q_dim();
-    const int32_t window = hp.is_swa(l) ? hp.n_swa : 0;
+    const int32_t window = a.window;
     const int64_t T = static_cast<int64_t>(tokens.size()), pairs = T * n_kv, threads = pool.size();
     // Each token attends up to its own position (causal) or to its sequence's last in the
     // pass (a sequence's tokens are adjacent in the batch).
@@ -187,20 +165,19 @@ void Model::Impl::attend(int l, std::span<const TokenSlot> tokens) {
             const int64_t t = task / chunks, c = task % chunks;
             const int32_t n = ends[size_t(t)], j0 = window ? std::max(0, n - window) : 0;
             const auto from = static_cast<int32_t>(j0 + (n - j0) * c / chunks), to = static_cast<int32_t>(j0 + (n - j0) * (c + 1) / chunks);
-            attend_span(l, tokens[size_t(t)], ws.q.data() + t * Q, from, to, thread, ws.attn_states.data() + size_t(t * n_kv * chunks + c) * state,
+            attend_span(a, l, tokens[size_t(t)], ws.q.data() + t * Q, from, to, thread, ws.attn_states.data() + size_t(t * n_kv * chunks + c) * state,
                         size_t(chunks) * state);
         }
     });
     merge_chunks(static_cast<int32_t>(pairs), chunks);
-    acts.invalidate();
 }
 
 // Positions [from, to) of one token (its `queries`) for every KV head, block by block, into
 // the online-softmax states of the heads: m[G], l[G], acc[G][hd] at states + h * stride.
-void Model::Impl::attend_span(int l, const TokenSlot& tok, const float* queries, int32_t from, int32_t to, int thread, float* states,
-                              size_t stride) {
+void Model::Impl::attend_span(const Attention& a, int l, const TokenSlot& tok, const float* queries, int32_t from, int32_t to, int thread,
+                              float* states, size_t stride) {
     const int hd = hp.head_dim, n_kv = hp.n_head_kv, G = hp.n_head / hp.n_head_kv, Q = hp.q_dim();
-    const float scale = hp.scale_q ? 1.0f : hp.kq_scale;
+    const float scale = a.scale_q ? 1.0f : kq_scale(a);
     for (int h = 0; h < n_kv; ++h) {
         float* m = states + size_t(h) * stride;
         std::fill(m, m + G, -INFINITY);
@@ -219,7 +196,7 @@ void Model::Impl::attend_span(int l, const TokenSlot& tok, const float* queries,
         for (int h = 0; h < n_kv; ++h) {
             const kernels::Ahead ahead = next ? kernels::ahead_part(next, bytes, h, n_kv) : kernels::Ahead{};
             float* m = states + size_t(h) * stride;
-            attend_block(*tok.cache, l, h, q + size_t(h) * G * hd, p, first, hi, scale, m, m + G, m + 2 * G, ahead);
+            attend_block(*tok.cache, l, h, q + size_t(h) * G * hd, p, first, hi, scale, a.softcap, m, m + G, m + 2 * G, ahead);
         }
         p = first + hi;
     }
@@ -230,9 +207,10 @@ void Model::Impl::attend_span(int l, const TokenSlot& tok, const float* queries,
 void Model::Impl::merge_chunks(int32_t pairs, int64_t chunks) {
     const int hd = hp.head_dim, n_kv = hp.n_head_kv, G = hp.n_head / hp.n_head_kv, Q = hp.q_dim();
     const size_t state = size_t(G) * (hd + 2);
+    float* att = ws.att.write();
     for_rows(pool, pairs, int64_t(G) * hd * chunks, [&](int32_t pair) {
         const float* first = ws.attn_states.data() + size_t(pair) * chunks * state;
-        float* out = ws.att.data() + size_t(pair / n_kv) * Q + size_t(pair % n_kv) * G * hd;
+        float* out = att + size_t(pair / n_kv) * Q + size_t(pair % n_kv) * G * hd;
         for (int g = 0; g < G; ++g) {
             float mx = -INFINITY;
             for (int64_t c = 0; c < chunks; ++c) mx = std::max(mx, first[size_t(c) * state + g]);
@@ -250,47 +228,48 @@ void Model::Impl::merge_chunks(int32_t pairs, int64_t chunks) {
             for (int i = 0; i < hd; ++i) o[i] /= total;
         }
     });
-    acts.invalidate();
 }
 
 // Feed-forward ---------------------------------------------------------------------------
 
 // down(gelu(up(in) + up_b)) + down_b, GELU as ggml_gelu (the gated kernel with 1s).
-void Model::Impl::mlp_block(const LayerWeights& w, const float* in, float* out, int32_t T) {
+void Model::Impl::run(const Mlp&, const LayerWeights& w, const Rows& in, Rows& out, std::span<const TokenSlot> tokens) {
+    const int32_t T = static_cast<int32_t>(tokens.size());
     const int E = hp.n_embd, F = hp.n_ff;
+    const float *up_b = w.vec(UpB), *down_b = w.vec(DownB);
     if (ws.ones.size() < size_t(F)) ws.ones.assign(size_t(F), 1.0f);
-    acts.invalidate();
-    matmul(w.up, in, T, ws.up.data(), F);
+    float* up = ws.up.write();
+    matmul(w.mat(Up), in, T, up, F);
     for_rows(pool, T, F, [&](int32_t t) {
-        float* u = ws.up.data() + size_t(t) * F;
-        if (w.up_b) kernels::add(u, w.up_b, F);
+        float* u = up + size_t(t) * F;
+        kernels::add(u, up_b, F);
         kernels::gelu_mul(u, ws.ones.data(), F);
     });
-    acts.invalidate();
-    matmul(w.down, ws.up.data(), T, out, E);
-    if (w.down_b)
-        for (int32_t t = 0; t < T; ++t) kernels::add(out + size_t(t) * E, w.down_b, E);
+    float* y = out.write();
+    matmul(w.mat(Down), ws.up, T, y, E);
+    for (int32_t t = 0; t < T; ++t) kernels::add(y + size_t(t) * E, down_b, E);
 }
 
 // down(act(gate) * up); a fused ffn_up gives [gate | up] per row.
-void Model::Impl::ffn_block(const LayerWeights& w, const float* in, float* out, int32_t T) {
+void Model::Impl::run(const GatedFfn& f, const LayerWeights& w, const Rows& in, Rows& out, std::span<const TokenSlot> tokens) {
+    const int32_t T = static_cast<int32_t>(tokens.size());
     const int E = hp.n_embd, F = hp.n_ff;
-    acts.invalidate();
-    const auto act_mul = hp.ffn_act == FfnAct::Silu ? kernels::silu_mul : kernels::gelu_mul;
-    if (hp.fused_gate_up) {
-        matmul(w.up, in, T, ws.up.data(), 2 * size_t(F));
+    const auto act_mul = f.act == FfnAct::Silu ? kernels::silu_mul : kernels::gelu_mul;
+    if (f.fused) {
+        matmul(w.mat(Up), in, T, ws.up.write(), 2 * size_t(F));
+        float* gate = ws.gate.write();
         for_rows(pool, T, F, [&](int32_t t) {
-            const float* r = ws.up.data() + size_t(t) * 2 * F;
-            std::memcpy(ws.gate.data() + size_t(t) * F, r, F * sizeof(float));
-            act_mul(ws.gate.data() + size_t(t) * F, r + F, F);
+            const float* r = ws.up.read() + size_t(t) * 2 * F;
+            std::memcpy(gate + size_t(t) * F, r, F * sizeof(float));
+            act_mul(gate + size_t(t) * F, r + F, F);
         });
     } else {
-        matmul(w.gate, in, T, ws.gate.data(), F);
-        matmul(w.up, in, T, ws.up.data(), F);
-        for_rows(pool, T, F, [&](int32_t t) { act_mul(ws.gate.data() + size_t(t) * F, ws.up.data() + size_t(t) * F, F); });
+        matmul(w.mat(Gate), in, T, ws.gate.write(), F);
+        matmul(w.mat(Up), in, T, ws.up.write(), F);
+        float* gate = ws.gate.write();
+        for_rows(pool, T, F, [&](int32_t t) { act_mul(gate + size_t(t) * F, ws.up.read() + size_t(t) * F, F); });
     }
-    acts.invalidate();
-    matmul(w.down, ws.gate.data(), T, out, E);
+    matmul(w.mat(Down), ws.gate, T, out.write(), E);
 }
 
 }  // namespace strata::model

@@ -1,5 +1,5 @@
 // model/forward.cpp — the batched forward pass: embeddings (scaled), each layer as its
-// architecture's builder composes it from the blocks (blocks.cpp), and the output head
+// architecture's builder described it (hp.layers, run by blocks.cpp), and the output head
 // (final norm, output matrix, logit scale and soft-cap); the matmul and row helpers the
 // blocks share. Numerics follow GGML's CPU backend (activations converted to the weight
 // type's dot-product format, F16 KV cache with q and softmax probabilities rounded to
@@ -9,7 +9,6 @@
 #include <cmath>
 
 #include "kernels/kernels.h"
-#include "model/arch.h"
 #include "model/model_impl.h"
 #include "tensor/fp16.h"
 #include "tensor/quantize.h"
@@ -18,16 +17,18 @@ namespace strata::model {
 
 // ActivationCache ------------------------------------------------------------------------
 
-std::pair<const void*, size_t> ActivationCache::get(const float* src, int32_t T, int64_t k, DType at, kernels::ThreadPool& pool) {
-    if (at == DType::F32) return {src, size_t(k) * sizeof(float)};
+std::pair<const void*, size_t> ActivationCache::get(const Rows& src, int32_t row0, int32_t T, int64_t k, DType at,
+                                                    kernels::ThreadPool& pool) {
+    const float* in = src.read() + size_t(row0) * k;
+    if (at == DType::F32) return {in, size_t(k) * sizeof(float)};
     const auto s = static_cast<size_t>(at);
     const size_t row = dtype_bytes(at, k);
-    if (valid_[s] && src_[s] == src) return {buf_[s].data(), row};
+    const Key key{&src, src.version(), row0, T, k};
+    if (key_[s] == key) return {buf_[s].data(), row};
     if (buf_[s].size() < row * T) buf_[s].resize(row * T);
     uint8_t* out = buf_[s].data();
-    for_rows(pool, T, k, [&](int32_t t) { kernels::convert_activations(at, src + t * k, out + t * row, k); });
-    valid_[s] = true;
-    src_[s] = src;
+    for_rows(pool, T, k, [&](int32_t t) { kernels::convert_activations(at, in + t * k, out + t * row, k); });
+    key_[s] = key;
     return {out, row};
 }
 
@@ -44,12 +45,14 @@ void Workspace::ensure(int32_t n_tokens, const HParams& hp, int n_threads) {
         v.resize(T * hp.kv_dim());
         const size_t ff = std::max(size_t(hp.n_ff), size_t(hp.n_ff_exp) * hp.n_expert_used);
         gate.resize(T * ff);
-        up.resize(T * ff * (hp.fused_gate_up ? 2 : 1));
+        const GatedFfn* dense = find_block<GatedFfn>(hp.layers);
+        up.resize(T * ff * (dense && dense->fused ? 2 : 1));
         if (hp.n_expert > 0) {
             moe_logits.resize(T * hp.n_expert);
             moe_weight.resize(T * hp.n_expert_used);
             moe_choice.resize(T * hp.n_expert_used);
-            for (auto* b : {&moe_in, &moe_out}) b->resize(T * hp.n_expert_used * hp.n_embd);
+            moe_in.resize(T * hp.n_expert_used * hp.n_embd);
+            moe_out.resize(T * hp.n_expert_used * hp.n_embd);
         }
         for (int i = 0; i < (hp.any_swa() ? 2 : 1); ++i) {
             rope_cos[i].resize(T * hp.n_rot / 2);
@@ -71,10 +74,8 @@ void Model::Impl::run_pass(std::span<const TokenSlot> tokens, float* logits, flo
     embed(tokens);
     rope_tables(tokens);
     weights->begin_pass();
-    Blocks blocks(*this, tokens);
     for (int l = 0; l < hp.n_layer; ++l) {
-        const LayerWeights w = layer_weights(l, weights->acquire(l));
-        hp.builder->layer(blocks, w, l);
+        run_layer(layer_weights(l, weights->acquire(l)), tokens);
         weights->release(l);
         layers_done.fetch_add(1, std::memory_order_relaxed);
     }
@@ -89,8 +90,9 @@ void Model::Impl::embed(std::span<const TokenSlot> tokens) {
     for (const auto& tok : tokens) ids.push_back(tok.id);
     if (ws.embd_rows.size() < row * ids.size()) ws.embd_rows.resize(row * ids.size());
     weights->embedding_rows(ids, ws.embd_rows.data());
-    for (size_t i = 0; i < ids.size(); ++i) dequantize_row(t->type, ws.embd_rows.data() + i * row, ws.x.data() + i * hp.n_embd, hp.n_embd);
-    scale_rows(ws.x.data(), ids.size() * hp.n_embd, hp.embd_scale);
+    float* x = ws.x.write();
+    for (size_t i = 0; i < ids.size(); ++i) dequantize_row(t->type, ws.embd_rows.data() + i * row, x + i * hp.n_embd, hp.n_embd);
+    scale_rows(x, ids.size() * hp.n_embd, hp.embd_scale);
     if (hp.learned_positions) add_positions(tokens);
 }
 
@@ -102,28 +104,26 @@ void Model::Impl::add_positions(std::span<const TokenSlot> tokens) {
     const size_t pos_row = dtype_bytes(pos_t->type, E);
     std::vector<float> type0(E), row(E);
     dequantize_row(type_t->type, weights->global(g_token_types), type0.data(), E);
+    float* x = ws.x.write();
     for (size_t t = 0; t < tokens.size(); ++t) {
         if (tokens[t].pos >= pos_t->ne[1])
             throw std::out_of_range("position " + std::to_string(tokens[t].pos) + " is beyond position_embd.weight's " +
                                     std::to_string(pos_t->ne[1]) + " rows");
         dequantize_row(pos_t->type, weights->global(g_pos_embd) + size_t(tokens[t].pos) * pos_row, row.data(), E);
-        float* x = ws.x.data() + t * E;
-        kernels::add(x, type0.data(), E);
-        kernels::add(x, row.data(), E);
+        kernels::add(x + t * E, type0.data(), E);
+        kernels::add(x + t * E, row.data(), E);
     }
     const auto norm = [&](int g) { return reinterpret_cast<const float*>(weights->global(g)); };
-    layer_norm_rows(ws.x.data(), norm(g_embd_norm), norm(g_embd_norm_b), ws.x.data(), static_cast<int32_t>(tokens.size()));
+    layer_norm_rows(x, norm(g_embd_norm), norm(g_embd_norm_b), x, static_cast<int32_t>(tokens.size()));
 }
 
 void Model::Impl::rms_norm_rows(const float* x, const float* weight, float* y, int32_t T, int64_t n) {
     for_rows(pool, T, n, [&](int32_t t) { kernels::rms_norm(x + size_t(t) * n, weight, y + size_t(t) * n, n, hp.rms_eps); });
-    acts.invalidate();
 }
 
 void Model::Impl::layer_norm_rows(const float* x, const float* weight, const float* bias, float* y, int32_t T) {
     const int64_t n = hp.n_embd;
     for_rows(pool, T, n, [&](int32_t t) { kernels::layer_norm(x + size_t(t) * n, weight, bias, y + size_t(t) * n, n, hp.norm_eps); });
-    acts.invalidate();
 }
 
 void Model::Impl::scale_rows(float* x, size_t n, float s) {
@@ -138,9 +138,9 @@ void Model::Impl::soft_cap(float* x, size_t n, float cap) {
     for (size_t i = 0; i < n; ++i) x[i] = std::tanh(x[i] * inv) * cap;
 }
 
-void Model::Impl::matmul(const Matrix& w, const float* x, int32_t T, float* y, size_t ldy) {
+void Model::Impl::matmul(const Matrix& w, const Rows& x, int32_t T, float* y, size_t ldy) {
     const DType at = kernels::activation_type(w.type);
-    const auto converted = acts.get(x, T, w.k, at, pool);
+    const auto converted = acts.get(x, 0, T, w.k, at, pool);
     const void* xq = converted.first;
     const size_t ldx = converted.second;
     pool.parallel_for_guided(w.rows, kernels::kRowUnit, [&](int64_t r0, int64_t r1, int) {
@@ -167,7 +167,7 @@ void Model::Impl::output(std::span<const TokenSlot> tokens, float* logits, float
     if (!hp.output_head) {  // an encoder's hidden states are its last layer's output as it is
         for (size_t t = 0; t < tokens.size(); ++t)
             if (tokens[t].hidden_row >= 0)
-                std::copy_n(ws.x.data() + t * E, E, hidden + size_t(tokens[t].hidden_row) * E);
+                std::copy_n(ws.x.read() + t * E, E, hidden + size_t(tokens[t].hidden_row) * E);
         return;
     }
     const int head = hp.n_layer;
@@ -176,19 +176,19 @@ void Model::Impl::output(std::span<const TokenSlot> tokens, float* logits, float
     const float* norm = reinterpret_cast<const float*>(ptrs[0]);
     for (size_t t = 0; t < tokens.size(); ++t)
         if (tokens[t].hidden_row >= 0)
-            kernels::rms_norm(ws.x.data() + t * E, norm, hidden + size_t(tokens[t].hidden_row) * E, E, hp.rms_eps);
+            kernels::rms_norm(ws.x.read() + t * E, norm, hidden + size_t(tokens[t].hidden_row) * E, E, hp.rms_eps);
     if (!rows) {
         weights->release(head);
         return;
     }
     int32_t r = 0;
+    float* normed = ws.h.write();
     for (size_t t = 0; t < tokens.size(); ++t)
-        if (tokens[t].out_row >= 0) kernels::rms_norm(ws.x.data() + t * E, norm, ws.h.data() + size_t(r++) * E, E, hp.rms_eps);
-    acts.invalidate();
+        if (tokens[t].out_row >= 0) kernels::rms_norm(ws.x.read() + t * E, norm, normed + size_t(r++) * E, E, hp.rms_eps);
     const DType type = tensor_type(head, 1);
     const Matrix m{type, out->ne[0], out->ne[1], static_cast<size_t>(dtype_bytes(type, out->ne[0])), ptrs[1]};
     float* y = logits + size_t(first) * hp.n_vocab;
-    matmul(m, ws.h.data(), rows, y, hp.n_vocab);
+    matmul(m, ws.h, rows, y, hp.n_vocab);
     weights->release(head);
     scale_rows(y, size_t(rows) * hp.n_vocab, hp.logit_scale);
     soft_cap(y, size_t(rows) * hp.n_vocab, hp.final_softcap);

@@ -3,7 +3,6 @@
 #include "model/hparams.h"
 
 #include <algorithm>
-#include <cmath>
 #include <filesystem>
 #include <stdexcept>
 
@@ -57,17 +56,26 @@ void read_rope_scaling(const Keys& k, HParams& h) {
     if (type != "none" && factor != 0.0f) h.rope.freq_scale = 1.0f / factor;
 }
 
+// n_swa and swa from the layers' attention windows (the KV cache keeps one window size).
+void derive_windows(HParams& h) {
+    h.swa.assign(h.n_layer, false);
+    for (int l = 0; l < h.n_layer; ++l)
+        for (const Branch& b : h.layers[size_t(l)].branches) {
+            const auto* a = std::get_if<Attention>(&b.block);
+            if (!a || a->window == 0) continue;
+            if (h.n_swa != 0 && h.n_swa != a->window) throw std::logic_error(h.arch + " builder: sliding windows of different sizes");
+            h.n_swa = a->window;
+            h.swa[size_t(l)] = true;
+        }
+}
+
 }  // namespace
 
 bool HParams::any_swa() const { return n_swa > 0 && std::find(swa.begin(), swa.end(), true) != swa.end(); }
 
-void HParams::set_swa_pattern(int32_t n) {
-    for (int l = 0; l < n_layer; ++l) swa[l] = n == 0 || l % n < n - 1;
-}
 
 std::string HParams::features() const {
-    std::vector<std::string> f;
-    if (n_rot > 0) f.push_back(rope_style == RopeStyle::Neox ? "neox rope" : "normal rope");
+    std::vector<std::string> f = layer_features(*this);
     if (rope.freq_scale != 1.0f) f.push_back(rope.ext_factor != 0 ? "yarn rope scaling" : "linear rope scaling");
     if (longrope) f.push_back("longrope factors");
     if (rope.attn_factor != 1.0f) f.push_back("rope attn_factor");
@@ -76,27 +84,11 @@ std::string HParams::features() const {
         f.push_back("sliding window " + std::to_string(n_swa) + " on " + std::to_string(n) + "/" + std::to_string(n_layer) + " layers");
     }
     if (rope_swa.base != rope.base) f.push_back("local rope base");
-    auto need = [&](Slot s) {
-        const auto& t = builder->tensors;
-        const auto it = std::find_if(t.begin(), t.end(), [&](const TensorNeed& n) { return n.slot == s; });
-        return it == t.end() ? nullptr : &*it;
-    };
-    if (n_expert > 0)
-        f.push_back(std::to_string(n_expert) + " experts (" + std::to_string(n_expert_used) + " used" +
-                    (moe_norm_weights ? ", weights renormalized)" : ")"));
-    if (need(Wqkv)) f.push_back("fused qkv");
-    if (need(Bq) && need(Bq)->required) f.push_back("q/k/v biases");
-    if (qk_norm != QkNorm::None) f.push_back(qk_norm == QkNorm::PerHead ? "per-head q/k norm" : "q/k norm");
-    if (attn_softcap > 0) f.push_back("attention soft-cap");
     if (final_softcap > 0) f.push_back("final soft-cap");
-    if (!need(Gate) && !need(GateExps)) f.push_back("GELU ffn with biases");
-    else f.push_back(ffn_act == FfnAct::Silu ? "SiLU-gated ffn" : "GELU(tanh)-gated ffn");
     if (!causal) f.push_back("bidirectional attention");
     if (learned_positions) f.push_back("learned positions");
     if (!output_head) f.push_back("no output head (embeddings only)");
-    if (fused_gate_up) f.push_back("fused gate/up");
     if (embd_scale != 1.0f) f.push_back("embedding scale");
-    if (residual_scale != 1.0f) f.push_back("residual scale");
     if (logit_scale != 1.0f) f.push_back("logit scale");
     std::string s;
     for (const auto& x : f) s += (s.empty() ? "" : ", ") + x;
@@ -109,7 +101,7 @@ HParams HParams::from_gguf(const gguf::File& f) {
     const Builder* builder = find_builder(*arch_name);
     if (!builder) throw std::runtime_error("model architecture \"" + std::string(*arch_name) + "\" is not supported (strata runs " + arch_names() + ")");
 
-    HParams h{.arch = std::string(*arch_name), .builder = builder};
+    HParams h{.arch = std::string(*arch_name)};
     h.name = std::string(f.get_string("general.name").value_or(std::filesystem::path(f.path()).filename().string()));
     Keys r(f, h.arch);
     h.n_embd = r.required("embedding_length", 1, 1 << 16);
@@ -138,10 +130,12 @@ HParams HParams::from_gguf(const gguf::File& f) {
     h.pooling = static_cast<Pooling>(r.optional("pooling_type", 0, 0, 3));
     h.rope.base = r.real("rope.freq_base", 10000.0, 1, 1e12);
     read_rope_scaling(r, h);
-    h.swa.assign(h.n_layer, false);
-    h.kq_scale = 1.0f / std::sqrt(static_cast<float>(h.head_dim));
     h.rope_swa = h.rope;
-    builder->hparams(r, h);
+    builder->build(r, h);
+    if (h.layers.size() != size_t(h.n_layer)) throw std::logic_error(h.arch + " builder: the layers are not described");
+    derive_windows(h);
+    if (h.n_expert > 0 && !find_block<Moe>(h.layers))
+        throw std::runtime_error("model metadata: " + h.arch + ".expert_count is set, but strata runs " + h.arch + " without experts");
     return h;
 }
 

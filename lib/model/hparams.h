@@ -1,7 +1,8 @@
 // model/hparams.h — a model's hyperparameters: the keys every family shares (shapes,
-// RoPE base and scaling), read here, and the options an architecture builder sets from its
-// own keys (lib/model/archs/); each out-of-range or missing value is an error naming its key.
-// Must not touch: tensor data.
+// RoPE base and scaling), read here, and what the family's builder (lib/model/archs/) sets
+// from its own keys: the model-wide options (embeddings, sliding-window layers, the output
+// head) and what each layer does (model/layer.h); each out-of-range or missing value is an
+// error naming its key. Must not touch: tensor data, running the layers.
 #pragma once
 
 #include <cstdint>
@@ -10,21 +11,9 @@
 #include <vector>
 
 #include "gguf/gguf.h"
+#include "model/layer.h"
 
 namespace strata::model {
-
-struct Builder;
-
-enum class RopeStyle {
-    Normal,  // rotate adjacent pairs (2i, 2i+1) — llama (the converter permuted Q/K for it)
-    Neox,    // rotate (i, i + n_rot/2) — qwen2 and most later families
-};
-
-// Per-head RMSNorm of q and k (qwen3, gemma3), or over the whole projection (olmo2).
-enum class QkNorm { None, PerHead, Whole };
-
-// The gated feed-forward's activation: act(gate) * up.
-enum class FfnAct { Silu, GeluTanh };
 
 // How a sequence's hidden states become one embedding (<arch>.pooling_type, llama.cpp's
 // numbering): None (the file does not say), their mean, the first token's (CLS), the last's.
@@ -42,7 +31,6 @@ struct Rope {
 
 struct HParams {
     std::string arch;                 // general.architecture
-    const Builder* builder = nullptr;
     std::string name;       // general.name, or the file name
     int32_t n_vocab = 0;
     int32_t n_ctx_train = 0;
@@ -59,24 +47,17 @@ struct HParams {
     int32_t n_expert = 0, n_expert_used = 0, n_ff_exp = 0;
     Pooling pooling = Pooling::None;  // pooling_type (0-3; 4, rank, is not supported)
 
-    // Set by the family's builder (defaults: llama).
-    RopeStyle rope_style = RopeStyle::Normal;
+    // Set by the family's builder.
+    std::vector<Layer> layers;        // what each layer does
     Rope rope;                        // global layers
     Rope rope_swa;                    // sliding-window layers (default: = rope)
     bool longrope = false;            // rope_factors_long/short, chosen by the sequence's context
-    int32_t n_swa = 0;                // sliding window (positions attended), 0 = none
-    std::vector<bool> swa;            // per layer: uses the sliding window
-    QkNorm qk_norm = QkNorm::None;
-    FfnAct ffn_act = FfnAct::Silu;
-    bool fused_gate_up = false;       // ffn_up holds [gate; up] (2 n_ff rows)
-    float kq_scale = 0;               // attention score scale (default 1/sqrt(head_dim))
-    bool scale_q = false;             // kq_scale multiplies q before the F16 dot (not the scores)
-    float attn_softcap = 0;           // scores -> cap tanh(scores / cap), 0 = off
-    float final_softcap = 0;          // the same on the logits
+    // From the layers: their attention's sliding window (one size for all), which layers use it.
+    int32_t n_swa = 0;
+    std::vector<bool> swa;
+    float final_softcap = 0;          // logits -> cap tanh(logits / cap), 0 = off
     float embd_scale = 1.0f;          // multiplies the embeddings
-    float residual_scale = 1.0f;      // multiplies each block's output before the residual add
     float logit_scale = 1.0f;         // multiplies the logits
-    bool moe_norm_weights = true;     // the chosen experts' router weights are renormalized to sum 1
     // Encoders (bert): attention sees the whole sequence, which therefore runs in one pass;
     // learned absolute positions (position_embd plus token_types row 0, then the
     // token_embd_norm LayerNorm); no output head (embeddings only); LayerNorm epsilon.
@@ -87,10 +68,7 @@ struct HParams {
 
     int32_t q_dim() const { return n_head * head_dim; }
     int32_t kv_dim() const { return n_head_kv * head_dim; }
-    bool is_swa(int l) const { return n_swa > 0 && swa[l]; }
     bool any_swa() const;
-    // Layers il with il % n < n - 1 use the window (llama.cpp's set_swa_pattern).
-    void set_swa_pattern(int32_t n);
     // A comma-separated list of what this model uses beyond a plain llama layer, for `info`.
     std::string features() const;
 

@@ -29,35 +29,6 @@ constexpr std::array<const char*, kSlots> kSlotNames = {
 // "blk.<layer>.<slot's name>", as llama.cpp's converters name a layer's tensors.
 std::string layer_tensor_name(int layer, Slot s) { return "blk." + std::to_string(layer) + "." + kSlotNames[s]; }
 
-// A tensor's expected {ne0, ne1, ne2}: ne1 = 0 a vector, ne2 = 0 a matrix.
-struct Shape {
-    int64_t ne0, ne1 = 0, ne2 = 0;
-};
-
-Shape slot_shape(Slot s, const HParams& hp) {
-    const int64_t E = hp.n_embd, Q = hp.q_dim(), KV = hp.kv_dim(), F = hp.n_ff, hd = hp.head_dim;
-    const int64_t X = hp.n_expert, FX = hp.n_ff_exp;
-    const bool per_head = hp.qk_norm == QkNorm::PerHead;
-    switch (s) {
-        case Wq: return {E, Q};
-        case Wk: case Wv: return {E, KV};
-        case Wqkv: return {E, Q + 2 * KV};
-        case Wo: return {Q, E};
-        case Bq: return {Q, 0};
-        case Bk: case Bv: return {KV, 0};
-        case QNorm: return {per_head ? hd : Q, 0};
-        case KNorm: return {per_head ? hd : KV, 0};
-        case Gate: return {E, F};
-        case Up: return {E, hp.fused_gate_up ? 2 * F : F};
-        case Down: return {F, E};
-        case Router: return {E, X};
-        case GateExps: case UpExps: return {E, FX, X};
-        case DownExps: return {FX, E, X};
-        case UpB: return {F, 0};
-        default: return {E};  // the norms
-    }
-}
-
 std::string shape_of(const gguf::TensorInfo& t) {
     std::string s = "[";
     for (int d = 0; d < t.n_dims; ++d) {
@@ -77,17 +48,6 @@ void expect_shape(const gguf::TensorInfo& t, Shape s) {
                                  (dims > 2 ? ", " + std::to_string(s.ne2) : std::string()) + "]");
 }
 
-// The family's tensors of a layer; with experts, the router and the expert tensors take the
-// place of the dense FFN's gate, up and down.
-std::vector<TensorNeed> layer_needs(const HParams& hp) {
-    std::vector<TensorNeed> needs;
-    for (const TensorNeed& need : hp.builder->tensors)
-        if (hp.n_expert == 0 || (need.slot != Gate && need.slot != Up && need.slot != Down)) needs.push_back(need);
-    if (hp.n_expert > 0)
-        for (Slot s : {Router, GateExps, UpExps, DownExps}) needs.push_back({s});
-    return needs;
-}
-
 void expect_matrix_type(const gguf::TensorInfo& t) {
     if (!kernels::can_be_weight(t.type))
         throw std::runtime_error("tensor " + t.name + ": type " + std::string(dtype_name(t.type)) + " is not supported for weight matrices");
@@ -102,8 +62,8 @@ void expect_f32(const gguf::TensorInfo& t) {
 
 std::vector<LayerTensor> layer_tensors(const HParams& hp, int layer) {
     std::vector<LayerTensor> out;
-    for (const TensorNeed& need : layer_needs(hp)) {
-        const Shape s = slot_shape(need.slot, hp);
+    for (const TensorNeed& need : layer_needs(hp, layer)) {
+        const Shape s = need.shape;
         std::vector<int64_t> ne = {s.ne0};
         if (s.ne1) ne.push_back(s.ne1);
         if (s.ne2) ne.push_back(s.ne2);
@@ -131,7 +91,8 @@ int physical_cores() {
 
 uint64_t working_memory_bytes(const HParams& hp, int32_t batch_tokens, int32_t logit_rows, int threads) {
     const uint64_t T = static_cast<uint64_t>(batch_tokens);
-    const uint64_t ffn = (hp.fused_gate_up ? 3ull : 2ull) * std::max<uint64_t>(hp.n_ff, uint64_t(hp.n_ff_exp) * hp.n_expert_used) +
+    const GatedFfn* dense = find_block<GatedFfn>(hp.layers);
+    const uint64_t ffn = (dense && dense->fused ? 3ull : 2ull) * std::max<uint64_t>(hp.n_ff, uint64_t(hp.n_ff_exp) * hp.n_expert_used) +
                          (hp.n_expert > 0 ? 2ull * hp.n_expert_used * (1 + hp.n_embd) + hp.n_expert : 0);
     const uint64_t qkv = 2ull * hp.q_dim() + 2ull * hp.kv_dim() + hp.q_dim() + 2ull * hp.kv_dim();  // q, att, k, v, fused qkv
     const uint64_t floats = T * (2ull * hp.n_embd + qkv + ffn + (hp.any_swa() ? 2ull : 1ull) * hp.n_rot);
@@ -182,20 +143,19 @@ void Model::Impl::bind_tensors() {
         idx.fill(-1);
         std::array<const gguf::TensorInfo*, kSlots> info{};
         std::vector<const gguf::TensorInfo*> tensors;
-        for (const TensorNeed& need : layer_needs(hp)) {
+        for (const TensorNeed& need : layer_needs(hp, l)) {
             const std::string name = layer_tensor_name(l, need.slot);
             const auto* t = need.required ? require(name) : find(name);
             if (!t) continue;
-            const Shape shape = slot_shape(need.slot, hp);
-            expect_shape(*t, shape);
-            if (shape.ne1) expect_matrix_type(*t);
+            expect_shape(*t, need.shape);
+            if (need.shape.ne1) expect_matrix_type(*t);
             else expect_f32(*t);
             idx[need.slot] = static_cast<int>(tensors.size());
             info[need.slot] = t;
             tensors.push_back(t);
         }
         std::vector<int> experts;
-        if (hp.n_expert > 0)
+        if (idx[GateExps] >= 0)
             for (Slot s : {GateExps, UpExps, DownExps}) experts.push_back(idx[s]);
         layout.expert_tensors.push_back(std::move(experts));
         layout.layers.push_back(std::move(tensors));
@@ -260,23 +220,16 @@ DType Model::Impl::tensor_type(int l, size_t j) const {
 }
 
 LayerWeights Model::Impl::layer_weights(int l, std::span<const uint8_t* const> ptrs) const {
-    const auto& idx = slot_index[l];
-    const auto& info = slot_info[l];
-    auto vec = [&](int s) { return idx[s] < 0 ? nullptr : reinterpret_cast<const float*>(ptrs[idx[s]]); };
-    auto mat = [&](int s) {
-        const auto* t = info[s];
-        if (!t) return Matrix{};
-        const int64_t rows = t->n_dims == 3 ? t->ne[1] * t->ne[2] : t->ne[1];
-        const DType type = tensor_type(l, static_cast<size_t>(idx[s]));
-        return Matrix{type, t->ne[0], rows, static_cast<size_t>(dtype_bytes(type, t->ne[0])), ptrs[idx[s]]};
-    };
-    return {.layer = l, .attn_norm = vec(AttnNorm), .wq = mat(Wq), .wk = mat(Wk), .wv = mat(Wv), .wqkv = mat(Wqkv), .wo = mat(Wo),
-            .bq = vec(Bq), .bk = vec(Bk), .bv = vec(Bv), .q_norm = vec(QNorm), .k_norm = vec(KNorm),
-            .post_attn_norm = vec(PostAttnNorm), .ffn_norm = vec(FfnNorm), .gate = mat(Gate), .up = mat(Up),
-            .down = mat(Down), .post_ffn_norm = vec(PostFfnNorm), .router = mat(Router), .gate_exps = mat(GateExps),
-            .up_exps = mat(UpExps), .down_exps = mat(DownExps), .bo = vec(Bo), .attn_out_norm = vec(AttnOutNorm),
-            .attn_out_norm_b = vec(AttnOutNormB), .up_b = vec(UpB), .down_b = vec(DownB), .layer_out_norm = vec(LayerOutNorm),
-            .layer_out_norm_b = vec(LayerOutNormB)};
+    LayerWeights w{.layer = l};
+    for (int s = 0; s < kSlots; ++s) {
+        const auto* t = slot_info[l][s];
+        if (!t) continue;
+        const auto j = static_cast<size_t>(slot_index[l][s]);
+        const int64_t rows = t->n_dims == 3 ? t->ne[1] * t->ne[2] : t->n_dims == 2 ? t->ne[1] : 1;
+        const DType type = tensor_type(l, j);
+        w.tensors[s] = Matrix{type, t->ne[0], rows, static_cast<size_t>(dtype_bytes(type, t->ne[0])), ptrs[j]};
+    }
+    return w;
 }
 
 Model::Model(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}

@@ -1,6 +1,7 @@
 // model/model_impl.h — internal: the state behind Model (tensor bindings, working
-// memory, threads) shared by model.cpp (loading), forward.cpp (the pass), blocks.cpp
-// (the blocks) and rope.cpp (rotary tables).
+// memory, threads) shared by model.cpp (loading), forward.cpp (the pass), blocks.cpp and
+// moe.cpp (running the layers hp.layers describes) and rope.cpp (rotary tables).
+// Must not touch: architecture names, what a family's layers are (its builder says).
 #pragma once
 
 #include <array>
@@ -31,32 +32,63 @@ void for_rows(kernels::ThreadPool& pool, int32_t T, int64_t row_work, F&& body) 
     });
 }
 
-// Activations converted to the dot-product format of a weight type, cached so that
-// matrices sharing an input (Q/K/V, gate/up) convert it once.
-class ActivationCache {
+// Rows of floats in the working memory that count their writes: write() is the only way to
+// a writable pointer, and it counts, so a conversion of the rows (ActivationCache) knows
+// which contents it was made from. Call write() when the writing starts, after the step
+// has read what it converts (never hold its pointer across another step).
+class Rows {
 public:
-    // Returns converted rows of src ([T][k] floats) in format at, and their stride in bytes.
-    std::pair<const void*, size_t> get(const float* src, int32_t T, int64_t k, DType at, kernels::ThreadPool& pool);
-    // The inputs changed: forget every conversion.
-    void invalidate() { valid_.fill(false); }
+    const float* read() const { return data_.data(); }
+    float* write() {
+        ++version_;
+        return data_.data();
+    }
+    uint64_t version() const { return version_; }
+    void resize(size_t n) {
+        ++version_;
+        data_.resize(n);
+    }
 
 private:
+    std::vector<float> data_;
+    uint64_t version_ = 0;
+};
+
+// Activations converted to the dot-product format of a weight type, cached so that
+// matrices sharing an input (Q/K/V, gate/up) convert it once. A conversion is reused only
+// while its rows are unwritten (their write count is part of its key), so no step has to
+// remember to forget it.
+class ActivationCache {
+public:
+    // Rows [row0, row0 + T) of src ([.][k] floats) in format at, and their stride in bytes.
+    std::pair<const void*, size_t> get(const Rows& src, int32_t row0, int32_t T, int64_t k, DType at, kernels::ThreadPool& pool);
+
+private:
+    // What a conversion was made from.
+    struct Key {
+        const Rows* src = nullptr;
+        uint64_t version = 0;
+        int32_t row0 = 0, T = 0;
+        int64_t k = 0;
+        bool operator==(const Key&) const = default;
+    };
     // One slot per type id (only activation formats are used).
     std::array<std::vector<uint8_t>, kDTypeIdLimit> buf_;
-    std::array<bool, kDTypeIdLimit> valid_{};
-    std::array<const float*, kDTypeIdLimit> src_{};
+    std::array<Key, kDTypeIdLimit> key_{};
 };
 
 // Working memory of one pass, sized for `tokens` tokens; grows only when a larger
 // pass comes (so steady-state steps allocate nothing).
 struct Workspace {
     int32_t tokens = 0;
-    std::vector<float> x, h, q, k, v, att, qkv, gate, up;
+    Rows x, h, att, gate, up;                         // the stream, a scratch, and what matrices read
+    std::vector<float> q, k, v, qkv;
     std::vector<float> ones;                          // [n_ff] 1s: plain GELU through the gated kernel
     // Mixture of experts: router output [T][n_expert], choices and weights [T][used], the
     // tokens' rows grouped by expert [T * used][n_embd] and the experts' outputs (gate and
     // up hold [T * used][n_ff_exp]).
-    std::vector<float> moe_logits, moe_weight, moe_in, moe_out;
+    std::vector<float> moe_logits, moe_weight, moe_out;
+    Rows moe_in;
     std::vector<int32_t> moe_choice;
     std::array<std::vector<float>, 2> rope_cos, rope_sin;  // [global, sliding-window][token][n_rot/2]
     std::vector<uint8_t> embd_rows;                   // [token] raw embedding rows
@@ -113,38 +145,47 @@ struct Model::Impl {
     void run_pass(std::span<const TokenSlot> tokens, float* logits, float* hidden);
     void embed(std::span<const TokenSlot> tokens);
     void output(std::span<const TokenSlot> tokens, float* logits, float* hidden);
-    void matmul(const Matrix& w, const float* x, int32_t T, float* y, size_t ldy);
+    // y = w x for rows [0, T) of x (y must not be x's rows).
+    void matmul(const Matrix& w, const Rows& x, int32_t T, float* y, size_t ldy);
     void rms_norm_rows(const float* x, const float* weight, float* y, int32_t T, int64_t n);
     void layer_norm_rows(const float* x, const float* weight, const float* bias, float* y, int32_t T);
     void add_positions(std::span<const TokenSlot> tokens);
     void scale_rows(float* x, size_t n, float s);
     void soft_cap(float* x, size_t n, float cap);
 
-    // blocks.cpp
-    void attention_block(const LayerWeights& w, int l, const float* in, float* out, std::span<const TokenSlot> tokens);
-    void project_qkv(const LayerWeights& w, const float* in, int32_t T);
-    void attend(int l, std::span<const TokenSlot> tokens);
-    void attend_span(int l, const TokenSlot& tok, const float* queries, int32_t from, int32_t to, int thread, float* states, size_t stride);
+    // blocks.cpp: hp.layers[l] on the residual stream ws.x, ws.h the branches' scratch.
+    void run_layer(const LayerWeights& w, std::span<const TokenSlot> tokens);
+    void run_branch(const Branch& b, const LayerWeights& w, std::span<const TokenSlot> tokens);
+    void norm(const Norm& n, const LayerWeights& w, const Rows& in, Rows& out, int32_t T);
+    void residual(Rows& y, float scale, int32_t T);
+    // Each block on `in` into `out` (out may be in).
+    void run(const Attention& a, const LayerWeights& w, const Rows& in, Rows& out, std::span<const TokenSlot> tokens);
+    void run(const GatedFfn& f, const LayerWeights& w, const Rows& in, Rows& out, std::span<const TokenSlot> tokens);
+    void run(const Mlp& f, const LayerWeights& w, const Rows& in, Rows& out, std::span<const TokenSlot> tokens);
+    void run(const Moe& m, const LayerWeights& w, const Rows& in, Rows& out, std::span<const TokenSlot> tokens);  // moe.cpp
+    void project_qkv(const Attention& a, const LayerWeights& w, const Rows& in, int32_t T);
+    void attend(const Attention& a, int l, std::span<const TokenSlot> tokens);
+    void attend_span(const Attention& a, int l, const TokenSlot& tok, const float* queries, int32_t from, int32_t to, int thread,
+                     float* states, size_t stride);
     void merge_chunks(int32_t pairs, int64_t chunks);
-    void attend_block(const kv::KvCache& cache, int l, int h, const float* q, int32_t p, int32_t first, int32_t hi, float scale, float* m,
-                      float* sum, float* acc, kernels::Ahead ahead) const;
-    void ffn_block(const LayerWeights& w, const float* in, float* out, int32_t T);
-    void mlp_block(const LayerWeights& w, const float* in, float* out, int32_t T);
+    void attend_block(const kv::KvCache& cache, int l, int h, const float* q, int32_t p, int32_t first, int32_t hi, float scale,
+                      float softcap, float* m, float* sum, float* acc, kernels::Ahead ahead) const;
+    // The attention's score scale (its own, or 1/sqrt(head_dim)).
+    float kq_scale(const Attention& a) const;
 
     // moe.cpp
-    void route(const Matrix& router, const float* in, int32_t T);
-    void moe_block(const LayerWeights& w, const float* in, float* out, int32_t T);
+    void route(const Moe& m, const Matrix& router, const Rows& in, int32_t T);
     struct ExpertMatrices {
         std::vector<Matrix> gate, up, down;
     };
     ExpertMatrices expert_matrices(const LayerWeights& w, std::span<const int32_t> ids);
-    void run_experts(const LayerWeights& w, std::span<const int32_t> ids, std::span<const int32_t> start);
+    void run_experts(const Moe& moe, const LayerWeights& w, std::span<const int32_t> ids, std::span<const int32_t> start);
     void expert_gemm(std::span<const Matrix> w, std::span<const int32_t> ids, std::span<const int32_t> start, const void* x, size_t ldx,
                      int32_t row0, float* y);
 
     // rope.cpp
     void rope_tables(std::span<const TokenSlot> tokens);
-    void apply_rope(float* x, int32_t T, int n_heads, int table);
+    void apply_rope(float* x, int32_t T, int n_heads, int table, RopeStyle style);
 };
 
 }  // namespace strata::model

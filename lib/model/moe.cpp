@@ -19,7 +19,7 @@ namespace strata::model {
 
 // Router: softmax over the experts' logits, the top n_expert_used (ties to the lower
 // index), as llama.cpp's build_moe_ffn; fills ws.moe_choice / ws.moe_weight [T][used].
-void Model::Impl::route(const Matrix& router, const float* in, int32_t T) {
+void Model::Impl::route(const Moe& m, const Matrix& router, const Rows& in, int32_t T) {
     const int X = hp.n_expert, K = hp.n_expert_used;
     matmul(router, in, T, ws.moe_logits.data(), X);
     std::vector<int32_t> order(static_cast<size_t>(X));
@@ -36,7 +36,7 @@ void Model::Impl::route(const Matrix& router, const float* in, int32_t T) {
         for (int j = 0; j < K; ++j) chosen += p[order[j]];
         for (int j = 0; j < K; ++j) {
             ws.moe_choice[size_t(t) * K + j] = order[j];
-            ws.moe_weight[size_t(t) * K + j] = hp.moe_norm_weights ? p[order[j]] / chosen : p[order[j]];
+            ws.moe_weight[size_t(t) * K + j] = m.renormalize ? p[order[j]] / chosen : p[order[j]];
         }
     }
 }
@@ -45,12 +45,13 @@ void Model::Impl::route(const Matrix& router, const float* in, int32_t T) {
 // when they are in memory, or the slices the weight source read on demand.
 Model::Impl::ExpertMatrices Model::Impl::expert_matrices(const LayerWeights& w, std::span<const int32_t> ids) {
     const int64_t E = hp.n_embd, F = hp.n_ff_exp;
+    const Matrix &gate = w.mat(GateExps), &up = w.mat(UpExps), &down = w.mat(DownExps);
     ExpertMatrices m;
     if (!weights->experts_on_demand()) {
         for (int32_t e : ids) {
-            m.gate.push_back(w.gate_exps.slice(e * F, F));
-            m.up.push_back(w.up_exps.slice(e * F, F));
-            m.down.push_back(w.down_exps.slice(e * E, E));
+            m.gate.push_back(gate.slice(e * F, F));
+            m.up.push_back(up.slice(e * F, F));
+            m.down.push_back(down.slice(e * E, E));
         }
         return m;
     }
@@ -58,9 +59,9 @@ Model::Impl::ExpertMatrices Model::Impl::expert_matrices(const LayerWeights& w, 
     const auto ptrs = weights->experts(w.layer, ids);
     auto at = [](const Matrix& merged, int64_t rows, const uint8_t* data) { return Matrix{merged.type, merged.k, rows, merged.row_bytes, data}; };
     for (size_t i = 0; i < ids.size(); ++i) {
-        m.gate.push_back(at(w.gate_exps, F, ptrs[i * 3]));
-        m.up.push_back(at(w.up_exps, F, ptrs[i * 3 + 1]));
-        m.down.push_back(at(w.down_exps, E, ptrs[i * 3 + 2]));
+        m.gate.push_back(at(gate, F, ptrs[i * 3]));
+        m.up.push_back(at(up, F, ptrs[i * 3 + 1]));
+        m.down.push_back(at(down, E, ptrs[i * 3 + 2]));
     }
     return m;
 }
@@ -87,27 +88,25 @@ void Model::Impl::expert_gemm(std::span<const Matrix> w, std::span<const int32_t
 
 // Gate, up, the activation and down of experts `ids` (consecutive in the sort by expert,
 // so their rows are one run) for their rows of ws.moe_in, into ws.moe_out.
-void Model::Impl::run_experts(const LayerWeights& w, std::span<const int32_t> ids, std::span<const int32_t> start) {
+void Model::Impl::run_experts(const Moe& moe, const LayerWeights& w, std::span<const int32_t> ids, std::span<const int32_t> start) {
     const int E = hp.n_embd, F = hp.n_ff_exp;
     const ExpertMatrices m = expert_matrices(w, ids);
     const int32_t first = start[size_t(ids.front())], rows = start[size_t(ids.back()) + 1] - first;
-    const float* in = ws.moe_in.data() + size_t(first) * E;
-    const auto gate_in = acts.get(in, rows, E, kernels::activation_type(w.gate_exps.type), pool);
-    expert_gemm(m.gate, ids, start, gate_in.first, gate_in.second, first, ws.gate.data());
-    const auto up_in = acts.get(in, rows, E, kernels::activation_type(w.up_exps.type), pool);
-    expert_gemm(m.up, ids, start, up_in.first, up_in.second, first, ws.up.data());
-    const auto act_mul = hp.ffn_act == FfnAct::Silu ? kernels::silu_mul : kernels::gelu_mul;
-    for_rows(pool, rows, F, [&](int32_t i) { act_mul(ws.gate.data() + size_t(first + i) * F, ws.up.data() + size_t(first + i) * F, F); });
-    acts.invalidate();
-    const auto down_in = acts.get(ws.gate.data() + size_t(first) * F, rows, F, kernels::activation_type(w.down_exps.type), pool);
+    const auto gate_in = acts.get(ws.moe_in, first, rows, E, kernels::activation_type(m.gate[0].type), pool);
+    expert_gemm(m.gate, ids, start, gate_in.first, gate_in.second, first, ws.gate.write());
+    const auto up_in = acts.get(ws.moe_in, first, rows, E, kernels::activation_type(m.up[0].type), pool);
+    expert_gemm(m.up, ids, start, up_in.first, up_in.second, first, ws.up.write());
+    const auto act_mul = moe.act == FfnAct::Silu ? kernels::silu_mul : kernels::gelu_mul;
+    float* gate = ws.gate.write();
+    for_rows(pool, rows, F, [&](int32_t i) { act_mul(gate + size_t(first + i) * F, ws.up.read() + size_t(first + i) * F, F); });
+    const auto down_in = acts.get(ws.gate, first, rows, F, kernels::activation_type(m.down[0].type), pool);
     expert_gemm(m.down, ids, start, down_in.first, down_in.second, first, ws.moe_out.data());
-    acts.invalidate();
 }
 
-void Model::Impl::moe_block(const LayerWeights& w, const float* in, float* out, int32_t T) {
+void Model::Impl::run(const Moe& moe, const LayerWeights& w, const Rows& in, Rows& out, std::span<const TokenSlot> tokens) {
+    const int32_t T = static_cast<int32_t>(tokens.size());
     const int E = hp.n_embd, X = hp.n_expert, K = hp.n_expert_used;
-    acts.invalidate();
-    route(w.router, in, T);
+    route(moe, w.mat(Router), in, T);
     // The (token, weight) pairs of each expert, experts in order (a counting sort), and the
     // tokens' rows gathered in that order.
     std::vector<int32_t> start(static_cast<size_t>(X) + 1, 0), token(size_t(T) * K), active;
@@ -125,15 +124,17 @@ void Model::Impl::moe_block(const LayerWeights& w, const float* in, float* out, 
     for (int e = 0; e < X; ++e)
         if (start[size_t(e) + 1] > start[size_t(e)]) active.push_back(e);
     const int32_t rows = T * K;
-    for (int32_t i = 0; i < rows; ++i) std::memcpy(ws.moe_in.data() + size_t(i) * E, in + size_t(token[i]) * E, E * sizeof(float));
+    float* gathered = ws.moe_in.write();
+    for (int32_t i = 0; i < rows; ++i) std::memcpy(gathered + size_t(i) * E, in.read() + size_t(token[i]) * E, E * sizeof(float));
     // All chosen experts at once, or, read on demand, as many as the expert cache holds.
     const size_t group = weights->experts_on_demand() ? size_t(weights->max_experts()) : active.size();
     for (size_t g = 0; g < active.size(); g += group)
-        run_experts(w, std::span<const int32_t>(active).subspan(g, std::min(group, active.size() - g)), start);
+        run_experts(moe, w, std::span<const int32_t>(active).subspan(g, std::min(group, active.size() - g)), start);
     // out[t] = sum of its experts' outputs, weighted (out may be in: in is no longer read).
-    std::fill(out, out + size_t(T) * E, 0.0f);
+    float* sum = out.write();
+    std::fill(sum, sum + size_t(T) * E, 0.0f);
     for (int32_t i = 0; i < rows; ++i) {
-        float* dst = out + size_t(token[i]) * E;
+        float* dst = sum + size_t(token[i]) * E;
         const float* src = ws.moe_out.data() + size_t(i) * E;
         for (int c = 0; c < E; ++c) dst[c] += weight[i] * src[c];
     }

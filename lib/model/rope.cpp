@@ -69,9 +69,9 @@ void Model::Impl::rope_tables(std::span<const TokenSlot> tokens) {
     }
 }
 
-void Model::Impl::apply_rope(float* x, int32_t T, int n_heads, int table) {
+void Model::Impl::apply_rope(float* x, int32_t T, int n_heads, int table, RopeStyle style) {
     const int half = hp.n_rot / 2, hd = hp.head_dim;
-    const bool neox = hp.rope_style == RopeStyle::Neox;
+    const bool neox = style == RopeStyle::Neox;
     for (int32_t t = 0; t < T; ++t) {
         const float* c = ws.rope_cos[table].data() + size_t(t) * half;
         const float* s = ws.rope_sin[table].data() + size_t(t) * half;

@@ -68,14 +68,16 @@ std::string load_error(TinyModel m) {
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 // The error loading tests/data/archs/models/<name> rewritten without metadata key
-// `drop_key` or tensor `drop_tensor` ("" when it loads).
-std::string arch_load_error(const std::string& name, const std::string& drop_key, const std::string& drop_tensor) {
+// `drop_key` or tensor `drop_tensor`, then `edit` applied ("" when it loads).
+std::string arch_load_error(const std::string& name, const std::string& drop_key, const std::string& drop_tensor,
+                            const std::function<void(gguf::Writer&)>& edit = {}) {
     auto src = gguf::File::open((test::data_dir() / "archs/models" / name).string());
     gguf::Writer w(src->alignment());
     for (const auto& [key, value] : src->metadata())
         if (key != drop_key && key != "general.alignment") w.set_value(key, value);
     for (const auto& t : src->tensors())
         if (t.name != drop_tensor) w.add_tensor(t.name, t.type, std::vector<int64_t>(t.ne, t.ne + t.n_dims), src->bytes().data() + t.file_offset);
+    if (edit) edit(w);
     const auto bytes = w.bytes();
     try {
         model::Model::load(gguf::File::parse(bytes), {.n_threads = 1});
@@ -144,6 +146,11 @@ BOOST_AUTO_TEST_CASE(family_keys_and_tensors_are_required_by_name) {
     BOOST_TEST(contains(arch_load_error("phi3-f16.gguf", "", "blk.0.attn_qkv.weight"), "lacks tensor blk.0.attn_qkv.weight"));
     BOOST_TEST(contains(arch_load_error("granite-f16.gguf", "granite.logit_scale", ""), "missing granite.logit_scale"));
     BOOST_TEST(contains(arch_load_error("olmo2-f16.gguf", "", "blk.0.attn_q_norm.weight"), "lacks tensor blk.0.attn_q_norm.weight"));
+    const auto experts = [](gguf::Writer& w) {
+        w.set_u32("qwen3.expert_count", 8);
+        w.set_u32("qwen3.expert_used_count", 2);
+    };
+    BOOST_TEST(contains(arch_load_error("qwen3-f16.gguf", "", "", experts), "qwen3.expert_count is set, but strata runs qwen3 without experts"));
 }
 
 BOOST_AUTO_TEST_CASE(unknown_rope_scaling_is_named) {

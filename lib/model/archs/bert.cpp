@@ -8,20 +8,20 @@
 namespace strata::model {
 namespace {
 
-constexpr TensorNeed kTensors[] = {{Wq}, {Wk}, {Wv}, {Bq}, {Bk}, {Bv}, {Wo}, {Bo}, {AttnOutNorm}, {AttnOutNormB},
-                                   {Up}, {UpB}, {Down}, {DownB}, {LayerOutNorm}, {LayerOutNormB}};
-
-void hparams(const Keys& k, HParams& hp) {
+// x = layernorm(x + attn(x)); x = layernorm(x + mlp(x)).
+void build(const Keys& k, HParams& hp) {
     hp.causal = false;
     hp.learned_positions = true;
     hp.output_head = false;
     hp.n_rot = 0;
-    hp.ffn_act = FfnAct::GeluTanh;
     hp.norm_eps = k.required_real("attention.layer_norm_epsilon", 0, 1);
+    const Attention attention{.qkv_bias = Presence::Required, .out_bias = true};
+    hp.layers.assign(hp.n_layer, Layer{{{.block = attention, .after = layer_norm(AttnOutNorm, AttnOutNormB)},
+                                        {.block = Mlp{}, .after = layer_norm(LayerOutNorm, LayerOutNormB)}}});
 }
 
 }  // namespace
 
-const Builder kBert{"bert", hparams, kTensors, post_layer_norm_layer};
+extern const Builder kBert{"bert", build};
 
 }  // namespace strata::model

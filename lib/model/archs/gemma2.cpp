@@ -10,28 +10,25 @@
 namespace strata::model {
 namespace {
 
-constexpr TensorNeed kTensors[] = {{AttnNorm}, {Wq}, {Wk}, {Wv}, {Wo}, {PostAttnNorm},
-                                   {FfnNorm},  {Gate}, {Up}, {Down}, {PostFfnNorm}};
-
-void hparams(const Keys& k, HParams& hp) {
-    hp.rope_style = RopeStyle::Neox;
-    hp.n_swa = k.required("attention.sliding_window", 1, 1 << 24);
-    hp.set_swa_pattern(2);
-    hp.attn_softcap = k.real("attn_logit_softcapping", 50.0, 1e-3, 1e6);
+void build(const Keys& k, HParams& hp) {
+    const int32_t window = k.required("attention.sliding_window", 1, 1 << 24);
     hp.final_softcap = k.real("final_logit_softcapping", 30.0, 1e-3, 1e6);
-    gemma_scales(hp, 46);
+    Attention attention = gemma_attention(hp, 46);
+    attention.softcap = k.real("attn_logit_softcapping", 50.0, 1e-3, 1e6);
+    for (int l = 0; l < hp.n_layer; ++l) {
+        attention.window = swa_layer(l, 2) ? window : 0;
+        hp.layers.push_back(sandwich_norm(attention, GatedFfn{.act = FfnAct::GeluTanh}));
+    }
 }
 
 }  // namespace
 
-void gemma_scales(HParams& hp, int32_t layers_27b) {
+Attention gemma_attention(HParams& hp, int32_t layers_27b) {
     hp.embd_scale = std::sqrt(static_cast<float>(hp.n_embd));
-    hp.ffn_act = FfnAct::GeluTanh;
-    hp.scale_q = true;
     const int32_t d = hp.n_layer == layers_27b ? hp.n_embd / hp.n_head : hp.head_dim;
-    hp.kq_scale = 1.0f / std::sqrt(static_cast<float>(d));
+    return {.rope = RopeStyle::Neox, .kq_scale = 1.0f / std::sqrt(static_cast<float>(d)), .scale_q = true};
 }
 
-const Builder kGemma2{"gemma2", hparams, kTensors, sandwich_norm_layer};
+extern const Builder kGemma2{"gemma2", build};
 
 }  // namespace strata::model

@@ -7,20 +7,20 @@
 namespace strata::model {
 namespace {
 
-constexpr TensorNeed kTensors[] = {{AttnNorm}, {Wq}, {Wk}, {Wv}, {QNorm}, {KNorm}, {Wo}, {PostAttnNorm},
-                                   {FfnNorm},  {Gate}, {Up}, {Down}, {PostFfnNorm}};
-
-void hparams(const Keys& k, HParams& hp) {
-    hp.rope_style = RopeStyle::Neox;
-    hp.qk_norm = QkNorm::PerHead;
-    hp.n_swa = k.required("attention.sliding_window", 1, 1 << 24);
-    hp.set_swa_pattern(k.optional("attention.sliding_window_pattern", 6, 0, hp.n_layer + 1));
+void build(const Keys& k, HParams& hp) {
+    const int32_t window = k.required("attention.sliding_window", 1, 1 << 24);
+    const int32_t pattern = k.optional("attention.sliding_window_pattern", 6, 0, hp.n_layer + 1);
     hp.rope_swa = Rope{.base = k.real("rope.freq_base_swa", 10000.0, 1, 1e12), .n_ctx_orig = hp.rope.n_ctx_orig};
-    gemma_scales(hp, 62);
+    Attention attention = gemma_attention(hp, 62);
+    attention.qk_norm = QkNorm::PerHead;
+    for (int l = 0; l < hp.n_layer; ++l) {
+        attention.window = swa_layer(l, pattern) ? window : 0;
+        hp.layers.push_back(sandwich_norm(attention, GatedFfn{.act = FfnAct::GeluTanh}));
+    }
 }
 
 }  // namespace
 
-const Builder kGemma3{"gemma3", hparams, kTensors, sandwich_norm_layer};
+extern const Builder kGemma3{"gemma3", build};
 
 }  // namespace strata::model

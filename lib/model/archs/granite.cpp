@@ -6,19 +6,16 @@
 namespace strata::model {
 namespace {
 
-constexpr TensorNeed kTensors[] = {{AttnNorm}, {Wq}, {Wk}, {Wv}, {Bq, false}, {Bk, false}, {Bv, false},
-                                   {Wo}, {FfnNorm}, {Gate}, {Up}, {Down}};
-
-void hparams(const Keys& k, HParams& hp) {
+void build(const Keys& k, HParams& hp) {
     hp.embd_scale = k.required_real("embedding_scale", 1e-6, 1e6);
-    hp.residual_scale = k.required_real("residual_scale", 1e-6, 1e6);
-    const float attn = k.required_real("attention.scale", 0, 1e6);
-    if (attn != 0.0f) hp.kq_scale = attn;
+    const float residual = k.required_real("residual_scale", 1e-6, 1e6);
+    const float attn = k.required_real("attention.scale", 0, 1e6);  // 0: 1/sqrt(head_dim)
     hp.logit_scale = 1.0f / k.required_real("logit_scale", 1e-6, 1e6);
+    hp.layers.assign(hp.n_layer, pre_norm({.qkv_bias = Presence::Optional, .kq_scale = attn}, GatedFfn{}, residual));
 }
 
 }  // namespace
 
-const Builder kGranite{"granite", hparams, kTensors, pre_norm_layer};
+extern const Builder kGranite{"granite", build};
 
 }  // namespace strata::model

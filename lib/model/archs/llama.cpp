@@ -1,6 +1,6 @@
 // model/archs/llama.cpp — Llama 1/2/3 and everything converted as "llama" (Mistral,
-// TinyLlama, SmolLM, llama2.c): pre-norm blocks, optional q/k/v biases, normal RoPE
-// (rope_freqs and linear/YaRN scaling come with the shared keys), SiLU-gated FFN.
+// TinyLlama, SmolLM, llama2.c; Mixtral): pre-norm blocks, optional q/k/v biases, normal RoPE
+// (rope_freqs and linear/YaRN scaling come with the shared keys), SiLU-gated FFN or mixture of experts.
 // llama.cpp ignores llama.attention.sliding_window (Mistral 7B runs with full attention
 // there), and so does this builder.
 #include "model/arch.h"
@@ -8,13 +8,14 @@
 namespace strata::model {
 namespace {
 
-constexpr TensorNeed kTensors[] = {{AttnNorm}, {Wq}, {Wk}, {Wv}, {Bq, false}, {Bk, false}, {Bv, false},
-                                   {Wo}, {FfnNorm}, {Gate}, {Up}, {Down}};
-
-void hparams(const Keys&, HParams&) {}
+// With expert_count (Mixtral) the FFN is a mixture of experts, their weights renormalized.
+void build(const Keys&, HParams& hp) {
+    const Block ffn = hp.n_expert > 0 ? Block{Moe{}} : Block{GatedFfn{}};
+    hp.layers.assign(hp.n_layer, pre_norm({.qkv_bias = Presence::Optional}, ffn));
+}
 
 }  // namespace
 
-const Builder kLlama{"llama", hparams, kTensors, pre_norm_layer};
+extern const Builder kLlama{"llama", build};
 
 }  // namespace strata::model

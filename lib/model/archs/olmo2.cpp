@@ -6,25 +6,15 @@
 namespace strata::model {
 namespace {
 
-constexpr TensorNeed kTensors[] = {{Wq}, {Wk}, {Wv}, {QNorm}, {KNorm}, {Wo}, {PostAttnNorm}, {Gate}, {Up}, {Down}, {PostFfnNorm}};
-
-void hparams(const Keys&, HParams& hp) {
-    hp.rope_style = RopeStyle::Neox;
-    hp.qk_norm = QkNorm::Whole;
-}
-
 // x += post_norm(attn(x)); x += post_norm(ffn(x)).
-void layer(Blocks& b, const LayerWeights& w, int l) {
-    b.attention(w, l, b.stream(), b.scratch());
-    b.norm(b.scratch(), w.post_attn_norm, b.scratch());
-    b.residual(b.scratch());
-    b.ffn(w, b.stream(), b.scratch());
-    b.norm(b.scratch(), w.post_ffn_norm, b.scratch());
-    b.residual(b.scratch());
+void build(const Keys&, HParams& hp) {
+    const Attention attention{.qk_norm = QkNorm::Whole, .rope = RopeStyle::Neox};
+    hp.layers.assign(hp.n_layer, Layer{{{.block = attention, .post = rms_norm(PostAttnNorm)},
+                                        {.block = GatedFfn{}, .post = rms_norm(PostFfnNorm)}}});
 }
 
 }  // namespace
 
-const Builder kOlmo2{"olmo2", hparams, kTensors, layer};
+extern const Builder kOlmo2{"olmo2", build};
 
 }  // namespace strata::model

@@ -9,17 +9,13 @@
 namespace strata::model {
 namespace {
 
-constexpr TensorNeed kTensors[] = {{AttnNorm}, {Wq}, {Wk}, {Wv}, {QNorm}, {KNorm}, {Wo}, {FfnNorm}, {Gate}, {Up}, {Down}};
-
-void hparams(const Keys&, HParams& hp) {
+void build(const Keys&, HParams& hp) {
     if (hp.n_expert == 0) throw std::runtime_error("model metadata: olmoe.expert_count is missing or 0");
-    hp.rope_style = RopeStyle::Neox;
-    hp.qk_norm = QkNorm::Whole;
-    hp.moe_norm_weights = false;
+    hp.layers.assign(hp.n_layer, pre_norm({.qk_norm = QkNorm::Whole, .rope = RopeStyle::Neox}, Moe{.renormalize = false}));
 }
 
 }  // namespace
 
-const Builder kOlmoe{"olmoe", hparams, kTensors, pre_norm_layer};
+extern const Builder kOlmoe{"olmoe", build};
 
 }  // namespace strata::model

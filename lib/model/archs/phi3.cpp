@@ -10,18 +10,15 @@
 namespace strata::model {
 namespace {
 
-constexpr TensorNeed kTensors[] = {{AttnNorm}, {Wqkv}, {Wo}, {FfnNorm}, {Up}, {Down}};
-
-void hparams(const Keys& k, HParams& hp) {
-    hp.rope_style = RopeStyle::Neox;
-    hp.fused_gate_up = true;
-    hp.scale_q = true;
+void build(const Keys& k, HParams& hp) {
     hp.longrope = true;
     hp.rope.attn_factor = hp.rope_swa.attn_factor = k.real("rope.scaling.attn_factor", 1.0, 1e-3, 1e3);
+    const Attention attention{.fused_qkv = true, .rope = RopeStyle::Neox, .scale_q = true};
+    hp.layers.assign(hp.n_layer, pre_norm(attention, GatedFfn{.fused = true}));
 }
 
 }  // namespace
 
-const Builder kPhi3{"phi3", hparams, kTensors, pre_norm_layer};
+extern const Builder kPhi3{"phi3", build};
 
 }  // namespace strata::model

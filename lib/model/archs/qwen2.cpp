@@ -4,12 +4,12 @@
 namespace strata::model {
 namespace {
 
-constexpr TensorNeed kTensors[] = {{AttnNorm}, {Wq}, {Wk}, {Wv}, {Bq}, {Bk}, {Bv}, {Wo}, {FfnNorm}, {Gate}, {Up}, {Down}};
-
-void hparams(const Keys&, HParams& hp) { hp.rope_style = RopeStyle::Neox; }
+void build(const Keys&, HParams& hp) {
+    hp.layers.assign(hp.n_layer, pre_norm({.qkv_bias = Presence::Required, .rope = RopeStyle::Neox}, GatedFfn{}));
+}
 
 }  // namespace
 
-const Builder kQwen2{"qwen2", hparams, kTensors, pre_norm_layer};
+extern const Builder kQwen2{"qwen2", build};
 
 }  // namespace strata::model

@@ -5,15 +5,12 @@
 namespace strata::model {
 namespace {
 
-constexpr TensorNeed kTensors[] = {{AttnNorm}, {Wq}, {Wk}, {Wv}, {QNorm}, {KNorm}, {Wo}, {FfnNorm}, {Gate}, {Up}, {Down}};
-
-void hparams(const Keys&, HParams& hp) {
-    hp.rope_style = RopeStyle::Neox;
-    hp.qk_norm = QkNorm::PerHead;
+void build(const Keys&, HParams& hp) {
+    hp.layers.assign(hp.n_layer, pre_norm({.qk_norm = QkNorm::PerHead, .rope = RopeStyle::Neox}, GatedFfn{}));
 }
 
 }  // namespace
 
-const Builder kQwen3{"qwen3", hparams, kTensors, pre_norm_layer};
+extern const Builder kQwen3{"qwen3", build};
 
 }  // namespace strata::model

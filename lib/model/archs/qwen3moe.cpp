@@ -8,18 +8,13 @@
 namespace strata::model {
 namespace {
 
-// Gate, up and down give way to the router and the expert tensors (model.cpp).
-constexpr TensorNeed kTensors[] = {{AttnNorm}, {Wq}, {Wk}, {Wv}, {QNorm}, {KNorm}, {Wo}, {FfnNorm}, {Gate}, {Up}, {Down}};
-
-void hparams(const Keys&, HParams& hp) {
+void build(const Keys&, HParams& hp) {
     if (hp.n_expert == 0) throw std::runtime_error("model metadata: qwen3moe.expert_count is missing or 0");
-    hp.rope_style = RopeStyle::Neox;
-    hp.qk_norm = QkNorm::PerHead;
-    hp.moe_norm_weights = true;
+    hp.layers.assign(hp.n_layer, pre_norm({.qk_norm = QkNorm::PerHead, .rope = RopeStyle::Neox}, Moe{.renormalize = true}));
 }
 
 }  // namespace
 
-const Builder kQwen3Moe{"qwen3moe", hparams, kTensors, pre_norm_layer};
+extern const Builder kQwen3Moe{"qwen3moe", build};
 
 }  // namespace strata::model

@@ -1,0 +1,104 @@
+// model/layer.cpp — the tensors each block and norm of a layer reads, and the words that
+// describe a layer's blocks.
+#include "model/layer.h"
+
+#include <algorithm>
+
+#include "model/hparams.h"
+
+namespace strata::model {
+namespace {
+
+using Needs = std::vector<TensorNeed>;
+
+void add(Needs& n, const Norm& norm, const HParams& hp) {
+    if (!norm) return;
+    n.push_back({norm.weight, {hp.n_embd}});
+    if (norm.bias != kSlots) n.push_back({norm.bias, {hp.n_embd}});
+}
+
+void add(Needs& n, const Attention& a, const HParams& hp) {
+    const int64_t E = hp.n_embd, Q = hp.q_dim(), KV = hp.kv_dim();
+    if (a.fused_qkv) n.push_back({Wqkv, {E, Q + 2 * KV}});
+    else n.insert(n.end(), {{Wq, {E, Q}}, {Wk, {E, KV}}, {Wv, {E, KV}}});
+    if (a.qkv_bias != Presence::None) {
+        const bool required = a.qkv_bias == Presence::Required;
+        n.insert(n.end(), {{Bq, {Q}, required}, {Bk, {KV}, required}, {Bv, {KV}, required}});
+    }
+    if (a.qk_norm != QkNorm::None) {
+        const bool per_head = a.qk_norm == QkNorm::PerHead;
+        n.insert(n.end(), {{QNorm, {per_head ? hp.head_dim : Q}}, {KNorm, {per_head ? hp.head_dim : KV}}});
+    }
+    n.push_back({Wo, {Q, E}});
+    if (a.out_bias) n.push_back({Bo, {E}});
+}
+
+void add(Needs& n, const GatedFfn& f, const HParams& hp) {
+    const int64_t E = hp.n_embd, F = hp.n_ff;
+    if (f.fused) n.push_back({Up, {E, 2 * F}});
+    else n.insert(n.end(), {{Gate, {E, F}}, {Up, {E, F}}});
+    n.push_back({Down, {F, E}});
+}
+
+void add(Needs& n, const Moe&, const HParams& hp) {
+    const int64_t E = hp.n_embd, X = hp.n_expert, FX = hp.n_ff_exp;
+    n.insert(n.end(), {{Router, {E, X}}, {GateExps, {E, FX, X}}, {UpExps, {E, FX, X}}, {DownExps, {FX, E, X}}});
+}
+
+void add(Needs& n, const Mlp&, const HParams& hp) {
+    const int64_t E = hp.n_embd, F = hp.n_ff;
+    n.insert(n.end(), {{Up, {E, F}}, {UpB, {F}}, {Down, {F, E}}, {DownB, {E}}});
+}
+
+using Words = std::vector<std::string>;
+
+const char* act_name(FfnAct act) { return act == FfnAct::Silu ? "SiLU-gated ffn" : "GELU(tanh)-gated ffn"; }
+
+void describe(Words& w, const Attention& a, const HParams& hp) {
+    if (hp.n_rot > 0) w.push_back(a.rope == RopeStyle::Neox ? "neox rope" : "normal rope");
+    if (a.fused_qkv) w.push_back("fused qkv");
+    if (a.qkv_bias == Presence::Required) w.push_back("q/k/v biases");
+    if (a.qk_norm != QkNorm::None) w.push_back(a.qk_norm == QkNorm::PerHead ? "per-head q/k norm" : "q/k norm");
+    if (a.softcap > 0) w.push_back("attention soft-cap");
+}
+
+void describe(Words& w, const GatedFfn& f, const HParams&) {
+    w.push_back(act_name(f.act));
+    if (f.fused) w.push_back("fused gate/up");
+}
+
+void describe(Words& w, const Moe& m, const HParams& hp) {
+    w.push_back(std::to_string(hp.n_expert) + " experts (" + std::to_string(hp.n_expert_used) + " used" +
+                (m.renormalize ? ", weights renormalized)" : ")"));
+    w.push_back(act_name(m.act));
+}
+
+void describe(Words& w, const Mlp&, const HParams&) { w.push_back("GELU ffn with biases"); }
+
+}  // namespace
+
+std::vector<TensorNeed> layer_needs(const HParams& hp, int l) {
+    Needs n;
+    for (const Branch& b : hp.layers[size_t(l)].branches) {
+        add(n, b.pre, hp);
+        std::visit([&](const auto& block) { add(n, block, hp); }, b.block);
+        add(n, b.post, hp);
+        add(n, b.after, hp);
+    }
+    return n;
+}
+
+std::vector<std::string> layer_features(const HParams& hp) {
+    Words all;
+    for (const Layer& layer : hp.layers)
+        for (const Branch& b : layer.branches) {
+            Words w;
+            std::visit([&](const auto& block) { describe(w, block, hp); }, b.block);
+            if (b.scale != 1.0f) w.push_back("residual scale");
+            for (auto& word : w)
+                if (std::find(all.begin(), all.end(), word) == all.end()) all.push_back(std::move(word));
+        }
+    return all;
+}
+
+}  // namespace strata::model

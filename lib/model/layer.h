@@ -1,0 +1,126 @@
+// model/layer.h — what one layer of a model does, as its family's builder states it
+// (lib/model/archs/): a list of residual branches, each a block (attention with its
+// options, a gated feed-forward, a mixture of experts, a plain feed-forward) between the
+// norms around it; the tensors ("blk.N.<name>") each block and norm reads, with their
+// shapes; and the words `strata-gguf info` describes them with. The forward pass runs
+// these values (blocks.cpp); a new kind of block is a new type in Block, its tensors and
+// words (layer.cpp) and how it runs (blocks.cpp).
+// Must not touch: running the blocks, tensor data, architecture names.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace strata::model {
+
+struct HParams;
+
+// The tensors a layer may have ("blk.N.<name>"; names in model.cpp).
+enum Slot : int {
+    AttnNorm, Wq, Wk, Wv, Wqkv, Wo, Bq, Bk, Bv, QNorm, KNorm, PostAttnNorm,
+    FfnNorm, Gate, Up, Down, PostFfnNorm,
+    Router, GateExps, UpExps, DownExps,  // mixture of experts
+    Bo, AttnOutNorm, AttnOutNormB, UpB, DownB, LayerOutNorm, LayerOutNormB,  // post-norm encoders (LayerNorm with bias)
+    kSlots
+};
+
+enum class RopeStyle {
+    Normal,  // rotate adjacent pairs (2i, 2i+1) — llama (the converter permuted Q/K for it)
+    Neox,    // rotate (i, i + n_rot/2) — qwen2 and most later families
+};
+
+// Per-head RMSNorm of q and k (qwen3, gemma3), or over the whole projection (olmo2).
+enum class QkNorm { None, PerHead, Whole };
+
+// The gated feed-forward's activation: act(gate) * up.
+enum class FfnAct { Silu, GeluTanh };
+
+// Whether a layer's file has some tensors: never, when it has them, always.
+enum class Presence { None, Optional, Required };
+
+// RMSNorm with a weight (rms_eps), or LayerNorm with a weight and a bias (norm_eps);
+// none when weight is kSlots.
+struct Norm {
+    Slot weight = kSlots;
+    Slot bias = kSlots;
+    explicit operator bool() const { return weight != kSlots; }
+};
+constexpr Norm rms_norm(Slot weight) { return {weight}; }
+constexpr Norm layer_norm(Slot weight, Slot bias) { return {weight, bias}; }
+
+// Self-attention: q/k/v projections, q/k norms, RoPE (n_rot pairs; none when 0), the F16
+// KV cache, grouped-query attention (causal unless HParams::causal is false), the output
+// projection.
+struct Attention {
+    bool fused_qkv = false;                // one attn_qkv matrix split as [q | k | v]
+    Presence qkv_bias = Presence::None;    // attn_{q,k,v}.bias
+    bool out_bias = false;                 // attn_output.bias
+    QkNorm qk_norm = QkNorm::None;         // attn_{q,k}_norm
+    RopeStyle rope = RopeStyle::Normal;
+    float kq_scale = 0;                    // scale of the scores; 0: 1/sqrt(head_dim)
+    bool scale_q = false;                  // kq_scale multiplies q before the F16 dot instead
+    float softcap = 0;                     // scores -> cap tanh(scores / cap); 0: off
+    int32_t window = 0;                    // > 0: attend to the last `window` positions only (the
+                                           // cache keeps only them), RoPE from HParams::rope_swa
+};
+
+// down(act(gate) * up), n_ff wide.
+struct GatedFfn {
+    FfnAct act = FfnAct::Silu;
+    bool fused = false;  // ffn_up holds [gate; up] (2 n_ff rows), no ffn_gate
+};
+
+// A softmax router over n_expert experts, the n_expert_used best per token each running a
+// gated FFN n_ff_exp wide, their outputs summed with the router's weights.
+struct Moe {
+    FfnAct act = FfnAct::Silu;
+    bool renormalize = true;  // the chosen experts' weights are scaled to sum 1
+};
+
+// down(gelu(up(x) + up_b)) + down_b (encoders).
+struct Mlp {};
+
+using Block = std::variant<Attention, GatedFfn, Moe, Mlp>;
+
+// One residual branch: x = after(x + scale * post(block(pre(x)))).
+struct Branch {
+    Norm pre;
+    Block block;
+    Norm post;
+    float scale = 1.0f;
+    Norm after;
+};
+
+struct Layer {
+    std::vector<Branch> branches;
+};
+
+// The first block of type B in any layer, or null.
+template <class B>
+const B* find_block(const std::vector<Layer>& layers) {
+    for (const Layer& layer : layers)
+        for (const Branch& b : layer.branches)
+            if (const B* found = std::get_if<B>(&b.block)) return found;
+    return nullptr;
+}
+
+// A tensor's expected {ne0, ne1, ne2}: ne1 = 0 a vector, ne2 = 0 a matrix.
+struct Shape {
+    int64_t ne0, ne1 = 0, ne2 = 0;
+};
+
+// One tensor of a layer: its slot, its shape, and whether the file must have it.
+struct TensorNeed {
+    Slot slot;
+    Shape shape;
+    bool required = true;
+};
+
+// The tensors hp.layers[l] reads, in the order its branches read them.
+std::vector<TensorNeed> layer_needs(const HParams& hp, int l);
+// What the model's layers use beyond a plain llama layer (each once), for `info`.
+std::vector<std::string> layer_features(const HParams& hp);
+
+}  // namespace strata::model
