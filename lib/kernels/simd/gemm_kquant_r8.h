@@ -99,7 +99,6 @@ struct KQuantR8 {
     static int64_t act_bytes(int64_t k) { return k / 256 * static_cast<int64_t>(sizeof(Act)); }
     static Acts prepare(const uint8_t* x, size_t ldx, int64_t nt, int64_t k) { return Lanes::prepare(x, ldx, nt, k); }
     static constexpr int kFusedTokens = 8, kFusedRows = Lanes::kRows;
-    static constexpr bool kFusedAll = true;
 
     template <int NR, int NT>
     static void fused(const uint8_t* w, size_t ldw, int64_t k, const Acts& acts, int64_t t0, float* Y, size_t ldy) {

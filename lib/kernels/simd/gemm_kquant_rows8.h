@@ -1,6 +1,6 @@
 // kernels/simd/gemm_kquant_rows8.h — AVX2: Q2_K, Q3_K, Q4_K, Q5_K, Q6_K and IQ4_XS products
 // of 8 rows and up to 8 tokens (batched decode, and prefill 8 tokens at a time:
-// gemm_driver.h's kFusedAll) with a row in each int32 lane, the AVX2 counterpart of
+// gemm_driver.h's blocks) with a row in each int32 lane, the AVX2 counterpart of
 // gemm_kquant_rows16.h; its products of the 8-row layouts (gemm_kquant_r8.h) take the Q4_K,
 // Q5_K, Q6_K and IQ4_XS forms with Interleaved8 in place of RowSpan8 (rows8.h). A
 // super-block's quant dwords are transposed across 8 rows to one vector per position (lane
@@ -508,7 +508,6 @@ struct KQuantRows8 : KQuant<V, Type> {
                                               std::conditional_t<std::is_same_v<Type, Q2K>, Rows8Q2K,
                                                                  std::conditional_t<std::is_same_v<Type, Q3K>, Rows8Q3K, Rows8IQ4XS>>>>>>;
     static constexpr int kFusedTokens = 8, kFusedRows = 8;
-    static constexpr bool kFusedAll = true;
 
     // The lanes read the Q8_K rows as they come, narrow_row IQ4_XS's in a copy of its lane
     // order: the one or the other for the whole block (the driver's chunks of more than 8

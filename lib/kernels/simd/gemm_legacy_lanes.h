@@ -51,9 +51,8 @@ struct LegacyLanes : Legacy<V, Type> {
         }
         return 0;
     }
-    // The lanes take every product the driver hands them (gemm_driver.h): on AVX2 all of them,
-    // in chunks of up to 8 tokens; on AVX-512 GemmX4 hands them up to kX4ChunkedTokens.
-    static constexpr bool kFusedAll = true;
+    // The lanes take every product the driver's blocks hand them (gemm_driver.h), in chunks
+    // of up to 8 tokens: on AVX2 all of them, on AVX-512 those gemm_routes.h gives them.
     static Acts prepare(const uint8_t* x, size_t ldx, int64_t nt, int64_t k) {
         if constexpr (row_tokens() > 0) {
             if (nt <= row_tokens()) {
@@ -135,7 +134,6 @@ template <class V, class Type, class Tiles, class Rows, class Tiles8 = void>
 struct LegacyR8 : Legacy<V, Type> {
     using Acts = typename Legacy<V, Type>::Acts;
     static constexpr int kFusedRows = Tiles::kFusedRows;
-    static constexpr bool kFusedAll = true;
     template <int NR, int NT>
     static void fused(const uint8_t* w, size_t ldw, int64_t k, const Acts& acts, int64_t t0, float* Y, size_t ldy) {
         if constexpr (!std::is_void_v<Tiles8> && NT == 1) {

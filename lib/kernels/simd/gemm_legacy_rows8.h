@@ -26,7 +26,7 @@
 // 11.5-13.6; 8 tokens (GFLOP/s) Q4_0 53-60 -> 161-169, Q4_1 41-46 -> 146-153, Q5_0 53-56 ->
 // 134-142, Q5_1 43-46 -> 114-130, IQ4_NL 49-61 -> 100-104.
 // Since 2026-11-27 AVX2 takes every product here, in chunks of up to 8 tokens while a tile
-// of 8 rows stays in cache (gemm_driver.h's kFusedAll), where gemm_legacy.h had unpacked
+// of 8 rows stays in cache (gemm_driver.h's blocks), where gemm_legacy.h had unpacked
 // each step of weights once for 64 tokens and taken 8-lane FMA chains per (row, token,
 // block): kernel_bench --isa avx2 --threads 1 --nt 64,512 --shape 4096x4096, two
 // alternating runs, GFLOP/s: Q8_0 70-72 -> 107-109, Q4_0 80-82 -> 149-171, Q4_1 57-58 ->
