@@ -74,7 +74,8 @@ constexpr int64_t kAnyTokens = INT64_MAX;
 // kFusedTokens; the stepped one's unpacking pays from there).
 constexpr int64_t kFloatFusedAvx2 = 2, kFloatFusedAvx512 = 4;
 // AVX-512 quantized weights: the 4 x 4 lanes only past 64 tokens; below, their interleaving
-// per call costs more than it saves (tests/bench/HISTORY.md, "kX4ChunkedTokens").
+// per call costs more than it saves (tests/bench/HISTORY.md, "kX4ChunkedTokens: the 4 x 4
+// lanes from 65 tokens").
 constexpr int64_t kX4FromTokens = 65;
 
 struct GemmRow {

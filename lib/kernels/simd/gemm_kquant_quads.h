@@ -12,10 +12,8 @@
 // Weights take this form per super-block and 4 rows (QuadForm): each pair of rows' packed
 // bytes permuted into (position, group) blocks, the pairs joined, then the bits of each
 // value; activations once per product (each super-block's quants in the same order).
-// Measured (Zen 4, kernel_bench, 3-4 alternating runs): Q4_K 4096x2048 in cache, 1
-// thread, 8 tokens 143-150 -> 167-174 GFLOP/s; 14336x4096 from DRAM, 2 threads, 2 tokens
-// 136-156 -> 154-192, 4 tokens 177-199 -> 218-239, 8 tokens 186-217 -> 274-291. Q6_K, 8
-// tokens: in cache 143-147 -> 151-168, from DRAM 203-227 -> 218-262.
+// Faster than KQuant's paths for Q4_K and Q6_K in cache and from DRAM (tests/bench/HISTORY.md,
+// "K-quant quad lanes").
 // Other K-quants in this layout (tried generically, from their unpacked chunks) spent what
 // they saved on the transposition. One token keeps KQuant's narrow_row (one sequential
 // weight stream, at the bus). Whole groups of 16 rows go to gemm_kquant_rows16.h (a row per
@@ -73,7 +71,7 @@ inline void quad_positions(const __m512i (&z)[4], __m512i index, __m512i (&out)[
 // How a type takes the quad form: kGroup elements per scale, corrections against kCorr
 // halves of the bsums, group_sums(a, out) the activation bsums it pairs with (8 or 16
 // int16), unpack(rows, tile), and from kMinTokens tokens on (below, KQuant's paths were
-// faster: Q6_K with 2 tokens, from DRAM, 124-134 GFLOP/s against 90-115 here).
+// faster: tests/bench/HISTORY.md, "K-quant quad lanes").
 template <class Type>
 struct QuadForm;
 
@@ -229,10 +227,8 @@ struct KQuantQuads : KQuant<V, Type> {
     // + i of the copy is act_dword(m, i)), four 512-bit permutations: each vector of the
     // copy draws on two neighbouring vectors of the source (Q4_K's groups of 32: vectors 0-1
     // or 2-3; groups of 16: one vector, transposed as 4 x 4 dwords). The copy a dword at a
-    // time that it replaced took 6.2 % of 8 sessions' decoding (1B Q4_K_M, perf; every
-    // chunk of rows that a thread takes makes its own copy), this one 1.6 %, mostly the
-    // loads; kernel_bench --isa avx512 --threads 2 --nt 8, four alternating runs, medians,
-    // GFLOP/s: Q4_K 2048x2048 307 -> 398, 5632x2048 392 -> 422, Q6_K 2048x2048 255 -> 281.
+    // time that it replaced took 6.2 % of 8 sessions' decoding, this one 1.6 % (HISTORY.md,
+    // "K-quant quad lanes' activation copy").
     struct QuadOrder {
         static constexpr int source(int d) { return act_dword<Form::kGroup>(d / 4, d % 4); }
         // The first of the two source vectors that vector v of the copy reads (evaluated

@@ -8,11 +8,9 @@
 // own: four sums of two vpdpbusd each (AVX2: vpmaddubsw), then the lanes' scales applied
 // once per super-block: 8 byte dot products and 4 multiplications where Q4_K's own order
 // (gemm_kquant.h's narrow_row) takes a scale shuffle, a vpmaddubsw and an int16 dot per 32
-// weights (about 60 vector instructions per super-block against 70). kernel_bench --nt 1
-// --shape 1024x1024 --cache-mb 0 --threads 1, medians of 5 alternating runs, GB/s: AVX-512
-// 25.7 -> 29.7, AVX2 22.1 -> 25.5. On AVX-512 the scales were 4 vpmulld until 2026-11-29;
-// now two sums pack into int16 words for one vpdpwssd each (scaled_sums), and the high
-// nibbles are not shifted: best of 6 alternating runs, same bench, 32.0 -> 36.6 GB/s.
+// weights (about 60 vector instructions per super-block against 70), faster on both ISAs.
+// On AVX-512 two sums pack into int16 words for one vpdpwssd each (scaled_sums), and the
+// high nibbles are not shifted (tests/bench/HISTORY.md, "Q4_K_R one token").
 // Must not touch: other weight types, Q4_K's own paths.
 #pragma once
 

@@ -121,15 +121,9 @@ struct LegacyLanes : Legacy<V, Type> {
 // takes Legacy's narrow_row (Q8_0) or a row at a time (AVX-512) for 1-2 tokens. One token
 // takes Tiles8 where one is given (AVX-512: AVX2's 8-row lanes, gemm_legacy_rows8.h), a
 // group after the other, as gemm_kquant_r8.h's Lanes16 does and for the same reason: from
-// DRAM one stream at a time reads the bus better. kernel_bench --isa avx512 --nt 1,
-// alternating runs, GB/s (of_bus):
-// - 1 thread, 4096x14336, three runs: Q8_0_R8 22.3-22.5 (0.70-0.73) -> 23.6-24.4 (0.75),
-//   Q4_0_R8 21.8-22.7 (0.70-0.74) -> 27.9-29.4 (0.88-0.92);
-// - 2 threads, 4096x4096, 4096x14336 and 14336x4096, three runs, of_bus medians: Q8_0_R8
-//   0.98 -> 1.04, Q4_0_R8 0.95 -> 1.04;
-// - in L3 (4096x4096 --cache-mb 0, 1 thread), slower: Q8_0_R8 61-63 -> 49-50, Q4_0_R8 54
-//   -> 41.
-// IQ4_NL_R8's AVX2 form is slower than the bus (21 GB/s a thread), so it takes none.
+// DRAM one stream at a time reads the bus better, though slower in L3; IQ4_NL_R8's AVX2
+// form is slower than the bus, so it takes none (tests/bench/HISTORY.md, "legacy 8-row
+// layouts, one token on AVX-512").
 template <class V, class Type, class Tiles, class Rows, class Tiles8 = void>
 struct LegacyR8 : Legacy<V, Type> {
     using Acts = typename Legacy<V, Type>::Acts;

@@ -14,24 +14,12 @@
 // 512-bit product, three 64-byte loads of the prepared activations and three float
 // instructions per two blocks, row and token.
 // Activations: gemm_legacy_lanes.h's copy (Q8Lane).
-// Measured (Zen 4, kernel_bench --type Q8_0 --isa avx512, three alternating runs against
-// wide_row): 4096x2048 in cache, 1 thread, 3 tokens 87-96 -> 85-115 GFLOP/s, 4 tokens 92-95
-// -> 114-162, 8 tokens 86-90 -> 169-214; 8 sessions of 1B Q8_0 decoding (strata-bench
-// --sessions 8) 49 -> 127-129 tok/s. The nibble types, against wide_row, same bench, 8
-// tokens: Q4_0 61-92 -> 200-233, Q4_1 46-66 -> 195-208, Q5_0 67-87 -> 184-193, Q5_1 61-65 ->
-// 150-172, IQ4_NL 88-91 -> 227-235 (3 tokens: 1.4-1.8x); 8 sessions of 1B Q4_0 74-80 ->
-// 161-172 tok/s. One token (Q4_0, IQ4_NL; Q4_1 also at 2, Q5_0 / Q5_1 from 2), against
-// narrow_row: in cache, 1 thread, Q4_0 15.0-15.4 -> 18.2-18.9 GB/s, IQ4_NL 14.1-14.9 ->
-// 16.2-17.5 (the nibble types' 1-2 tokens have since moved to gemm_legacy_row.h); 2
-// tokens from DRAM (14336x4096, 2 threads) Q4_0 75-92 -> 199-210 GFLOP/s, Q5_0 54-64 ->
-// 109-146; 1B Q4_0 decoding one sequence (strata-bench, llama.cpp in the same
-// run) 32-35 -> 42.4 tok/s, 0.82-0.86x -> 1.02-1.20x llama.cpp.
+// Faster than wide_row from 3 tokens for every type, and than narrow_row for one token of
+// the nibble types (tests/bench/HISTORY.md, "legacy rows16 lanes").
 // Q8_0_R8, Q4_0_R8 and IQ4_NL_R8 take these lanes with Interleaved16 in place of RowSpan
 // (gemm_legacy_lanes.h's LegacyR8), for every token count but Q8_0_R8's and Q4_0_R8's one
-// token (which reads DRAM better in gemm_legacy_rows8.h's lanes): in cache, against the file's order
-// (the row at a time for 1-2 tokens, the 4 x 4 lanes for many), one token Q8_0 30-33 ->
-// 62-67 GB/s, Q4_0 36 -> 69, IQ4_NL 33-36 -> 59-60; 512 tokens Q8_0 257 -> 449 GFLOP/s,
-// Q4_0 235 -> 492, IQ4_NL 242 -> 470.
+// token (which reads DRAM better in gemm_legacy_rows8.h's lanes): about twice as fast as the
+// file's order in cache (tests/bench/HISTORY.md, "legacy 8-row layouts on AVX-512").
 // Must not touch: the many-token paths (gemm_legacy_x4.h), the 1-2 token ones (gemm_legacy.h).
 #pragma once
 
