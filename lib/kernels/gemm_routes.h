@@ -56,15 +56,15 @@ constexpr const char* kernel_source(Kernel k) {
     switch (k) {
         case Kernel::ScalarDots: case Kernel::ScalarR8Rows: return "scalar_dot.cpp";
         case Kernel::FloatFused: case Kernel::FloatStepped: return "simd/gemm_float.h";
-        case Kernel::LegacyRows8: return "simd/gemm_legacy_rows8.h";
-        case Kernel::LegacyRows16: return "simd/gemm_legacy_rows16.h";
-        case Kernel::LegacyX4: return "simd/gemm_legacy_x4.h";
+        case Kernel::LegacyRows8: return "simd/gemm_legacy_rows8_avx2.h";
+        case Kernel::LegacyRows16: return "simd/gemm_legacy_rows16_avx512.h";
+        case Kernel::LegacyX4: return "simd/gemm_legacy_x4_avx512.h";
         case Kernel::LegacyR8: return "simd/gemm_legacy_lanes.h";
-        case Kernel::KQuantRows8: return "simd/gemm_kquant_rows8.h";
-        case Kernel::KQuantQuads: return "simd/gemm_kquant_quads.h";
-        case Kernel::KQuantX4: return "simd/gemm_kquant_x4.h";
+        case Kernel::KQuantRows8: return "simd/gemm_kquant_rows8_avx2.h";
+        case Kernel::KQuantQuads: return "simd/gemm_kquant_quads_avx512.h";
+        case Kernel::KQuantX4: return "simd/gemm_kquant_x4_avx512.h";
         case Kernel::KQuantR8: return "simd/gemm_kquant_r8.h";
-        case Kernel::Q4KResident: return "simd/gemm_kquant_resident.h";
+        case Kernel::Q4KResident: return "simd/gemm_kquant_q4k_r.h";
     }
     return "?";
 }

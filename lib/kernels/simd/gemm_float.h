@@ -17,7 +17,7 @@
 
 #include "kernels/simd/gemm_driver.h"
 #include "kernels/simd/intrinsics.h"
-#include "kernels/simd/lanes16.h"
+#include "kernels/simd/float_lanes16.h"
 #include "kernels/simd/vec_ops.h"
 
 namespace {

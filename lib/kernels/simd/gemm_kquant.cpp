@@ -4,10 +4,10 @@
 
 #include "kernels/simd/gemm_kquant.h"
 #include "kernels/simd/gemm_kquant_r8.h"
-#include "kernels/simd/gemm_kquant_resident.h"
+#include "kernels/simd/gemm_kquant_q4k_r.h"
 #include "kernels/simd/isa.h"
 #if defined(STRATA_SIMD_AVX512)
-#include "kernels/simd/gemm_kquant_x4.h"
+#include "kernels/simd/gemm_kquant_x4_avx512.h"
 #endif
 
 namespace strata::kernels::detail::STRATA_SIMD_NS {

@@ -658,8 +658,8 @@ struct KQuant {
     // vector registers hold the 2 x 8 sums), 4 on AVX2 (16 registers): the many-token
     // path's lane-replicated unpacking of every super-block costs more than it saves when
     // only a few tokens use it (8 sessions decoded slower together than one alone). Every
-    // K-quant and IQ4_XS takes gemm_kquant_rows16.h's and gemm_kquant_quads.h's lanes for
-    // these counts instead on AVX-512, the K-quants gemm_kquant_rows8.h's on AVX2 (and there
+    // K-quant and IQ4_XS takes gemm_kquant_rows16_avx512.h's and gemm_kquant_quads_avx512.h's lanes for
+    // these counts instead on AVX-512, the K-quants gemm_kquant_rows8_avx2.h's on AVX2 (and there
     // every count, 8 tokens at a time, so that step serves only IQ4_XS on AVX2).
     // fused<NR, NT> runs NR rows one after another (the driver hands it up to kFusedRows).
     static constexpr int kFusedTokens = V::kBytes == 64 ? 8 : 4;

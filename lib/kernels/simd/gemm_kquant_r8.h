@@ -1,11 +1,11 @@
 // kernels/simd/gemm_kquant_r8.h — products of the 8-row layouts Q4_K_R8, Q5_K_R8, Q6_K_R8
 // and IQ4_XS_R8 (tensor/repack.h: the file type's rows interleaved by dword, 8 at a time,
 // at load) against Q8_K activations, for every token count, in the lanes with a row per
-// int32 lane: AVX2 gemm_kquant_rows8.h's (one vpmaddubsw per position and token, int16 sums
+// int32 lane: AVX2 gemm_kquant_rows8_avx2.h's (one vpmaddubsw per position and token, int16 sums
 // of positions before one vpmaddwd by the 8 rows' scale; IQ4_XS's signed values by their
-// magnitudes and a vpmaddwd per position), AVX-512 gemm_kquant_rows16.h's over two groups
+// magnitudes and a vpmaddwd per position), AVX-512 gemm_kquant_rows16_avx512.h's over two groups
 // (one vpdpbusd per position and token, a vpmulld per group, the activations in
-// gemm_kquant_quads.h's copy), except one token of Q4_K_R8 and Q6_K_R8, which takes AVX2's
+// gemm_kquant_quads_avx512.h's copy), except one token of Q4_K_R8 and Q6_K_R8, which takes AVX2's
 // a group at a time (Lanes16, below). Each vector of a dword of 8 rows is read as it is stored, where the file's order
 // takes a transposition (per super-block and 8 rows, Q4_K 4 of 8 x 8 dwords and one of 4 x
 // 8, Q5_K 5 and one, Q6_K 6 and one, IQ4_XS 4 and one), and from one token on: a group is
@@ -19,9 +19,9 @@
 #include <type_traits>
 
 #include "kernels/simd/gemm_driver.h"
-#include "kernels/simd/gemm_kquant_rows8.h"
+#include "kernels/simd/gemm_kquant_rows8_avx2.h"
 #if defined(STRATA_SIMD_AVX512)
-#include "kernels/simd/gemm_kquant_quads.h"
+#include "kernels/simd/gemm_kquant_quads_avx512.h"
 #endif
 
 namespace {

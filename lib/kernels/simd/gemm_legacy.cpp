@@ -3,11 +3,11 @@
 #include <type_traits>
 
 #include "kernels/simd/gemm_legacy.h"
-#include "kernels/simd/gemm_legacy_rows8.h"
+#include "kernels/simd/gemm_legacy_rows8_avx2.h"
 #include "kernels/simd/isa.h"
 #if defined(STRATA_SIMD_AVX512)
-#include "kernels/simd/gemm_legacy_rows16.h"
-#include "kernels/simd/gemm_legacy_x4.h"
+#include "kernels/simd/gemm_legacy_rows16_avx512.h"
+#include "kernels/simd/gemm_legacy_x4_avx512.h"
 #endif
 
 namespace strata::kernels::detail::STRATA_SIMD_NS {

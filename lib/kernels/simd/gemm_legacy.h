@@ -8,8 +8,8 @@
 // tokens, the decode path: every (row, token) is two chains of 8-lane FMAs over the blocks
 // (even and odd), each lane the exact integer sum of w * a over 4 elements. Every other
 // product takes the row lanes
-// (gemm_legacy_rows16.h on AVX-512 up to 8 tokens, the other types' 1-2 tokens a row at a
-// time in gemm_legacy_row.h, then gemm_legacy_x4.h; gemm_legacy_rows8.h on AVX2, 8 tokens at
+// (gemm_legacy_rows16_avx512.h on AVX-512 up to 8 tokens, the other types' 1-2 tokens a row at a
+// time in gemm_legacy_row_avx512.h, then gemm_legacy_x4_avx512.h; gemm_legacy_rows8_avx2.h on AVX2, 8 tokens at
 // a time), with their own order.
 // Must not touch: other weight families.
 #pragma once
@@ -146,7 +146,7 @@ struct Legacy {
     }
 
     // Few tokens: one row after another (one sequential weight stream: see gemm_kquant.h).
-    // The row lanes (gemm_legacy_rows16.h, gemm_legacy_rows8.h) take Q8_0's products from
+    // The row lanes (gemm_legacy_rows16_avx512.h, gemm_legacy_rows8_avx2.h) take Q8_0's products from
     // kLaneTokens on and the other types' from 1, so this path serves Q8_0's 1-2 tokens.
     static constexpr int kFusedTokens = 8;  // as gemm_kquant.h: batched decode of up to 8 sessions
     static constexpr int kFusedRows = 1;

@@ -1,8 +1,8 @@
 // kernels/simd/gemm_legacy_lanes.h — what the row-lane products of the 32-element block types
-// share (gemm_legacy_rows16.h on AVX-512, gemm_legacy_rows8.h on AVX2): the activations'
+// share (gemm_legacy_rows16_avx512.h on AVX-512, gemm_legacy_rows8_avx2.h on AVX2): the activations'
 // copy, made once per product (Legacy's Q8Lanes; for AVX-512's 1-2 tokens, four blocks at a
-// time in gemm_legacy_row.h's order), and the choice by token count between
-// the lanes' tile, the row (gemm_legacy_row.h) and Legacy's narrow_row.
+// time in gemm_legacy_row_avx512.h's order), and the choice by token count between
+// the lanes' tile, the row (gemm_legacy_row_avx512.h) and Legacy's narrow_row.
 // Must not touch: the lanes' tiles, Legacy's paths.
 #pragma once
 
@@ -12,7 +12,7 @@
 #include <type_traits>
 
 #include "kernels/simd/gemm_legacy.h"
-#include "kernels/simd/rows8.h"
+#include "kernels/simd/row_lanes8.h"
 
 namespace {
 namespace simd {
@@ -44,7 +44,7 @@ struct LegacyLanes : Legacy<V, Type> {
         const Q8Quad* quads = nullptr;
     };
     // How many tokens go through Tiles::Row: up to its kTokens where the tiles have one
-    // (AVX-512: gemm_legacy_row.h) and take one token at all (not Q8_0), else none.
+    // (AVX-512: gemm_legacy_row_avx512.h) and take one token at all (not Q8_0), else none.
     static constexpr int row_tokens() {
         if constexpr (requires { typename Tiles::Row; }) {
             if constexpr (Tiles::kMinTokens == 1) return Tiles::Row::kTokens;
@@ -119,7 +119,7 @@ struct LegacyLanes : Legacy<V, Type> {
 // Tiles' lanes for every token count, Rows: Interleaved8 or Interleaved16 (whole groups;
 // GemmGroups cuts the ranges). The lanes read a group as one stream where the file's order
 // takes Legacy's narrow_row (Q8_0) or a row at a time (AVX-512) for 1-2 tokens. One token
-// takes Tiles8 where one is given (AVX-512: AVX2's 8-row lanes, gemm_legacy_rows8.h), a
+// takes Tiles8 where one is given (AVX-512: AVX2's 8-row lanes, gemm_legacy_rows8_avx2.h), a
 // group after the other, as gemm_kquant_r8.h's Lanes16 does and for the same reason: from
 // DRAM one stream at a time reads the bus better, though slower in L3; IQ4_NL_R8's AVX2
 // form is slower than the bus, so it takes none (tests/bench/HISTORY.md, "legacy 8-row

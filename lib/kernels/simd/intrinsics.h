@@ -58,8 +58,8 @@ inline void prefetch_bytes(const void* at, size_t bytes) {
 }
 
 // Share i of n of the first `bytes` of Rows rows (ldw apart) into L2: the few-token
-// products that take whole rows (gemm_kquant_rows16.h, gemm_kquant_rows8.h) bring the next
-// tile's rows in as the super-blocks go, gemm_legacy_rows16.h as the blocks go.
+// products that take whole rows (gemm_kquant_rows16_avx512.h, gemm_kquant_rows8_avx2.h) bring the next
+// tile's rows in as the super-blocks go, gemm_legacy_rows16_avx512.h as the blocks go.
 template <int Rows>
 void prefetch_rows_share(const uint8_t* w, size_t ldw, size_t bytes, int64_t i, int64_t n) {
     const size_t from = bytes * static_cast<size_t>(i) / static_cast<size_t>(n) / 64 * 64;

@@ -1,9 +1,9 @@
-// kernels/simd/gemm_kquant_x4.h — AVX-512 only: Q2_K..Q6_K, IQ4_XS products over many tokens in
-// the 4 rows x 4 tokens lane layout of gemm_x4.h. Per 4 k positions one vpdpbusd into a
+// kernels/simd/gemm_kquant_x4_avx512.h — AVX-512 only: Q2_K..Q6_K, IQ4_XS products over many tokens in
+// the 4 rows x 4 tokens lane layout of gemm_x4_driver.h. Per 4 k positions one vpdpbusd into a
 // group sum; per group (16 or 32 elements) one vpmulld by each lane's row scale; per
 // super-block the group corrections against the activation bsums and the float scales —
 // all once per 16 (row, token) pairs.
-// Fewer tokens take gemm_kquant_quads.h's products (gemm_routes.h).
+// Fewer tokens take gemm_kquant_quads_avx512.h's products (gemm_routes.h).
 // Must not touch: other weight families.
 #pragma once
 
@@ -11,8 +11,8 @@
 #include <cstring>
 
 #include "kernels/simd/gemm_kquant.h"
-#include "kernels/simd/gemm_kquant_quads.h"
-#include "kernels/simd/gemm_x4.h"
+#include "kernels/simd/gemm_kquant_quads_avx512.h"
+#include "kernels/simd/gemm_x4_driver.h"
 
 namespace {
 namespace simd {

@@ -1,4 +1,4 @@
-// kernels/simd/gemm_legacy_row.h — AVX-512 only: products of one or two tokens of the nibble
+// kernels/simd/gemm_legacy_row_avx512.h — AVX-512 only: products of one or two tokens of the nibble
 // block types (Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL), a row at a time, four blocks to a 512-bit
 // vector.
 // Two 64-byte loads cover four blocks (72-96 bytes), and one word permutation picks their
@@ -12,11 +12,11 @@
 // broadcast) and one FMA (Q4_1, Q5_1: and one for m * s). A row is one sequential stream;
 // the last 1-3 blocks are read with masked loads against zeroed activations.
 // Only AVX-512BW permutations (no VBMI), so every CPU the AVX-512 variant runs on takes it.
-// The path before (gemm_legacy_rows8.h's 8-row lanes, twice per 16 rows) transposed 8 rows'
+// The path before (gemm_legacy_rows8_avx2.h's 8-row lanes, twice per 16 rows) transposed 8 rows'
 // quant dwords per block and gathered the 8 scales through memory; this one is faster for
 // one token in cache and from DRAM, and for two tokens than the 16-row lanes' tile<2>
 // (tests/bench/HISTORY.md, "legacy row kernel").
-// Must not touch: the few-token lanes (gemm_legacy_rows16.h), Q8_0 (gemm_legacy.h).
+// Must not touch: the few-token lanes (gemm_legacy_rows16_avx512.h), Q8_0 (gemm_legacy.h).
 #pragma once
 
 #include <array>
@@ -25,7 +25,7 @@
 #include <type_traits>
 
 #include "kernels/simd/gemm_legacy_lanes.h"
-#include "kernels/simd/rows16.h"
+#include "kernels/simd/row_lanes16.h"
 
 namespace {
 namespace simd {

@@ -1,21 +1,21 @@
-// kernels/simd/gemm_kquant_rows16.h — AVX-512 only: Q2_K, Q3_K, Q4_K, Q5_K, Q6_K and IQ4_XS
+// kernels/simd/gemm_kquant_rows16_avx512.h — AVX-512 only: Q2_K, Q3_K, Q4_K, Q5_K, Q6_K and IQ4_XS
 // products of 16 rows and a few tokens (batched decode) with a row in each int32 lane.
 // A super-block's quant dwords (4 positions of two or four groups: nibbles, and Q6_K's high
 // bits) are transposed to one vector per dword, lane = row. A token's 4 activations at a
 // position are then the same for all 16 lanes: vpdpbusd takes them as a {1to16} memory
-// broadcast, where the quad lanes (gemm_kquant_quads.h: 4 rows x 4 groups) need a 128-bit
+// broadcast, where the quad lanes (gemm_kquant_quads_avx512.h: 4 rows x 4 groups) need a 128-bit
 // broadcast per product, which Zen 4 runs on a vector pipe beside the products (an asm loop
 // of independent vpdpbusd ran at 65-70 % of their rate with one per product). Per group one
 // vpmulld by the 16 rows' scales, per super-block the mins or offsets as vpdpwssd and one
 // float step for 16 rows; the results are stored by lane, with no reduction.
 // The transposition (24 shuffles per 8 vectors) and the scale decoding (16 rows at once,
 // from their scale bytes as dwords) are shared by the tokens.
-// Activations come in QuadForm's copy (gemm_kquant_quads.h): group g, position j at byte
+// Activations come in QuadForm's copy (gemm_kquant_quads_avx512.h): group g, position j at byte
 // 16 (P (g / 4) + j) + 4 (g % 4) of qs (P = 8 positions per group for Q4_K, 4 for Q6_K);
 // bsums dword i pairs QuadForm's group sums 2i and 2i + 1.
 // Faster than the quad lanes (Q4_K) and KQuant::wide_row (Q2_K, Q3_K, Q5_K, IQ4_XS) from 2
 // tokens; Q6_K only from DRAM and from 7 tokens (tests/bench/HISTORY.md, "K-quant rows16 lanes").
-// The Q4_K, Q5_K, Q6_K and IQ4_XS forms also read two groups of the 8-row layouts (rows16.h's
+// The Q4_K, Q5_K, Q6_K and IQ4_XS forms also read two groups of the 8-row layouts (row_lanes16.h's
 // Interleaved16 in place of RowSpan: gemm_kquant_r8.h), for every token count but Q4_K_R8's
 // and Q6_K_R8's one token.
 // Must not touch: other weight types, Q4_K's and Q6_K's last rows of a range (the quad lanes).
@@ -26,7 +26,7 @@
 #include <cstring>
 
 #include "kernels/simd/gemm_kquant.h"
-#include "kernels/simd/rows16.h"
+#include "kernels/simd/row_lanes16.h"
 
 namespace {
 namespace simd {

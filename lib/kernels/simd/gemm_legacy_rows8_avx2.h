@@ -1,8 +1,8 @@
-// kernels/simd/gemm_legacy_rows8.h — AVX2 (and on AVX-512 one token of Q8_0_R8 and
+// kernels/simd/gemm_legacy_rows8_avx2.h — AVX2 (and on AVX-512 one token of Q8_0_R8 and
 // Q4_0_R8): products of 8 rows and up to 8 tokens of the 32-element block types (Q4_0,
 // Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL) with a row in each int32
-// lane, the AVX2 counterpart of gemm_legacy_rows16.h. A block's quant dwords are transposed
-// across 8 rows (rows8.h) to one vector per position of 4 elements (the nibble types: low
+// lane, the AVX2 counterpart of gemm_legacy_rows16_avx512.h. A block's quant dwords are transposed
+// across 8 rows (row_lanes8.h) to one vector per position of 4 elements (the nibble types: low
 // nibbles of dword j for elements 4j .. 4j + 3, high ones for 16 + 4j ..), so a token's 4
 // activations at a position are one dword broadcast to all lanes. AVX2 has no byte dot
 // product into int32:
@@ -36,7 +36,7 @@
 #include <type_traits>
 
 #include "kernels/simd/gemm_legacy_lanes.h"
-#include "kernels/simd/rows8.h"
+#include "kernels/simd/row_lanes8.h"
 
 namespace {
 namespace simd {

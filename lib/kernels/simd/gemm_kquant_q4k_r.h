@@ -1,4 +1,4 @@
-// kernels/simd/gemm_kquant_resident.h — the one-token product of Q4_K_R weights (tensor/
+// kernels/simd/gemm_kquant_q4k_r.h — the one-token product of Q4_K_R weights (tensor/
 // repack.h: Q4_K rearranged at load) against Q8_K activations; more tokens take the ISA's
 // Q4_K products (gemm_routes.h), which read Q4_K_R's vectors back in Q4_K's order
 // (gemm_kquant.h's Q4KR).

@@ -1,4 +1,4 @@
-// kernels/simd/gemm_kquant_quads.h — AVX-512 only: Q4_K and Q6_K products of a few tokens
+// kernels/simd/gemm_kquant_quads_avx512.h — AVX-512 only: Q4_K and Q6_K products of a few tokens
 // (batched decode of several sessions) that apply the group scales once per four groups.
 // Lanes: 4 rows x 4 groups. The 16 int32 lanes of a sum hold row r = lane / 4 and group
 // 4q + i (i = lane % 4) of quad q (4 consecutive scale groups: Q4_K has 2 quads of groups
@@ -16,11 +16,11 @@
 // "K-quant quad lanes").
 // Other K-quants in this layout (tried generically, from their unpacked chunks) spent what
 // they saved on the transposition. One token keeps KQuant's narrow_row (one sequential
-// weight stream, at the bus). Whole groups of 16 rows go to gemm_kquant_rows16.h (a row per
+// weight stream, at the bus). Whole groups of 16 rows go to gemm_kquant_rows16_avx512.h (a row per
 // lane; from DRAM faster for Q4_K from 2 tokens, Q6_K from 7), and so does every row of Q2_K,
 // Q3_K, Q5_K and IQ4_XS, which take this file's activation copy only; here, Q4_K's and
 // Q6_K's last rows of a range.
-// Must not touch: other weight types, the many-token path (gemm_kquant_x4.h).
+// Must not touch: other weight types, the many-token path (gemm_kquant_x4_avx512.h).
 #pragma once
 
 #include <cstdint>
@@ -28,8 +28,8 @@
 #include <type_traits>
 
 #include "kernels/simd/gemm_kquant.h"
-#include "kernels/simd/gemm_kquant_rows16.h"
-#include "kernels/simd/gemm_x4.h"
+#include "kernels/simd/gemm_kquant_rows16_avx512.h"
+#include "kernels/simd/gemm_x4_driver.h"
 
 namespace {
 namespace simd {
@@ -44,7 +44,7 @@ struct QuadTile {
     __m512 d, dc;
 };
 
-// The F16 values at at[r] by row (gemm_x4.h's by_row: lane 4r + i holds row r's).
+// The F16 values at at[r] by row (gemm_x4_driver.h's by_row: lane 4r + i holds row r's).
 inline __m512 by_row_f16(const uint16_t* const (&at)[4]) {
     const float v[4] = {half(*at[0]), half(*at[1]), half(*at[2]), half(*at[3])};
     return by_row(v);
@@ -118,7 +118,7 @@ struct QuadForm<Q4KOf<Resident>> {
 };
 
 // Q5_K: Q4_K's activation copy (its groups and mins are Q4_K's), for the 16-row lanes only
-// (gemm_kquant_rows16.h), which also take its last rows of a range.
+// (gemm_kquant_rows16_avx512.h), which also take its last rows of a range.
 template <>
 struct QuadForm<Q5K> {
     static constexpr int kGroup = 32, kMinTokens = 2;
@@ -181,7 +181,7 @@ struct QuadForm<Q6K> {
     }
 };
 
-// Each type's form in the 16-row lanes (gemm_kquant_rows16.h).
+// Each type's form in the 16-row lanes (gemm_kquant_rows16_avx512.h).
 template <class Type>
 using RowsForm = std::conditional_t<
     std::is_same_v<Type, Q4K>, Rows16Q4KOf<false>, std::conditional_t<std::is_same_v<Type, Q4KR>, Rows16Q4KOf<true>,

@@ -1,6 +1,6 @@
-// kernels/simd/rows16.h — AVX-512 only: 16 weight rows in the int32 lanes of a vector, what
-// the few-token products that take a row per lane share (gemm_kquant_rows16.h,
-// gemm_legacy_rows16.h): a tile's row starts, the transposition of the rows' dwords to one
+// kernels/simd/row_lanes16.h — AVX-512 only: 16 weight rows in the int32 lanes of a vector, what
+// the few-token products that take a row per lane share (gemm_kquant_rows16_avx512.h,
+// gemm_legacy_rows16_avx512.h): a tile's row starts, the transposition of the rows' dwords to one
 // vector per position (or their loads from two 8-row groups), F16 values by lane, IQ4 codes
 // by lookup.
 // Must not touch: any weight type's layout.

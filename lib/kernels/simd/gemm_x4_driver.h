@@ -1,4 +1,4 @@
-// kernels/simd/gemm_x4.h — AVX-512 only: the driver of the products over many tokens (from
+// kernels/simd/gemm_x4_driver.h — AVX-512 only: the driver of the products over many tokens (from
 // gemm_routes.h's kX4FromTokens) that
 // hold 4 rows x 4 tokens in the 16 int32 lanes of each accumulator (lane j: row j / 4 of a
 // row group, token j % 4 of a token group), and the helpers that build those lanes.
@@ -8,7 +8,7 @@
 // One integer dot instruction per 4 k positions then does 64 multiply-adds for 16
 // (row, token) pairs, and everything per block or super-block — scales, offsets, mins —
 // is one vector operation per 16 pairs instead of one per pair.
-// A family (gemm_kquant_x4.h, gemm_legacy_x4.h) supplies:
+// A family (gemm_kquant_x4_avx512.h, gemm_legacy_x4_avx512.h) supplies:
 //   Weights, Acts                one row group's / token group's step of 256 elements
 //   unpack(w, ldw, n, k, s, Weights&)     n (1..4) rows, missing rows zero
 //   interleave(x, ldx, n, k, s, Acts&)    n (1..4) tokens, missing tokens zero

@@ -1,5 +1,5 @@
-// kernels/simd/gemm_legacy_x4.h — AVX-512 only: Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL products
-// over many tokens in the 4 rows x 4 tokens lane layout of gemm_x4.h. Per 4 k positions
+// kernels/simd/gemm_legacy_x4_avx512.h — AVX-512 only: Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL products
+// over many tokens in the 4 rows x 4 tokens lane layout of gemm_x4_driver.h. Per 4 k positions
 // one vpdpbusd (unsigned weights u, signed activations; the accumulator starts at each
 // lane token's -off * sum(a) of the block); per block of 32 the float scales (and Q4_1 /
 // Q5_1's m * s), once per 16 (row, token) pairs.
@@ -14,8 +14,8 @@
 #include <cstring>
 
 #include "kernels/simd/gemm_legacy.h"
-#include "kernels/simd/gemm_legacy_rows16.h"
-#include "kernels/simd/gemm_x4.h"
+#include "kernels/simd/gemm_legacy_rows16_avx512.h"
+#include "kernels/simd/gemm_x4_driver.h"
 
 namespace {
 namespace simd {

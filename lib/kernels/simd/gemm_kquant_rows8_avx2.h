@@ -1,8 +1,8 @@
-// kernels/simd/gemm_kquant_rows8.h — AVX2: Q2_K, Q3_K, Q4_K, Q5_K, Q6_K and IQ4_XS products
+// kernels/simd/gemm_kquant_rows8_avx2.h — AVX2: Q2_K, Q3_K, Q4_K, Q5_K, Q6_K and IQ4_XS products
 // of 8 rows and up to 8 tokens (batched decode, and prefill 8 tokens at a time:
 // gemm_driver.h's blocks) with a row in each int32 lane, the AVX2 counterpart of
-// gemm_kquant_rows16.h; its products of the 8-row layouts (gemm_kquant_r8.h) take the Q4_K,
-// Q5_K, Q6_K and IQ4_XS forms with Interleaved8 in place of RowSpan8 (rows8.h). A
+// gemm_kquant_rows16_avx512.h; its products of the 8-row layouts (gemm_kquant_r8.h) take the Q4_K,
+// Q5_K, Q6_K and IQ4_XS forms with Interleaved8 in place of RowSpan8 (row_lanes8.h). A
 // super-block's quant dwords are transposed across 8 rows to one vector per position (lane
 // = row), so a token's 4 activations at a position are one dword broadcast to all lanes (a
 // load, no vector pipe).
@@ -32,7 +32,7 @@
 #include <type_traits>
 
 #include "kernels/simd/gemm_kquant.h"
-#include "kernels/simd/rows8.h"
+#include "kernels/simd/row_lanes8.h"
 
 namespace {
 namespace simd {
@@ -228,7 +228,7 @@ struct Rows8Q6K : UnsignedValues {
 };
 
 // Q6_K_R8's (tensor/repack.h's Q6_K planes X, Y, Z at 96n for half n, as in
-// gemm_kquant_rows16.h's Rows16Q6KPlanes): runs 0 and 1 a vpand each, run 2 a shift, two
+// gemm_kquant_rows16_avx512.h's Rows16Q6KPlanes): runs 0 and 1 a vpand each, run 2 a shift, two
 // vpand and a vpor, run 3 one shift more: 11 operations per position where the file's order
 // takes 17, faster in L2 and from DRAM (HISTORY.md, "Q6_K_R8 planes on AVX2").
 struct Rows8Q6KPlanes : Rows8Q6K {
@@ -427,7 +427,7 @@ struct Rows8 {
 
     // Rows w .. w + nr - 1 (nr <= 8, ldw apart, `steps` super-blocks each) against NT tokens
     // (token t0 + t's super-block s at x + (t0 + t) * ldx + s * sizeof(Act)), stored to Y.
-    // The rows are taken whole, as in gemm_kquant_rows16.h: 8 rows are one contiguous run,
+    // The rows are taken whole, as in gemm_kquant_rows16_avx512.h: 8 rows are one contiguous run,
     // and the next 8 rows' run is brought into L2 in equal shares as the super-blocks go.
     // Rows: RowSpan8, or Interleaved8 for an 8-row group (an 8-row layout: w its start,
     // super-block s 8 blocks on).
