@@ -1,7 +1,7 @@
-// kernels/simd/gemm_x4_driver.h — AVX-512 only: the driver of the products over many tokens (from
-// gemm_routes.h's kX4FromTokens) that
-// hold 4 rows x 4 tokens in the 16 int32 lanes of each accumulator (lane j: row j / 4 of a
-// row group, token j % 4 of a token group), and the helpers that build those lanes.
+// kernels/simd/gemm_x4_driver.h — AVX-512 only: the driver of the products over many tokens
+// (from gemm_routes.h's kX4FromTokens) that hold 4 rows x 4 tokens in the 16 int32 lanes of
+// each accumulator (lane j: row j / 4 of a row group, token j % 4 of a token group), and the
+// helpers that build those lanes.
 // Weights are unpacked once per token block into a lane-replicated form (each row's four
 // values at a k position fill the four lanes of its row), activations are interleaved
 // once per call (four tokens' four values side by side, broadcast to the four row lanes).
