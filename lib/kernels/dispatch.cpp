@@ -6,11 +6,14 @@
 #include <cpuid.h>
 #endif
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <iterator>
 #include <stdexcept>
 #include <string>
 
+#include "kernels/gemm_routes.h"
 #include "kernels/kernels.h"
 #include "kernels/table.h"
 #include "tensor/repack.h"
@@ -50,6 +53,19 @@ bool cpu_has_avx512() {
 #endif
 }
 
+// Whether every row of gemm_routes.h for `isa` is installed in t, as its route.
+bool has_every_row(const Table& t, Isa isa) {
+    for (const detail::GemmRow& row : detail::kGemmRows) {
+        if (row.isa != isa) continue;
+        const auto& routes = t.gemm[slot(row.w)];
+        const auto hit = std::find_if(std::begin(routes), std::end(routes), [&](const detail::GemmRoute& r) {
+            return r.fn && r.kernel == row.kernel && r.max_tokens == row.max_tokens;
+        });
+        if (hit == std::end(routes)) return false;
+    }
+    return true;
+}
+
 // One table per variant, each built on the one below it so that an entry point a
 // variant does not specialise falls back to the next-best one.
 struct Tables {
@@ -64,6 +80,13 @@ struct Tables {
 #if defined(__x86_64__)
         detail::avx512::install(avx512);
 #endif
+#if defined(__x86_64__)
+        for (Isa isa : {Isa::Scalar, Isa::Avx2, Isa::Avx512})
+#else
+        for (Isa isa : {Isa::Scalar})
+#endif
+            if (!has_every_row(of(isa), isa))
+                throw std::logic_error("kernels: a row of gemm_routes.h for " + std::string(isa_name(isa)) + " has no kernel");
     }
     const Table& of(Isa isa) const { return isa == Isa::Avx512 ? avx512 : isa == Isa::Avx2 ? avx2 : scalar; }
 };
@@ -99,6 +122,14 @@ bool is_activation_type(DType t) {
     }
 }
 
+// The route of weights w for nt tokens (the table's rows of a type cover every count).
+const detail::GemmRoute& route(DType w, int64_t nt) {
+    const detail::GemmRoute* r = table().gemm[slot(w)];
+    int i = 0;
+    while (i + 1 < detail::kMaxRoutes && nt > r[i].max_tokens) ++i;
+    return r[i];
+}
+
 void check_multiple(const char* what, DType t, int64_t n) {
     if (n < 0 || n % dtype_info(t).block_elems != 0)
         throw std::invalid_argument(std::string(what) + ": " + std::to_string(n) + " elements is not a multiple of " +
@@ -106,6 +137,23 @@ void check_multiple(const char* what, DType t, int64_t n) {
 }
 
 }  // namespace
+
+namespace detail {
+
+void install_products(Table& t, Isa isa, const GemmProduct* products, size_t n) {
+    for (const GemmRow& row : kGemmRows) {
+        if (row.isa != isa) continue;
+        const GemmProduct* end = products + n;
+        const GemmProduct* p = std::find_if(products, end, [&](const GemmProduct& q) { return q.kernel == row.kernel && q.w == row.w; });
+        if (p == end) continue;
+        GemmRoute* routes = t.gemm[slot(row.w)];
+        if (row.min_tokens == 1) std::fill(routes, routes + kMaxRoutes, GemmRoute{});
+        GemmRoute* free = std::find_if(routes, routes + kMaxRoutes, [](const GemmRoute& r) { return !r.fn; });
+        *free = GemmRoute{row.max_tokens, p->fn, row.kernel};  // rows_are_contiguous(): there is room
+    }
+}
+
+}  // namespace detail
 
 std::string_view isa_name(Isa isa) {
     switch (isa) {
@@ -186,7 +234,13 @@ void gemm(DType w, int64_t k, const void* W, size_t ldw, int64_t r0, int64_t r1,
     check_multiple("gemm", at, k);
     if (r0 < 0 || r1 < r0 || nt < 0) throw std::invalid_argument("gemm: bad row or token range");
     if (r1 == r0 || nt == 0) return;
-    table().gemm[slot(w)](k, W, ldw, r0, r1, X, ldx, nt, Y, ldy);
+    route(w, nt).fn(k, W, ldw, r0, r1, X, ldx, nt, Y, ldy);
+}
+
+std::string_view gemm_kernel(DType w, int64_t nt) {
+    activation_type(w);  // throws for types that cannot be weights
+    if (nt < 1) throw std::invalid_argument("gemm_kernel: no tokens");
+    return detail::kernel_name(route(w, nt).kernel);
 }
 
 void rms_norm(const float* x, const float* w, float* y, int64_t n, float eps) { table().rms_norm(x, w, y, n, eps); }

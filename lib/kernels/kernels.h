@@ -61,6 +61,9 @@ inline constexpr int64_t kRowUnit = 2 * strata::kR8Rows;
 // in the last bits otherwise (the scalar reference sums F32/F16 products in double).
 void gemm(DType w, int64_t k, const void* W, size_t ldw, int64_t r0, int64_t r1,
           const void* X, size_t ldx, int64_t nt, float* Y, size_t ldy);
+// The name of the kernel gemm runs for weights w and nt tokens on the active variant: a row
+// of kernels/gemm_routes.h, the table that dispatches the products (tests, benchmarks).
+std::string_view gemm_kernel(DType w, int64_t nt);
 
 // y[i] = x[i] / sqrt(mean(x^2) + eps) * w[i]   (sum of squares in double, as GGML)
 void rms_norm(const float* x, const float* w, float* y, int64_t n, float eps);

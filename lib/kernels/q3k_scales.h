@@ -10,7 +10,7 @@ namespace {
 
 // The four scale words from the three packed little-endian words a0, a1, a2, for any word
 // type with &, |, >> and << by a scalar: uint32_t, or a GCC vector of uint32_t holding the
-// same word of 8 or 16 rows (gemm_kquant_rows8.h, gemm_kquant_rows16.h).
+// same word of 8 or 16 rows (gemm_kquant_rows8_avx2.h, gemm_kquant_rows16_avx512.h).
 template <class W>
 inline void q3k_unpack_words(W a0, W a1, W a2, W out[4]) {
     constexpr uint32_t kmask1 = 0x03030303, kmask2 = 0x0f0f0f0f;

@@ -4,6 +4,7 @@
 // (K-quants: eight float lanes per super-block, the mins through the activation bsums).
 // The SIMD variants are tested against these. Must not touch: SIMD, threads.
 #include <cstring>
+#include <iterator>
 #include <vector>
 
 #include "kernels/q3k_scales.h"
@@ -324,32 +325,35 @@ void gemm_by_r8_rows(int64_t k, const void* W, size_t ldw, int64_t r0, int64_t r
     }
 }
 
+// The reference's kernels; gemm_routes.h's rows say which serves what.
+constexpr GemmProduct kScalarProducts[] = {
+    {Kernel::ScalarDots, DType::F32, gemm_by_dots<dot_f32>},
+    {Kernel::ScalarDots, DType::F16, gemm_by_dots<dot_half<fp16_to_fp32>>},
+    {Kernel::ScalarDots, DType::BF16, gemm_by_dots<dot_half<bf16_to_fp32>>},
+    {Kernel::ScalarDots, DType::Q4_0, gemm_by_dots<dot_q4_0>},
+    {Kernel::ScalarDots, DType::Q4_1, gemm_by_dots<dot_q4_1>},
+    {Kernel::ScalarDots, DType::Q5_0, gemm_by_dots<dot_q5_0>},
+    {Kernel::ScalarDots, DType::Q5_1, gemm_by_dots<dot_q5_1>},
+    {Kernel::ScalarDots, DType::Q8_0, gemm_by_dots<dot_q8_0>},
+    {Kernel::ScalarDots, DType::Q2_K, gemm_by_dots<dot_q2_k>},
+    {Kernel::ScalarDots, DType::Q3_K, gemm_by_dots<dot_q3_k>},
+    {Kernel::ScalarDots, DType::Q4_K, gemm_by_dots<dot_q4_k>},
+    {Kernel::ScalarDots, DType::Q4_K_R, gemm_by_dots<dot_q4_k_r>},
+    {Kernel::ScalarR8Rows, DType::Q4_K_R8, gemm_by_r8_rows<DType::Q4_K_R8, dot_q4_k>},
+    {Kernel::ScalarR8Rows, DType::Q6_K_R8, gemm_by_r8_rows<DType::Q6_K_R8, dot_q6_k>},
+    {Kernel::ScalarR8Rows, DType::Q5_K_R8, gemm_by_r8_rows<DType::Q5_K_R8, dot_q5_k>},
+    {Kernel::ScalarR8Rows, DType::IQ4_XS_R8, gemm_by_r8_rows<DType::IQ4_XS_R8, dot_iq4_xs>},
+    {Kernel::ScalarR8Rows, DType::Q8_0_R8, gemm_by_r8_rows<DType::Q8_0_R8, dot_q8_0>},
+    {Kernel::ScalarR8Rows, DType::Q4_0_R8, gemm_by_r8_rows<DType::Q4_0_R8, dot_q4_0>},
+    {Kernel::ScalarR8Rows, DType::IQ4_NL_R8, gemm_by_r8_rows<DType::IQ4_NL_R8, dot_iq4_nl>},
+    {Kernel::ScalarDots, DType::Q5_K, gemm_by_dots<dot_q5_k>},
+    {Kernel::ScalarDots, DType::Q6_K, gemm_by_dots<dot_q6_k>},
+    {Kernel::ScalarDots, DType::IQ4_NL, gemm_by_dots<dot_iq4_nl>},
+    {Kernel::ScalarDots, DType::IQ4_XS, gemm_by_dots<dot_iq4_xs>},
+};
+
 }  // namespace
 
-void install_scalar_gemm(Table& t) {
-    t.gemm[slot(DType::F32)] = gemm_by_dots<dot_f32>;
-    t.gemm[slot(DType::F16)] = gemm_by_dots<dot_half<fp16_to_fp32>>;
-    t.gemm[slot(DType::BF16)] = gemm_by_dots<dot_half<bf16_to_fp32>>;
-    t.gemm[slot(DType::Q4_0)] = gemm_by_dots<dot_q4_0>;
-    t.gemm[slot(DType::Q4_1)] = gemm_by_dots<dot_q4_1>;
-    t.gemm[slot(DType::Q5_0)] = gemm_by_dots<dot_q5_0>;
-    t.gemm[slot(DType::Q5_1)] = gemm_by_dots<dot_q5_1>;
-    t.gemm[slot(DType::Q8_0)] = gemm_by_dots<dot_q8_0>;
-    t.gemm[slot(DType::Q2_K)] = gemm_by_dots<dot_q2_k>;
-    t.gemm[slot(DType::Q3_K)] = gemm_by_dots<dot_q3_k>;
-    t.gemm[slot(DType::Q4_K)] = gemm_by_dots<dot_q4_k>;
-    t.gemm[slot(DType::Q4_K_R)] = gemm_by_dots<dot_q4_k_r>;
-    t.gemm[slot(DType::Q4_K_R8)] = gemm_by_r8_rows<DType::Q4_K_R8, dot_q4_k>;
-    t.gemm[slot(DType::Q6_K_R8)] = gemm_by_r8_rows<DType::Q6_K_R8, dot_q6_k>;
-    t.gemm[slot(DType::Q5_K_R8)] = gemm_by_r8_rows<DType::Q5_K_R8, dot_q5_k>;
-    t.gemm[slot(DType::IQ4_XS_R8)] = gemm_by_r8_rows<DType::IQ4_XS_R8, dot_iq4_xs>;
-    t.gemm[slot(DType::Q8_0_R8)] = gemm_by_r8_rows<DType::Q8_0_R8, dot_q8_0>;
-    t.gemm[slot(DType::Q4_0_R8)] = gemm_by_r8_rows<DType::Q4_0_R8, dot_q4_0>;
-    t.gemm[slot(DType::IQ4_NL_R8)] = gemm_by_r8_rows<DType::IQ4_NL_R8, dot_iq4_nl>;
-    t.gemm[slot(DType::Q5_K)] = gemm_by_dots<dot_q5_k>;
-    t.gemm[slot(DType::Q6_K)] = gemm_by_dots<dot_q6_k>;
-    t.gemm[slot(DType::IQ4_NL)] = gemm_by_dots<dot_iq4_nl>;
-    t.gemm[slot(DType::IQ4_XS)] = gemm_by_dots<dot_iq4_xs>;
-}
+void install_scalar_gemm(Table& t) { install_products(t, Isa::Scalar, kScalarProducts, std::size(kScalarProducts)); }
 
 }  // namespace strata::kernels::detail

@@ -1,6 +1,7 @@
 // kernels/table.h — internal: the per-ISA table of kernel entry points behind kernels.h.
-// Owns: the function-pointer types, the Table struct (one slot per weight/activation type
-// and one per vector op) and the install functions each ISA's translation unit provides.
+// Owns: the function-pointer types, the Table struct (the matrix products' routes by weight
+// type and token count, filled from gemm_routes.h's rows; a slot per activation type and
+// per vector op) and the install functions each ISA's translation unit provides.
 // An ISA's install function overwrites only the slots it implements, so a table built as
 // scalar → avx2 → avx512 falls back to the next-best variant for anything left out.
 // Plain arrays, no std templates: ISA translation units include this header, and an
@@ -12,6 +13,7 @@
 #include <cstdint>
 
 #include "kernels/ahead.h"
+#include "kernels/gemm_routes.h"
 #include "tensor/dtype.h"
 
 namespace strata::kernels::detail {
@@ -24,8 +26,22 @@ using ConvertFn = void (*)(const float* x, void* out, int64_t n);
 constexpr size_t kTypeSlots = kDTypeIdLimit;
 constexpr size_t slot(DType t) { return static_cast<size_t>(t); }
 
+// A kernel of the rows of gemm_routes.h, for one weight type: `fn` serves up to max_tokens.
+struct GemmRoute {
+    int64_t max_tokens = 0;
+    GemmFn fn = nullptr;
+    Kernel kernel = Kernel::ScalarDots;
+};
+
+// One kernel a family's source provides, for weight type w.
+struct GemmProduct {
+    Kernel kernel;
+    DType w;
+    GemmFn fn;
+};
+
 struct Table {
-    GemmFn gemm[kTypeSlots] = {};        // by weight type
+    GemmRoute gemm[kTypeSlots][kMaxRoutes] = {};  // by weight type, in token order
     ConvertFn convert[kTypeSlots] = {};  // by activation type
     // By file type: the layout (tensor/repack.h) this variant's products read a resident
     // tensor fastest in, where its rows allow it (kernels.h's resident_layout).
@@ -51,6 +67,11 @@ void attend_f16_scalar(const float* q, int G, int hd, const uint16_t* kt, const 
                        float cap, float* m, float* l, float* acc, Ahead ahead);
 void attend_q8_0_scalar(const float* q, int G, int hd, const int8_t* kq, const uint16_t* ks, const uint8_t* v, size_t ldv, int lo,
                         int hi, float scale, float cap, float* m, float* l, float* acc, Ahead ahead);
+
+// Installs the rows of gemm_routes.h for `isa` whose (kernel, weight type) `products` has
+// (n of them): a type's first row replaces the routes a lower variant installed.
+// dispatch.cpp, compiled without -m flags.
+void install_products(Table& t, Isa isa, const GemmProduct* products, size_t n);
 
 // Fill every slot (scalar) or override the slots an ISA implements (simd/install.cpp,
 // compiled once per variant). The AVX-512 variant may assume AVX2/FMA/F16C too;

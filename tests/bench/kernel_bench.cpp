@@ -26,10 +26,14 @@
 // cache stayed in the last-level cache from token to token (2048 positions, one thread:
 // F16 7.6-8.4 ms against 10.7-11.2 with the reads).
 //
+// --legend prints kernels/gemm_routes.h's table instead: which kernel serves which (ISA,
+// weight type, token count); each gemm result names its kernel too.
+//
 //   kernel_bench [--type Q4_K,F16,...] [--isa scalar,avx2,avx512] [--threads 1,2]
 //                [--nt 1,32,128,512] [--shape 4096x4096,14336x4096,4096x14336]
 //                [--min-time SECONDS] [--cache-mb MB] [--bus-probe SECONDS|off]
 //                [--rounds N] [--attention 256,2048]
+//   kernel_bench --legend
 #include <algorithm>
 #include <cmath>
 #include <chrono>
@@ -47,6 +51,7 @@
 
 #include <unistd.h>
 
+#include "kernels/gemm_routes.h"
 #include "kernels/kernels.h"
 #include "kernels/threadpool.h"
 #include "kv/kv_cache.h"
@@ -480,7 +485,23 @@ void print_gemv(k::ThreadPool& pool, const Weights& w, const Options& o, std::mt
 
 }  // namespace
 
+// The products' dispatch table, a row per line: ISA, weight type, tokens, kernel, its source.
+void print_legend() {
+    namespace d = strata::kernels::detail;
+    std::printf("%-7s %-10s %-10s %-15s %s\n", "isa", "type", "tokens", "kernel", "source (lib/kernels/)");
+    for (const d::GemmRow& row : d::kGemmRows) {
+        const std::string tokens = std::to_string(row.min_tokens) +
+                                   (row.max_tokens == d::kAnyTokens ? "+" : row.max_tokens == row.min_tokens ? "" : "-" + std::to_string(row.max_tokens));
+        std::printf("%-7s %-10s %-10s %-15s %s\n", std::string(k::isa_name(row.isa)).c_str(), std::string(strata::dtype_name(row.w)).c_str(),
+                    tokens.c_str(), d::kernel_name(row.kernel), d::kernel_source(row.kernel));
+    }
+}
+
 int main(int argc, char** argv) try {
+    if (argc == 2 && std::strcmp(argv[1], "--legend") == 0) {
+        print_legend();
+        return 0;
+    }
     const Options o = parse(argc, argv);
     std::mt19937 rng(42);
     if (!o.depths.empty()) {
@@ -506,10 +527,10 @@ int main(int argc, char** argv) try {
                 for (k::Isa isa : o.isas) {
                     k::set_isa(isa);
                     for (int64_t nt : o.nts) {
-                        std::printf("%s\n{\"type\":\"%s\",\"isa\":\"%s\",\"threads\":%d,\"shape\":\"%lldx%lld\",\"nt\":%lld,",
+                        std::printf("%s\n{\"type\":\"%s\",\"isa\":\"%s\",\"kernel\":\"%s\",\"threads\":%d,\"shape\":\"%lldx%lld\",\"nt\":%lld,",
                                     first ? "" : ",", std::string(strata::dtype_name(w)).c_str(),
-                                    std::string(k::isa_name(isa)).c_str(), threads, static_cast<long long>(rows),
-                                    static_cast<long long>(cols), static_cast<long long>(nt));
+                                    std::string(k::isa_name(isa)).c_str(), std::string(k::gemm_kernel(w, nt)).c_str(), threads,
+                                    static_cast<long long>(rows), static_cast<long long>(cols), static_cast<long long>(nt));
                         first = false;
                         if (nt == 1) {
                             print_gemv(pool, weights, o, rng, probe, stream, read);

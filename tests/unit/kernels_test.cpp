@@ -13,6 +13,7 @@
 #include <random>
 #include <vector>
 
+#include "kernels/gemm_routes.h"
 #include "kernels/kernels.h"
 #include "kernels/threadpool.h"
 #include "tensor/blocks.h"
@@ -431,6 +432,52 @@ BOOST_AUTO_TEST_CASE(gemm_matches_scalar_and_float64) {
                     DType::IQ4_NL_R8})
         for (auto [r0, r1] : {std::pair<int64_t, int64_t>{0, 64}, {8, 136}, {3, 140}, {9, 14}, {16, 21}})
             for (int64_t nt : {1, 8, 9, 66}) check_gemm(Problem(w, 1024, r0, r1, nt, rng));
+}
+
+// The products' table (kernels/gemm_routes.h) is their dispatch: on every variant this CPU
+// runs, each type that can be a weight and each token count (one, batched decode, the
+// chunks, the lanes of many) falls in exactly one row, and gemm runs that row's kernel.
+BOOST_AUTO_TEST_CASE(gemm_rows_cover_every_weight_type_and_token_count) {
+    namespace d = strata::kernels::detail;
+    for (uint32_t id = 0; id < strata::kDTypeIdLimit; ++id) {
+        const auto w = static_cast<DType>(id);
+        if (!k::can_be_weight(w)) continue;
+        BOOST_TEST((std::find(kWeightTypes.begin(), kWeightTypes.end(), w) != kWeightTypes.end()), "untested weight type " << id);
+        for (k::Isa isa : supported_isas()) {
+            const UseIsa use(isa);
+            for (int64_t nt : {1, 2, 3, 4, 5, 6, 7, 8, 9, 16, 64, 65, 66, 512, 100000}) {
+                const d::GemmRow* hit = nullptr;
+                int rows = 0;
+                for (const d::GemmRow& row : d::kGemmRows)
+                    if (row.isa == isa && row.w == w && nt >= row.min_tokens && nt <= row.max_tokens) hit = &row, ++rows;
+                BOOST_TEST_CONTEXT(k::isa_name(isa) << " " << strata::dtype_name(w) << " nt=" << nt) {
+                    BOOST_TEST_REQUIRE(rows == 1);
+                    BOOST_TEST(k::gemm_kernel(w, nt) == d::kernel_name(hit->kernel));
+                }
+            }
+        }
+    }
+}
+
+// Each row's kernel against the scalar reference and float64, at both ends of its token
+// range (and 66 tokens for the rows without end), on ranges of rows that cut tiles and 8-row
+// groups.
+BOOST_AUTO_TEST_CASE(every_gemm_row_matches_scalar) {
+    namespace d = strata::kernels::detail;
+    std::mt19937 rng(4321);
+    for (const d::GemmRow& row : d::kGemmRows) {
+        if (row.isa == k::Isa::Scalar || !k::isa_supported(row.isa)) continue;
+        const UseIsa use(row.isa);
+        const int64_t kk = is_float(row.w) ? 300 : 512;
+        const int64_t last = row.max_tokens == d::kAnyTokens ? std::max<int64_t>(row.min_tokens, 66) : row.max_tokens;
+        for (int64_t nt : {row.min_tokens, last}) {
+            BOOST_TEST_CONTEXT(k::isa_name(row.isa) << " " << strata::dtype_name(row.w) << " " << d::kernel_name(row.kernel)
+                                                    << " nt=" << nt) {
+                BOOST_TEST(k::gemm_kernel(row.w, nt) == d::kernel_name(row.kernel));
+                check_gemm(Problem(row.w, kk, 3, 45, nt, rng));
+            }
+        }
+    }
 }
 
 // Saturation: weights at their largest codes (and the smallest, and mixed bytes) against

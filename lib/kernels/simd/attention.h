@@ -189,9 +189,8 @@ void softmax_step(int G, int hd, float (*p)[strata::kernels::detail::kAttendBloc
 // from `at` (query g's at at + g * hd): row(j, x) converts row j's C vectors into x once for
 // the NG queries (it was once per query) and returns its scale d_j (1 for F16, exact). NG x
 // C sums stay in registers over j, and every sum adds the positions in order, so the
-// results are those of one query at a time. With softmax_whole_block, `kernel_bench
-// --attention 256` (the cache in L3) went from 0.78 to 0.51 ms per token on one Zen 4
-// thread, AVX2 0.81 to 0.66.
+// results are those of one query at a time; with softmax_whole_block a token's attention
+// took a third less (tests/bench/HISTORY.md, "attention: values once per group").
 template <class V, int NG, int C, class Row>
 void values_pass(const float (*p)[strata::kernels::detail::kAttendBlock], int hd, int lo, int hi, float* at, Row row) {
     using F = typename V::F;

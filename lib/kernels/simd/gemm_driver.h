@@ -13,16 +13,16 @@
 //   unpack(row, k, s, WBlock&)   weights of one row, step s (zero past k)
 //   step<NR, NT>(w, acts, t, s, acc, stride)
 //                                adds step s of NR rows x NT tokens into acc[r * stride + t]
-//   kFusedTokens                 up to how many tokens fused<NR, NT> runs instead (0: never),
+//   kFusedTokens                 the most tokens fused<NR, NT> takes at once,
 //   kFusedRows, fused<NR, NT>(w, ldw, k, acts, t, Y, ldy)
 //                                the whole product of NR rows x NT tokens, unpacking in
 //                                registers (weights are used too few times to store them)
 //   prepare_fused(X, ldx, nt, k) optional: the activations as fused reads them (else prepare)
-//   kFusedAll                    optional, true: fused takes every product (and Acc, WBlock,
-//                                R, T, unpack, step are not needed), a block of tokens at a
-//                                time in equal chunks of up to kFusedTokens (from 9 tokens on
-//                                at least 4, so never under the lanes' minimum)
-// GemmGroups runs the same loops over an 8-row layout's whole groups.
+// Gemm's entries (the kernels gemm_routes.h's rows name): few, up to kFusedTokens through
+// fused; blocks, any number through fused, a block of tokens at a time in equal chunks of
+// up to kFusedTokens (from 9 tokens on at least 4, so never under the lanes' minimum; a
+// family only used so needs no Acc, WBlock, R, T, unpack, step); many, through the steps.
+// GemmGroups runs blocks over an 8-row layout's whole groups.
 // Must not touch: type-specific arithmetic.
 #pragma once
 
@@ -86,27 +86,21 @@ void with_count(int n, Fn&& fn) {
 
 template <class V, class K>
 struct Gemm {
-    static constexpr bool kFusedAll = [] {
-        if constexpr (requires { K::kFusedAll; }) return K::kFusedAll;
-        else return false;
-    }();
-
-    static void run(int64_t k, const void* W, size_t ldw, int64_t r0, int64_t r1, const void* X, size_t ldx,
-                    int64_t nt, float* Y, size_t ldy) {
-        auto* w = static_cast<const uint8_t*>(W);
-        auto* x = static_cast<const uint8_t*>(X);
-        if constexpr (kFusedAll) {
-            fused_blocks(k, w, ldw, r0, r1, x, ldx, nt, Y, ldy);
-        } else {
-            if constexpr (K::kFusedTokens > 0) {
-                if (nt <= K::kFusedTokens) return fused(k, w, ldw, r0, r1, x, ldx, nt, Y, ldy);
-            }
-            stepped(k, w, ldw, r0, r1, x, ldx, nt, Y, ldy);
-        }
+    static void few(int64_t k, const void* W, size_t ldw, int64_t r0, int64_t r1, const void* X, size_t ldx, int64_t nt,
+                    float* Y, size_t ldy) {
+        fused(k, static_cast<const uint8_t*>(W), ldw, r0, r1, static_cast<const uint8_t*>(X), ldx, nt, Y, ldy);
+    }
+    static void blocks(int64_t k, const void* W, size_t ldw, int64_t r0, int64_t r1, const void* X, size_t ldx, int64_t nt,
+                       float* Y, size_t ldy) {
+        fused_blocks(k, static_cast<const uint8_t*>(W), ldw, r0, r1, static_cast<const uint8_t*>(X), ldx, nt, Y, ldy);
+    }
+    static void many(int64_t k, const void* W, size_t ldw, int64_t r0, int64_t r1, const void* X, size_t ldx, int64_t nt,
+                     float* Y, size_t ldy) {
+        stepped(k, static_cast<const uint8_t*>(W), ldw, r0, r1, static_cast<const uint8_t*>(X), ldx, nt, Y, ldy);
     }
 
     // Any number of tokens through the fused path: blocks of them whose activations stay
-    // within kActBudget, each in equal chunks (kFusedAll, and gemm_x4.h's short products).
+    // within kActBudget, each in equal chunks.
     static void fused_blocks(int64_t k, const uint8_t* w, size_t ldw, int64_t r0, int64_t r1, const uint8_t* x, size_t ldx,
                              int64_t nt, float* Y, size_t ldy) {
         const int64_t block = token_block(k, K::kFusedTokens);
@@ -137,7 +131,7 @@ struct Gemm {
         }
     }
 
-    // Few tokens (kFusedAll: a block of them): the family unpacks each weight block in
+    // Few tokens (blocks: a block of them): the family unpacks each weight block in
     // registers for all of them, or for each of their chunks in turn (equal chunks of up to
     // kFusedTokens) while a tile of rows stays in cache.
     static void fused(int64_t k, const uint8_t* w, size_t ldw, int64_t r0, int64_t r1, const uint8_t* x, size_t ldx,
@@ -185,8 +179,8 @@ struct Gemm {
     }
 };
 
-// Gemm over an 8-row layout (tensor/repack.h), whose family K takes whole groups of 8 rows:
-// rows [r0, r1) as the whole groups within through Gemm, and a group that r0 or r1 cuts
+// Gemm's blocks over an 8-row layout (tensor/repack.h), whose family K takes whole groups of
+// 8 rows: rows [r0, r1) as the whole groups within through Gemm, and a group that r0 or r1 cuts
 // computed whole into a buffer, its rows in the range copied out.
 template <class V, class K>
 struct GemmGroups {
@@ -196,7 +190,7 @@ struct GemmGroups {
         const int64_t first = (r0 + G - 1) / G * G, last = r1 / G * G;
         if (first <= last) {
             if (r0 < first) part(k, W, ldw, first - G, r0, first, X, ldx, nt, Y, ldy);
-            if (first < last) Gemm<V, K>::run(k, W, ldw, first, last, X, ldx, nt, Y, ldy);
+            if (first < last) Gemm<V, K>::blocks(k, W, ldw, first, last, X, ldx, nt, Y, ldy);
             if (last < r1) part(k, W, ldw, last, last, r1, X, ldx, nt, Y, ldy);
         } else {
             part(k, W, ldw, last, r0, r1, X, ldx, nt, Y, ldy);  // within one group
@@ -210,7 +204,7 @@ struct GemmGroups {
                      float* Y, size_t ldy) {
         thread_local Scratch buffer;
         auto* group = static_cast<float*>(buffer.get(static_cast<size_t>(nt * G) * sizeof(float)));
-        Gemm<V, K>::run(k, static_cast<const uint8_t*>(W) + g * ldw, ldw, 0, G, X, ldx, nt, group, G);
+        Gemm<V, K>::blocks(k, static_cast<const uint8_t*>(W) + g * ldw, ldw, 0, G, X, ldx, nt, group, G);
         for (int64_t t = 0; t < nt; ++t)
             for (int64_t r = lo; r < hi; ++r) Y[t * ldy + r] = group[t * G + r - g];
     }

@@ -17,7 +17,7 @@
 
 #include "kernels/simd/gemm_driver.h"
 #include "kernels/simd/intrinsics.h"
-#include "kernels/simd/lanes16.h"
+#include "kernels/simd/float_lanes16.h"
 #include "kernels/simd/vec_ops.h"
 
 namespace {
@@ -111,10 +111,8 @@ struct FloatGemm {
 
     // One token's vec_dot widens the activations as it goes, as GGML's does: the F32 panel
     // of a long row (32 KB for k = 8192, a 1B model's ffn_down) filled Zen 4's L1 beside
-    // the weight stream, where its 16-bit activations take half that. kernel_bench --type
-    // F16 --nt 1 --shape 2048x8192, three alternating runs, GB/s: 1 thread 11.7-12.5 ->
-    // 12.1-19.0 (AVX2 11.0-11.8 -> 15.8-19.2), 2 threads 19.1-22.7 -> 29.0-32.1 (AVX2
-    // 19.4-22.5 -> 28.4-32.6); 4096x14336 (8B), 2 threads, 18.3-21.1 -> 21.3-26.9.
+    // the weight stream, where its 16-bit activations take half that (tests/bench/HISTORY.md,
+    // "F16 one token: activations widened as it goes").
     static Acts prepare_fused(const uint8_t* x, size_t ldx, int64_t nt, int64_t k) {
         if (nt > 1) return prepare(x, ldx, nt, k);
         return {nullptr, 0, reinterpret_cast<const Elem*>(x)};
@@ -142,10 +140,8 @@ struct FloatGemm {
     // an 8B model's ffn_down, k = 14336; a 1B model's, k = 8192, in F16) bring the weights
     // kFarAhead bytes ahead into L2 and kNearAhead into L1, as gemm_kquant.h's narrow_row does:
     // before, the weights streaming through L1 pushed the activations out (F16 16 or 28 KB).
-    // kernel_bench --type F16 --nt 1 --shape 2048x8192,4096x14336, two alternating runs,
-    // GB/s, 1 thread: 20.3-20.9 -> 30.7-31.7 and 15.6-16.5 -> 27.6-29.2 (AVX2 18.4-19.0 ->
-    // 25.9-28.6, 14.4-15.2 -> 23.1-24.4); 2 threads 31.3-33.4 -> 35.4-36.4 and 28.0-28.2 ->
-    // 31.6-33.2. 4096 or 32768 ahead ran slower, 16384 the same; 256 or 1024 near the same.
+    // The distances and the row lengths that gain were measured (tests/bench/HISTORY.md, "F16
+    // one token: long rows' prefetch").
     // Shorter rows did not gain (8192x2048, 14336x4096), so they keep the hardware's
     // prefetchers alone.
     template <int NR>

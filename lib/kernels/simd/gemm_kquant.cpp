@@ -1,27 +1,17 @@
-// kernels/simd/gemm_kquant.cpp — Q2_K..Q6_K, IQ4_XS and their resident layouts' matrix products for one SIMD variant.
+// kernels/simd/gemm_kquant.cpp — Q2_K..Q6_K, IQ4_XS and their resident layouts' matrix
+// products for one SIMD variant: the kernels gemm_routes.h's rows name.
 #include <type_traits>
 
 #include "kernels/simd/gemm_kquant.h"
 #include "kernels/simd/gemm_kquant_r8.h"
-#include "kernels/simd/gemm_kquant_resident.h"
+#include "kernels/simd/gemm_kquant_q4k_r.h"
 #include "kernels/simd/isa.h"
 #if defined(STRATA_SIMD_AVX512)
-#include "kernels/simd/gemm_kquant_x4.h"
+#include "kernels/simd/gemm_kquant_x4_avx512.h"
 #endif
 
 namespace strata::kernels::detail::STRATA_SIMD_NS {
 namespace {
-
-// AVX-512: the 4 x 4 lane layout for many tokens; AVX2: the products in gemm_kquant_rows8.h's
-// lanes for every token count (fewer than a form's kMinTokens in gemm_kquant.h's narrow_row).
-template <class Type>
-constexpr GemmFn kquant_gemm() {
-#if defined(STRATA_SIMD_AVX512)
-    return simd::GemmX4<V, simd::KQuantX4<V, Type>>::run;
-#else
-    return simd::Gemm<V, simd::KQuantRows8<V, Type>>::run;
-#endif
-}
 
 // The 8-row layouts' lanes: AVX-512 two groups a tile (Q4_K and Q6_K one token: AVX2's, a
 // group at a time), AVX2 one.
@@ -37,20 +27,59 @@ using R8Q6K = simd::Lanes8<simd::Rows8Q6KPlanes>;
 using R8IQ4XS = simd::Lanes8<simd::Rows8IQ4XS>;
 #endif
 
+#if defined(STRATA_SIMD_AVX512)
+template <class Type>
+constexpr GemmProduct quads(DType w) {
+    return {Kernel::KQuantQuads, w, simd::Gemm<V, simd::KQuantQuads<V, Type>>::blocks};
+}
+template <class Type>
+constexpr GemmProduct x4(DType w) {
+    return {Kernel::KQuantX4, w, simd::GemmX4<V, simd::KQuantX4<V, Type>>::run};
+}
+#else
+template <class Type>
+constexpr GemmProduct rows8(DType w) {
+    return {Kernel::KQuantRows8, w, simd::Gemm<V, simd::KQuantRows8<V, Type>>::blocks};
+}
+#endif
+template <class Lanes>
+constexpr GemmProduct r8(DType layout) {
+    return {Kernel::KQuantR8, layout, simd::GemmGroups<V, simd::KQuantR8<V, Lanes>>::run};
+}
+
+constexpr GemmProduct kProducts[] = {
+#if defined(STRATA_SIMD_AVX512)
+    quads<simd::Q2K>(DType::Q2_K), x4<simd::Q2K>(DType::Q2_K),
+    quads<simd::Q3K>(DType::Q3_K), x4<simd::Q3K>(DType::Q3_K),
+    quads<simd::Q4K>(DType::Q4_K), x4<simd::Q4K>(DType::Q4_K),
+    quads<simd::Q5K>(DType::Q5_K), x4<simd::Q5K>(DType::Q5_K),
+    quads<simd::Q6K>(DType::Q6_K), x4<simd::Q6K>(DType::Q6_K),
+    quads<simd::IQ4XS>(DType::IQ4_XS), x4<simd::IQ4XS>(DType::IQ4_XS),
+    quads<simd::Q4KR>(DType::Q4_K_R), x4<simd::Q4KR>(DType::Q4_K_R),
+#else
+    rows8<simd::Q2K>(DType::Q2_K),
+    rows8<simd::Q3K>(DType::Q3_K),
+    rows8<simd::Q4K>(DType::Q4_K),
+    rows8<simd::Q5K>(DType::Q5_K),
+    rows8<simd::Q6K>(DType::Q6_K),
+    rows8<simd::IQ4XS>(DType::IQ4_XS),
+    rows8<simd::Q4KR>(DType::Q4_K_R),
+#endif
+    {Kernel::Q4KResident, DType::Q4_K_R, simd::Q4KResident<V>::run},
+    r8<R8Q4K>(DType::Q4_K_R8),
+    r8<R8Q5K>(DType::Q5_K_R8),
+    r8<R8Q6K>(DType::Q6_K_R8),
+    r8<R8IQ4XS>(DType::IQ4_XS_R8),
+};
+
 }  // namespace
 
 void install_kquant_gemm(Table& t) {
-    t.gemm[slot(DType::Q2_K)] = kquant_gemm<simd::Q2K>();
-    t.gemm[slot(DType::Q3_K)] = kquant_gemm<simd::Q3K>();
-    t.gemm[slot(DType::Q4_K)] = kquant_gemm<simd::Q4K>();
-    t.gemm[slot(DType::Q4_K_R)] = simd::Q4KResident<V, kquant_gemm<simd::Q4KR>()>::run;
-    install_r8<DType::Q4_K_R8>(t, simd::GemmGroups<V, simd::KQuantR8<V, R8Q4K>>::run);
-    install_r8<DType::Q5_K_R8>(t, simd::GemmGroups<V, simd::KQuantR8<V, R8Q5K>>::run);
-    install_r8<DType::Q6_K_R8>(t, simd::GemmGroups<V, simd::KQuantR8<V, R8Q6K>>::run);
-    install_r8<DType::IQ4_XS_R8>(t, simd::GemmGroups<V, simd::KQuantR8<V, R8IQ4XS>>::run);
-    t.gemm[slot(DType::Q5_K)] = kquant_gemm<simd::Q5K>();
-    t.gemm[slot(DType::Q6_K)] = kquant_gemm<simd::Q6K>();
-    t.gemm[slot(DType::IQ4_XS)] = kquant_gemm<simd::IQ4XS>();
+    install_products(t, kProducts);
+    make_resident<DType::Q4_K_R8>(t);
+    make_resident<DType::Q5_K_R8>(t);
+    make_resident<DType::Q6_K_R8>(t);
+    make_resident<DType::IQ4_XS_R8>(t);
 }
 
 }  // namespace strata::kernels::detail::STRATA_SIMD_NS

@@ -658,8 +658,8 @@ struct KQuant {
     // vector registers hold the 2 x 8 sums), 4 on AVX2 (16 registers): the many-token
     // path's lane-replicated unpacking of every super-block costs more than it saves when
     // only a few tokens use it (8 sessions decoded slower together than one alone). Every
-    // K-quant and IQ4_XS takes gemm_kquant_rows16.h's and gemm_kquant_quads.h's lanes for
-    // these counts instead on AVX-512, the K-quants gemm_kquant_rows8.h's on AVX2 (and there
+    // K-quant and IQ4_XS takes gemm_kquant_rows16_avx512.h's and gemm_kquant_quads_avx512.h's lanes for
+    // these counts instead on AVX-512, the K-quants gemm_kquant_rows8_avx2.h's on AVX2 (and there
     // every count, 8 tokens at a time, so that step serves only IQ4_XS on AVX2).
     // fused<NR, NT> runs NR rows one after another (the driver hands it up to kFusedRows).
     static constexpr int kFusedTokens = V::kBytes == 64 ? 8 : 4;
@@ -669,26 +669,11 @@ struct KQuant {
     using Prep = typename Type::Prep;
 
     // narrow_row runs NT tokens on AVX2, and one token on AVX-512 as well: on Zen 4, which
-    // executes 512-bit operations in two halves, the 256-bit path decoded one token 25 %
-    // faster in cache (kernel_bench 2048x2048, 1 thread: Q4_K 17.6 -> 22 GB/s, Q6_K 26 ->
-    // 33) where Zen 5 was 10 % slower with it (Q4_K 33 -> 30); from DRAM the bus binds
-    // either on both.
+    // executes 512-bit operations in two halves, the 256-bit path decoded one token faster in
+    // cache (tests/bench/HISTORY.md, "K-quant narrow_row for one token on AVX-512").
     static constexpr bool narrow(int64_t nt) { return V::kBytes == 32 || nt == 1; }
-    // Tried and left out (2026-11-28): Q4_K's and Q5_K's chunks 2P and 2P + 1 blended dword by
-    // dword (chunk 2P in even dwords, 2P + 1 in odd ones; the activations copied in that
-    // order), so that the two vectors' int16 pair sums add before one vpmaddwd by one scale
-    // vector: per super-block 4 scale shuffles and 4 vpmaddwd (vpdpwssd) fewer, 8 blends, 4
-    // vpshufd and 4 vpaddw more. kernel_bench --nt 1, alternating runs: AVX-512 Q4_K from DRAM
-    // (2 threads, 14336x4096) 49.5-49.6 -> 44.8-45.0 GB/s, Q5_K 48.3-50.6 -> 43.6-45.6, Q4_K in
-    // L2 (1 thread, 1024x1024) 24-26 -> 23-24; AVX2 from DRAM 38.5-42.9 -> 37.0-45.3. Also
-    // tried: each chunk's scale vector as a broadcast load from the super-block's scales16
-    // stored to the stack (one shuffle and a store where there were 8 shuffles): Q4_K in L2
-    // 25-26 -> 17-19 GB/s on AVX-512, 21.6-22.4 -> 18.3-19.7 on AVX2; stored a super-block
-    // ahead (two buffers), so that no load waits on a store just made, Q4_K on AVX-512 still
-    // went 26.6-27.3 -> 20.2-20.4: the 8 broadcast loads per super-block, beside its 20 other
-    // loads, cost more than the shuffles they replace. Nor did loading each 32 bytes of qs once
-    // for both nibble halves (4 loads fewer per super-block) help: in L2 the same, from DRAM (2
-    // threads) Q4_K 52 -> 42.5 GB/s in two of three alternating rounds, 41-43 in the third.
+    // Tried and left out: chunk pairs blended before one vpmaddwd, scale vectors as broadcast
+    // loads, one qs load for both nibble halves (HISTORY.md, "K-quant narrow_row: tried and left out").
 
     // A wide type that has a lane order (w_lanes): narrow_row reads activations prepared in
     // that order and signed weights.
@@ -714,10 +699,7 @@ struct KQuant {
     // so that chunks 2P and 2P + 1 pack into one vector of words (vpackssdw, no saturation)
     // that one vpdpwssd by packed_scale<P> scales and adds: per chunk pair 2 byte products, a
     // pack, a scale shuffle and an int16 dot where 2 scale shuffles, 2 vpmaddubsw and 2 int16
-    // dots were. The same integer sums. kernel_bench --isa avx512 --nt 1 --shape 1024x1024
-    // --cache-mb 0 --threads 1, 6-8 alternating runs, best of each (the host's noise only
-    // slows), GB/s: Q4_K 27.0 -> 29.3, Q5_K 27.5 -> 29.1, Q6_K 36.8 -> 38.1, Q2_K 17.3 ->
-    // 18.3, Q3_K 15.8 -> 16.9.
+    // dots were. The same integer sums, faster on every K-quant (HISTORY.md, "K-quant kPacked").
     static constexpr bool kPacked = V::kBytes == 64 && !Type::kWide;
 
     // A super-block's integer sums of narrow_row: even and odd chunks (kVnni: chunk pairs)
@@ -792,27 +774,8 @@ struct KQuant {
     // One row at 256 bits (AVX2, and one token on AVX-512), even and odd chunks in separate
     // integer sums (two dependency chains per token, the same total). Each super-block
     // prefetches the one kBlocksAhead later (rows follow each other, so past the row's end it is
-    // the next row's): from DRAM, 32 ahead decoded Q4_K at 18.1 GB/s and Q6_K at 18.8
-    // where 8 ahead did 16.4 and 16.1 (kernel_bench 4096x4096, 1 thread, AVX-512, medians
-    // of 9 alternating runs on a noisy bus); 16 was between, 64 and 128 slower again; in
-    // cache 8 and 32 run the same.
-    // Long rows (an 8B model's ffn_down, k = 14336) do the same. From 2026-11-28 to -29 rows
-    // whose activations passed kL1Acts (intrinsics.h) brought the super-block kBlocksAhead
-    // later into L2 only and the one 4 later into L1, which had measured faster against the
-    // bus of the day; measured against the bus around each run (kernel_bench's of_bus, runs
-    // whose bus moved less than 10 %), it read less of it: --nt 1 --shape 4096x14336,
-    // alternating runs, medians, 1 thread Q4_K 12.8 -> 26.6 GB/s (AVX2 11.5 -> 21.9), Q6_K
-    // 14.9 -> 22.1 (AVX2 13.1 -> 23.5); 2 threads, of_bus, Q4_K 0.68 -> 0.71 (AVX2 0.50 ->
-    // 0.65), Q5_K 0.56 -> 0.75 (0.52 -> 0.67), Q6_K 0.60 -> 0.80 (0.53 -> 0.76), IQ4_XS 0.52
-    // -> 0.64 (0.48 -> 0.66), Q4_K_R 0.58 -> 0.84 (0.54 -> 0.75).
-    // Rows of up to 8192 still read more of the bus than longer ones (2 threads: Q6_K 1.04 of
-    // the bus at 4096x8192, 0.86 at 4096x14336). Tried and left out (2026-11-29, 4096x14336,
-    // 2 threads, 4 alternating runs, of_bus medians): tiles of 16 rows going through k in
-    // halves, so that a half's 8 KB of activations stay in L1, read less on every type and
-    // ISA (Q4_K 0.78 -> 0.63, Q6_K 0.85 -> 0.69, Q4_K_R 0.86 -> 0.74 on AVX-512): the
-    // weights become 4 KB runs 8 KB apart. prefetchnta in place of prefetcht0 (the weights
-    // kept from pushing the activations out): IQ4_XS 0.60 -> 0.66 on AVX-512, but Q4_K 0.78
-    // -> 0.72 and Q4_K_R 0.88 -> 0.79, and the short rows lower too.
+    // the next row's), long rows (an 8B model's ffn_down) too: the distance, the L1 / L2 split
+    // and what was tried were measured (HISTORY.md, "K-quant narrow_row's prefetch").
     template <int NT>
     static void narrow_row(const uint8_t* w, int64_t k, const Acts& acts, int64_t t0, float* Y, size_t ldy) {
         __m256 acc[NT];
@@ -840,14 +803,9 @@ struct KQuant {
     // two chunks per 512-bit product (half the integer instructions per token, which bound
     // batched decode) and the float steps at 512 bits with the correction from Acts' float
     // group sums, so that per super-block and token the work outside the 8 integer
-    // products is 4 instructions (it was 14; kernel_bench Q4_K 2048x2048, 1 thread, nt 8:
-    // 212-218 -> 253-257 GFLOP/s). Each super-block prefetches the same one of a later
-    // row, which the k-part loop reads soon: the products of a forward pass (weights from
-    // DRAM, 8 sessions of a 1B model) ran at 185 GFLOP/s per thread without prefetching,
-    // 238 with the next blocks of the same row; 1B decoded 200 tok/s with those, 220 with
-    // the next row's, 237-245 with the row after (kernel_bench 32768x4096 nt 8, 2 threads:
-    // Q6_K 370-395 -> 467-475 GFLOP/s; 4 rows ahead measured the same). Two chunks are unpacked at once where the
-    // type can (u_pair), else at 256 bits as above and joined. Two chains of integer sums
+    // products is 4 instructions (it was 14). Each super-block prefetches the same one of a
+    // later row, which the k-part loop reads soon (HISTORY.md, "K-quant wide_row"). Two
+    // chunks are unpacked at once where the type can (u_pair), else at 256 bits as above and joined. Two chains of integer sums
     // for 2-3 tokens, one from 4 (the tokens are independent chains), and for fewer than 4
     // the correction in a float sum of its own.
     template <int NT>

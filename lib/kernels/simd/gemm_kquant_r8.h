@@ -1,11 +1,11 @@
 // kernels/simd/gemm_kquant_r8.h — products of the 8-row layouts Q4_K_R8, Q5_K_R8, Q6_K_R8
 // and IQ4_XS_R8 (tensor/repack.h: the file type's rows interleaved by dword, 8 at a time,
 // at load) against Q8_K activations, for every token count, in the lanes with a row per
-// int32 lane: AVX2 gemm_kquant_rows8.h's (one vpmaddubsw per position and token, int16 sums
+// int32 lane: AVX2 gemm_kquant_rows8_avx2.h's (one vpmaddubsw per position and token, int16 sums
 // of positions before one vpmaddwd by the 8 rows' scale; IQ4_XS's signed values by their
-// magnitudes and a vpmaddwd per position), AVX-512 gemm_kquant_rows16.h's over two groups
+// magnitudes and a vpmaddwd per position), AVX-512 gemm_kquant_rows16_avx512.h's over two groups
 // (one vpdpbusd per position and token, a vpmulld per group, the activations in
-// gemm_kquant_quads.h's copy), except one token of Q4_K_R8 and Q6_K_R8, which takes AVX2's
+// gemm_kquant_quads_avx512.h's copy), except one token of Q4_K_R8 and Q6_K_R8, which takes AVX2's
 // a group at a time (Lanes16, below). Each vector of a dword of 8 rows is read as it is stored, where the file's order
 // takes a transposition (per super-block and 8 rows, Q4_K 4 of 8 x 8 dwords and one of 4 x
 // 8, Q5_K 5 and one, Q6_K 6 and one, IQ4_XS 4 and one), and from one token on: a group is
@@ -19,9 +19,9 @@
 #include <type_traits>
 
 #include "kernels/simd/gemm_driver.h"
-#include "kernels/simd/gemm_kquant_rows8.h"
+#include "kernels/simd/gemm_kquant_rows8_avx2.h"
 #if defined(STRATA_SIMD_AVX512)
-#include "kernels/simd/gemm_kquant_quads.h"
+#include "kernels/simd/gemm_kquant_quads_avx512.h"
 #endif
 
 namespace {
@@ -46,20 +46,10 @@ struct Lanes8 {
 // AVX-512's: two groups of 8 rows per tile (Interleaved16), the activations in the quad
 // lanes' copy (Type: the file type, whose copy order the Form reads). One token alone takes
 // Form8 where one is given, the 8-row lanes of AVX2 (the Q8_K row as it comes), a group
-// after the other, which is slower in cache but reads DRAM better (kernel_bench --isa avx512
-// --nt 1, alternating runs, GB/s and of_bus):
-// - 1 thread, 4096x14336, five runs: Q4_K_R8 21.4-24.3 (0.73-0.77) -> 25.8-30.1
-//   (0.86-0.97), Q6_K_R8 19.1-21.9 (0.63-0.70) -> 27.2-30.0 (0.87-0.93);
-// - 2 threads, 4096x4096, 4096x14336 and 14336x4096, three runs: Q6_K_R8 0.71-0.85 (median
-//   0.75) -> 0.87-1.06 (0.99), Q4_K_R8 0.81-1.09 (0.95) -> 0.76-1.11 (0.92);
-// - in L3 (4096x4096 --cache-mb 0, 1 thread): Q4_K_R8 44.5 -> 40.5-41.3, Q6_K_R8 36.1-36.5
-//   -> 35.2-35.7.
-// Q5_K_R8 gained nothing (0.88-0.90 -> 0.87-0.96, 1 thread) and IQ4_XS_R8 lost (0.85-0.95 ->
-// 0.63-0.66: its AVX2 form is bound by its instructions), so they take none. One stream at
-// a time reads better than two even with nothing but loads: tests/bench/read_ceiling.cpp's
-// plain sweep with the two halves of each thread's share read side by side drew 0.73 of
-// one stream on 1 thread and 0.83-0.87 on 2 (median of 20 rounds, 2026-12-02). (A
-// timing-only model of 16 rows as one stream did not gain: tests/bench/HISTORY.md.)
+// after the other, which is slower in cache but reads DRAM better; Q5_K_R8 gained nothing
+// and IQ4_XS_R8 lost (its AVX2 form is bound by its instructions), so they take none: one
+// stream at a time reads better than two (tests/bench/HISTORY.md, "K-quant 8-row layouts,
+// one token on AVX-512"; a timing-only model of 16 rows as one stream did not gain).
 template <class V, class Type, class Form, class Form8 = void>
 struct Lanes16 {
     static constexpr bool kByRow = !std::is_void_v<Form8>;
@@ -99,7 +89,6 @@ struct KQuantR8 {
     static int64_t act_bytes(int64_t k) { return k / 256 * static_cast<int64_t>(sizeof(Act)); }
     static Acts prepare(const uint8_t* x, size_t ldx, int64_t nt, int64_t k) { return Lanes::prepare(x, ldx, nt, k); }
     static constexpr int kFusedTokens = 8, kFusedRows = Lanes::kRows;
-    static constexpr bool kFusedAll = true;
 
     template <int NR, int NT>
     static void fused(const uint8_t* w, size_t ldw, int64_t k, const Acts& acts, int64_t t0, float* Y, size_t ldy) {

@@ -1,31 +1,17 @@
 // kernels/simd/gemm_legacy.cpp — Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL matrix products for
-// one SIMD variant.
+// one SIMD variant: the kernels gemm_routes.h's rows name.
 #include <type_traits>
 
 #include "kernels/simd/gemm_legacy.h"
-#include "kernels/simd/gemm_legacy_rows8.h"
+#include "kernels/simd/gemm_legacy_rows8_avx2.h"
 #include "kernels/simd/isa.h"
 #if defined(STRATA_SIMD_AVX512)
-#include "kernels/simd/gemm_legacy_rows16.h"
-#include "kernels/simd/gemm_legacy_x4.h"
+#include "kernels/simd/gemm_legacy_rows16_avx512.h"
+#include "kernels/simd/gemm_legacy_x4_avx512.h"
 #endif
 
 namespace strata::kernels::detail::STRATA_SIMD_NS {
 namespace {
-
-// AVX-512: the 4 x 4 lane layout for many tokens, the 16-row lanes (gemm_legacy_rows16.h)
-// for up to 8, a row at a time for 1-2 (gemm_legacy_row.h, all types but Q8_0); AVX2: the
-// 8-row lanes (gemm_legacy_rows8.h) for every token count. The 8-row layouts (Q8_0_R8,
-// Q4_0_R8, IQ4_NL_R8): the lanes of either, for every token count (on AVX-512 one token of
-// Q8_0_R8 and Q4_0_R8 in AVX2's).
-template <class Type>
-constexpr GemmFn legacy_gemm() {
-#if defined(STRATA_SIMD_AVX512)
-    return simd::GemmX4<V, simd::LegacyX4<V, Type>>::run;
-#else
-    return simd::Gemm<V, simd::LegacyRows8<V, Type>>::run;
-#endif
-}
 
 // The 8-row layouts' lanes: AVX-512 two groups a tile (Q8_0 and Q4_0 one token: AVX2's, a
 // group at a time), AVX2 one.
@@ -39,18 +25,54 @@ constexpr GemmFn legacy_r8_gemm() {
 #endif
 }
 
+#if defined(STRATA_SIMD_AVX512)
+template <class Type>
+constexpr GemmProduct rows16(DType w) {
+    return {Kernel::LegacyRows16, w, simd::Gemm<V, simd::LegacyRows16<V, Type>>::blocks};
+}
+template <class Type>
+constexpr GemmProduct x4(DType w) {
+    return {Kernel::LegacyX4, w, simd::GemmX4<V, simd::LegacyX4<V, Type>>::run};
+}
+#else
+template <class Type>
+constexpr GemmProduct rows8(DType w) {
+    return {Kernel::LegacyRows8, w, simd::Gemm<V, simd::LegacyRows8<V, Type>>::blocks};
+}
+#endif
+template <class Type>
+constexpr GemmProduct r8(DType layout) {
+    return {Kernel::LegacyR8, layout, legacy_r8_gemm<Type>()};
+}
+
+constexpr GemmProduct kProducts[] = {
+#if defined(STRATA_SIMD_AVX512)
+    rows16<simd::Q4_0>(DType::Q4_0), x4<simd::Q4_0>(DType::Q4_0),
+    rows16<simd::Q4_1>(DType::Q4_1), x4<simd::Q4_1>(DType::Q4_1),
+    rows16<simd::Q5_0>(DType::Q5_0), x4<simd::Q5_0>(DType::Q5_0),
+    rows16<simd::Q5_1>(DType::Q5_1), x4<simd::Q5_1>(DType::Q5_1),
+    rows16<simd::Q8_0>(DType::Q8_0), x4<simd::Q8_0>(DType::Q8_0),
+    rows16<simd::IQ4NL>(DType::IQ4_NL), x4<simd::IQ4NL>(DType::IQ4_NL),
+#else
+    rows8<simd::Q4_0>(DType::Q4_0),
+    rows8<simd::Q4_1>(DType::Q4_1),
+    rows8<simd::Q5_0>(DType::Q5_0),
+    rows8<simd::Q5_1>(DType::Q5_1),
+    rows8<simd::Q8_0>(DType::Q8_0),
+    rows8<simd::IQ4NL>(DType::IQ4_NL),
+#endif
+    r8<simd::Q8_0>(DType::Q8_0_R8),
+    r8<simd::Q4_0>(DType::Q4_0_R8),
+    r8<simd::IQ4NL>(DType::IQ4_NL_R8),
+};
+
 }  // namespace
 
 void install_legacy_gemm(Table& t) {
-    t.gemm[slot(DType::Q4_0)] = legacy_gemm<simd::Q4_0>();
-    t.gemm[slot(DType::Q4_1)] = legacy_gemm<simd::Q4_1>();
-    t.gemm[slot(DType::Q5_0)] = legacy_gemm<simd::Q5_0>();
-    t.gemm[slot(DType::Q5_1)] = legacy_gemm<simd::Q5_1>();
-    t.gemm[slot(DType::Q8_0)] = legacy_gemm<simd::Q8_0>();
-    t.gemm[slot(DType::IQ4_NL)] = legacy_gemm<simd::IQ4NL>();
-    install_r8<DType::Q8_0_R8>(t, legacy_r8_gemm<simd::Q8_0>());
-    install_r8<DType::Q4_0_R8>(t, legacy_r8_gemm<simd::Q4_0>());
-    install_r8<DType::IQ4_NL_R8>(t, legacy_r8_gemm<simd::IQ4NL>());
+    install_products(t, kProducts);
+    make_resident<DType::Q8_0_R8>(t);
+    make_resident<DType::Q4_0_R8>(t);
+    make_resident<DType::IQ4_NL_R8>(t);
 }
 
 }  // namespace strata::kernels::detail::STRATA_SIMD_NS

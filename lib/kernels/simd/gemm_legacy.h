@@ -8,8 +8,8 @@
 // tokens, the decode path: every (row, token) is two chains of 8-lane FMAs over the blocks
 // (even and odd), each lane the exact integer sum of w * a over 4 elements. Every other
 // product takes the row lanes
-// (gemm_legacy_rows16.h on AVX-512 up to 8 tokens, the other types' 1-2 tokens a row at a
-// time in gemm_legacy_row.h, then gemm_legacy_x4.h; gemm_legacy_rows8.h on AVX2, 8 tokens at
+// (gemm_legacy_rows16_avx512.h on AVX-512 up to 8 tokens, the other types' 1-2 tokens a row at a
+// time in gemm_legacy_row_avx512.h, then gemm_legacy_x4_avx512.h; gemm_legacy_rows8_avx2.h on AVX2, 8 tokens at
 // a time), with their own order.
 // Must not touch: other weight families.
 #pragma once
@@ -106,8 +106,8 @@ struct Legacy {
     // lanes[b * nt + t]. They were read in place before (see narrow_row), and once copied
     // into a panel of 128 bytes per 34-byte block (each block's scale and correction
     // repeated over the 8 lanes), which for a row of 8192 (a 1B model's ffn_down) filled
-    // Zen 4's L1 beside the weight stream: one token of kernel_bench --type Q8_0 --shape
-    // 2048x8192 read 7.5-8.9 GB/s against 23-27 for 8192x2048.
+    // Zen 4's L1 beside the weight stream (a third of the speed: tests/bench/HISTORY.md,
+    // "Q8_0 activations' copy").
     struct Acts {
         const Q8Lane* lanes = nullptr;
         int64_t nt = 0;
@@ -146,7 +146,7 @@ struct Legacy {
     }
 
     // Few tokens: one row after another (one sequential weight stream: see gemm_kquant.h).
-    // The row lanes (gemm_legacy_rows16.h, gemm_legacy_rows8.h) take Q8_0's products from
+    // The row lanes (gemm_legacy_rows16_avx512.h, gemm_legacy_rows8_avx2.h) take Q8_0's products from
     // kLaneTokens on and the other types' from 1, so this path serves Q8_0's 1-2 tokens.
     static constexpr int kFusedTokens = 8;  // as gemm_kquant.h: batched decode of up to 8 sessions
     static constexpr int kFusedRows = 1;
@@ -177,16 +177,10 @@ struct Legacy {
     // was one chain over the activations read in place, the order of GGML's AVX
     // vec_dot_q8_0, so that one or two tokens reproduced llama.cpp's products bit for bit;
     // that bound the loop to the FMA's latency and the per-block conversion of the
-    // activations' F16 scale. Measured (kernel_bench --type Q8_0 --nt 1, alternating runs,
-    // GB/s, medians): in L2 (1024x1024 --cache-mb 0, 1 thread, 5 runs) 28.0 -> 31.8
-    // (AVX2 31.5 -> 34.1), 2 tokens 80.0 -> 78.6 GFLOP/s (AVX2 70.8 -> 76.3); from DRAM (2
-    // threads, 7 runs) 4096x4096 46.6 -> 51.6, of stream_bw 0.80 -> 0.90 (AVX2 47.3 ->
-    // 55.5, 0.78 -> 0.91), 4096x14336 48.5 -> 52.1 (AVX2 47.8 -> 52.3). The results move in
-    // the last bits (golden case llama-q8_0.one: max_rel 0 -> 2.3e-7).
-    // Rows past kL1Acts bytes of activations (intrinsics.h; one token: k of 8960 or more, an
-    // 8B model's ffn_down) prefetch as gemm_float.h's vec_dot does: 4096x14336, two alternating
-    // runs, GB/s, 1 thread 18.5-18.9 -> 26.7-28.0 (AVX2 15.4-16.8 -> 19.7-28.0), 2 threads
-    // 28.6-32.2 -> 36.6-37.7 (AVX2 29.1-29.3 -> 37.8-38.5); 14336x4096 the same.
+    // activations' F16 scale; two chains read faster in L2 and from DRAM, and the results
+    // move in the last bits. Rows past kL1Acts bytes of activations (intrinsics.h; one token:
+    // k of 8960 or more, an 8B model's ffn_down) prefetch as gemm_float.h's vec_dot does
+    // (tests/bench/HISTORY.md, "Q8_0 narrow_row: two chains, long rows").
     template <int NT>
     static void narrow_row(const uint8_t* w, int64_t k, const Acts& acts, int64_t t0, float* Y, size_t ldy) {
         const auto* row = reinterpret_cast<const strata::BlockQ8_0*>(w);

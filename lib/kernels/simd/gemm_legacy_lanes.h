@@ -1,8 +1,8 @@
 // kernels/simd/gemm_legacy_lanes.h — what the row-lane products of the 32-element block types
-// share (gemm_legacy_rows16.h on AVX-512, gemm_legacy_rows8.h on AVX2): the activations'
+// share (gemm_legacy_rows16_avx512.h on AVX-512, gemm_legacy_rows8_avx2.h on AVX2): the activations'
 // copy, made once per product (Legacy's Q8Lanes; for AVX-512's 1-2 tokens, four blocks at a
-// time in gemm_legacy_row.h's order), and the choice by token count between
-// the lanes' tile, the row (gemm_legacy_row.h) and Legacy's narrow_row.
+// time in gemm_legacy_row_avx512.h's order), and the choice by token count between
+// the lanes' tile, the row (gemm_legacy_row_avx512.h) and Legacy's narrow_row.
 // Must not touch: the lanes' tiles, Legacy's paths.
 #pragma once
 
@@ -12,7 +12,7 @@
 #include <type_traits>
 
 #include "kernels/simd/gemm_legacy.h"
-#include "kernels/simd/rows8.h"
+#include "kernels/simd/row_lanes8.h"
 
 namespace {
 namespace simd {
@@ -44,16 +44,15 @@ struct LegacyLanes : Legacy<V, Type> {
         const Q8Quad* quads = nullptr;
     };
     // How many tokens go through Tiles::Row: up to its kTokens where the tiles have one
-    // (AVX-512: gemm_legacy_row.h) and take one token at all (not Q8_0), else none.
+    // (AVX-512: gemm_legacy_row_avx512.h) and take one token at all (not Q8_0), else none.
     static constexpr int row_tokens() {
         if constexpr (requires { typename Tiles::Row; }) {
             if constexpr (Tiles::kMinTokens == 1) return Tiles::Row::kTokens;
         }
         return 0;
     }
-    // The lanes take every product the driver hands them (gemm_driver.h): on AVX2 all of them,
-    // in chunks of up to 8 tokens; on AVX-512 GemmX4 hands them up to kX4ChunkedTokens.
-    static constexpr bool kFusedAll = true;
+    // The lanes take every product the driver's blocks hand them (gemm_driver.h), in chunks
+    // of up to 8 tokens: on AVX2 all of them, on AVX-512 those gemm_routes.h gives them.
     static Acts prepare(const uint8_t* x, size_t ldx, int64_t nt, int64_t k) {
         if constexpr (row_tokens() > 0) {
             if (nt <= row_tokens()) {
@@ -120,22 +119,15 @@ struct LegacyLanes : Legacy<V, Type> {
 // Tiles' lanes for every token count, Rows: Interleaved8 or Interleaved16 (whole groups;
 // GemmGroups cuts the ranges). The lanes read a group as one stream where the file's order
 // takes Legacy's narrow_row (Q8_0) or a row at a time (AVX-512) for 1-2 tokens. One token
-// takes Tiles8 where one is given (AVX-512: AVX2's 8-row lanes, gemm_legacy_rows8.h), a
+// takes Tiles8 where one is given (AVX-512: AVX2's 8-row lanes, gemm_legacy_rows8_avx2.h), a
 // group after the other, as gemm_kquant_r8.h's Lanes16 does and for the same reason: from
-// DRAM one stream at a time reads the bus better. kernel_bench --isa avx512 --nt 1,
-// alternating runs, GB/s (of_bus):
-// - 1 thread, 4096x14336, three runs: Q8_0_R8 22.3-22.5 (0.70-0.73) -> 23.6-24.4 (0.75),
-//   Q4_0_R8 21.8-22.7 (0.70-0.74) -> 27.9-29.4 (0.88-0.92);
-// - 2 threads, 4096x4096, 4096x14336 and 14336x4096, three runs, of_bus medians: Q8_0_R8
-//   0.98 -> 1.04, Q4_0_R8 0.95 -> 1.04;
-// - in L3 (4096x4096 --cache-mb 0, 1 thread), slower: Q8_0_R8 61-63 -> 49-50, Q4_0_R8 54
-//   -> 41.
-// IQ4_NL_R8's AVX2 form is slower than the bus (21 GB/s a thread), so it takes none.
+// DRAM one stream at a time reads the bus better, though slower in L3; IQ4_NL_R8's AVX2
+// form is slower than the bus, so it takes none (tests/bench/HISTORY.md, "legacy 8-row
+// layouts, one token on AVX-512").
 template <class V, class Type, class Tiles, class Rows, class Tiles8 = void>
 struct LegacyR8 : Legacy<V, Type> {
     using Acts = typename Legacy<V, Type>::Acts;
     static constexpr int kFusedRows = Tiles::kFusedRows;
-    static constexpr bool kFusedAll = true;
     template <int NR, int NT>
     static void fused(const uint8_t* w, size_t ldw, int64_t k, const Acts& acts, int64_t t0, float* Y, size_t ldy) {
         if constexpr (!std::is_void_v<Tiles8> && NT == 1) {

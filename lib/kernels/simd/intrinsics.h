@@ -58,8 +58,8 @@ inline void prefetch_bytes(const void* at, size_t bytes) {
 }
 
 // Share i of n of the first `bytes` of Rows rows (ldw apart) into L2: the few-token
-// products that take whole rows (gemm_kquant_rows16.h, gemm_kquant_rows8.h) bring the next
-// tile's rows in as the super-blocks go, gemm_legacy_rows16.h as the blocks go.
+// products that take whole rows (gemm_kquant_rows16_avx512.h, gemm_kquant_rows8_avx2.h) bring the next
+// tile's rows in as the super-blocks go, gemm_legacy_rows16_avx512.h as the blocks go.
 template <int Rows>
 void prefetch_rows_share(const uint8_t* w, size_t ldw, size_t bytes, int64_t i, int64_t n) {
     const size_t from = bytes * static_cast<size_t>(i) / static_cast<size_t>(n) / 64 * 64;
@@ -73,20 +73,9 @@ void prefetch_rows_share(const uint8_t* w, size_t ldw, size_t bytes, int64_t i, 
 // group's end the same bytes of the group `next` bytes on (the one the next tile reads), so
 // that its stream starts warm; L1 is left to the core's own prefetcher. Taken into L1
 // instead (prefetcht0, 4 K-quant super-blocks or 16 Q8_0 blocks ahead, as until December
-// 2026), the prefetches held L1's miss buffers while they waited on DRAM. On a 2-vCPU Zen 4
-// whose bus read 27 GB/s with 2 threads (stream_bw), that way against this one,
-// kernel_bench --nt 1 --shape 8192x2048 --threads 2: AVX-512 Q4_K_R8 16-18 -> 29-36 GB/s,
-// Q6_K_R8 10-11 -> 25-27, IQ4_XS_R8 16 -> 30-33; 1B decoding (strata-bench --tg 48, two
-// alternating rounds of 2 reps, tok/s) on AVX-512 Q4_K_M 25-27 -> 33-43, Q5_K_M 15-17 ->
-// 26-35, Q6_K 12-13 -> 22-28, IQ4_XS 24-27 -> 46-51, Q8_0 16-20 -> 22-26, Q4_0 30-34 ->
-// 46-51, IQ4_NL 27-32 -> 41-44; on AVX2 Q4_K_M 26-35 -> 35-41, Q5_K_M 24-28 -> 27-34, Q6_K
-// 11-14 -> 17-32, IQ4_XS 29-32 -> 37-42, Q8_0, Q4_0 and IQ4_NL within the bus's noise; 8
-// sessions on AVX-512 Q4_K_M 99-113 -> 139-156, Q8_0 114-131 -> 135-172. At half this
-// distance AVX2 Q4_0 lost (42 -> 35), and a second prefetch one step ahead into L1 took most
-// of the gain back.
-// The 18 prefetches a super-block of the stored rows' share of the next tile into L2
-// stalled (1B Q4_K_M decoding on AVX2, strata-bench --threads 2 --tg 64, three
-// alternating rounds, Q4_K_R8 alone: 55 tok/s, and 66-68 with a group's own stream).
+// 2026), the prefetches held L1's miss buffers while they waited on DRAM; half this distance,
+// a second prefetch into L1, or the next tile's share of the stored rows read less of the
+// bus (tests/bench/HISTORY.md, "8-row groups' prefetch").
 constexpr size_t kGroupAheadBytes = 8192;
 template <class Block>
 void prefetch_group_ahead(const uint8_t* group, int64_t s, int64_t steps, size_t next) {

@@ -8,9 +8,11 @@
 #if defined(STRATA_SIMD_AVX512)
 #include "kernels/avx512/traits.h"
 #define STRATA_SIMD_NS avx512
+#define STRATA_SIMD_ISA Avx512
 #elif defined(STRATA_SIMD_AVX2)
 #include "kernels/avx2/traits.h"
 #define STRATA_SIMD_NS avx2
+#define STRATA_SIMD_ISA Avx2
 #else
 #error "kernels/simd/*.cpp must be compiled with -DSTRATA_SIMD_AVX2 or -DSTRATA_SIMD_AVX512"
 #endif
@@ -20,16 +22,24 @@
 
 namespace strata::kernels::detail::STRATA_SIMD_NS {
 
+// The rows of gemm_routes.h this variant installs.
+constexpr Isa kIsa = Isa::STRATA_SIMD_ISA;
+
+// Each installs its family's kernels for the rows of gemm_routes.h that name them.
 void install_float_gemm(Table& t);
 void install_legacy_gemm(Table& t);
 void install_kquant_gemm(Table& t);
 
-// The product of an 8-row layout (tensor/repack.h), made its file type's resident layout.
+template <size_t N>
+void install_products(Table& t, const GemmProduct (&products)[N]) {
+    detail::install_products(t, kIsa, products, N);
+}
+
+// An 8-row layout (tensor/repack.h), made its file type's resident layout.
 template <DType Layout>
-void install_r8(Table& t, GemmFn product) {
+void make_resident(Table& t) {
     constexpr DType file = r8_file_of(Layout);
-    static_assert(file != Layout, "install_r8 takes an 8-row layout");
-    t.gemm[slot(Layout)] = product;
+    static_assert(file != Layout, "make_resident takes an 8-row layout");
     t.resident[slot(file)] = Layout;
 }
 

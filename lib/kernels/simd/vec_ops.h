@@ -11,7 +11,7 @@
 #include <cstring>
 
 #include "kernels/simd/intrinsics.h"
-#include "kernels/simd/lanes16.h"
+#include "kernels/simd/float_lanes16.h"
 
 namespace {
 namespace simd {

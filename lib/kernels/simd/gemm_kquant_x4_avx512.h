@@ -1,11 +1,9 @@
-// kernels/simd/gemm_kquant_x4.h — AVX-512 only: Q2_K..Q6_K, IQ4_XS products over many tokens in
-// the 4 rows x 4 tokens lane layout of gemm_x4.h. Per 4 k positions one vpdpbusd into a
+// kernels/simd/gemm_kquant_x4_avx512.h — AVX-512 only: Q2_K..Q6_K, IQ4_XS products over many tokens in
+// the 4 rows x 4 tokens lane layout of gemm_x4_driver.h. Per 4 k positions one vpdpbusd into a
 // group sum; per group (16 or 32 elements) one vpmulld by each lane's row scale; per
 // super-block the group corrections against the activation bsums and the float scales —
 // all once per 16 (row, token) pairs.
-// Up to kX4ChunkedTokens (the fused path, 8 at a time) use gemm_kquant_rows16.h's (Q4_K, Q5_K, Q6_K, IQ4_XS) or
-// gemm_kquant_quads.h's (Q4_K, Q6_K) layout or gemm_kquant.h's; the AVX2 variant
-// gemm_kquant_rows8.h's (Q4_K, Q6_K) or gemm_kquant.h's.
+// Fewer tokens take gemm_kquant_quads_avx512.h's products (gemm_routes.h).
 // Must not touch: other weight families.
 #pragma once
 
@@ -13,8 +11,8 @@
 #include <cstring>
 
 #include "kernels/simd/gemm_kquant.h"
-#include "kernels/simd/gemm_kquant_quads.h"
-#include "kernels/simd/gemm_x4.h"
+#include "kernels/simd/gemm_kquant_quads_avx512.h"
+#include "kernels/simd/gemm_x4_driver.h"
 
 namespace {
 namespace simd {
@@ -43,7 +41,6 @@ inline __m512i x4_word_index(int g) {
 
 template <class V, class Type>
 struct KQuantX4 {
-    using Small = KQuantQuads<V, Type>;
     using Weights = X4KWeights;
     using Acts = X4KActs;
     static constexpr int kGroups = 256 / Type::kGroup;   // scale groups per super-block

@@ -1,4 +1,4 @@
-// kernels/simd/gemm_legacy_row.h — AVX-512 only: products of one or two tokens of the nibble
+// kernels/simd/gemm_legacy_row_avx512.h — AVX-512 only: products of one or two tokens of the nibble
 // block types (Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL), a row at a time, four blocks to a 512-bit
 // vector.
 // Two 64-byte loads cover four blocks (72-96 bytes), and one word permutation picks their
@@ -12,20 +12,11 @@
 // broadcast) and one FMA (Q4_1, Q5_1: and one for m * s). A row is one sequential stream;
 // the last 1-3 blocks are read with masked loads against zeroed activations.
 // Only AVX-512BW permutations (no VBMI), so every CPU the AVX-512 variant runs on takes it.
-// The path before (gemm_legacy_rows8.h's 8-row lanes, twice per 16 rows) transposed 8 rows'
-// quant dwords per block and gathered the 8 scales through memory. Against it (Zen 4,
-// alternating runs): kernel_bench --isa avx512 --nt 1 --shape 4096x2048 --cache-mb 0, 1
-// thread, GB/s: Q4_0 18.2-21.9 -> 17.8-23.8, Q4_1 16.5-20.7 -> 20.0-22.9, Q5_0 13.8-15.9 ->
-// 18.7-21.2, Q5_1 14.0-15.4 -> 17.7-20.3, IQ4_NL 13.7-16.9 -> 21.1-22.4; from DRAM
-// (14336x4096, 2 threads) IQ4_NL 15.8-24.3 -> 25.6-32.0, Q4_0 28.4-32.1 -> 31.5-38.6;
-// 1B decoding (strata-bench --tg 64 --reps 5, two rounds, tok/s) IQ4_NL 41.0-41.5 ->
-// 48.1-49.0, Q4_0 42.3-45.5 -> 46.7-48.1, Q5_0 32.6-32.7 -> 39.1-42.8; against llama.cpp in
-// the same run IQ4_NL 1.02-1.03x (two runs) -> 1.03-1.20x (three; tests/bench/HISTORY.md).
-// Two tokens (each quad unpacked once for both) against the 16-row lanes' tile<2>,
-// kernel_bench --nt 2, three alternating runs, GFLOP/s: 4096x2048 --cache-mb 0, 1 thread,
-// Q4_1 76-89 -> 88-98, Q5_0 74-75 -> 82-87, IQ4_NL and Q4_0 the same; 14336x4096, 2
-// threads, Q4_1 133-164 -> 166-185, Q5_0 131-140 -> 132-168, Q5_1 101-110 -> 121-137.
-// Must not touch: the few-token lanes (gemm_legacy_rows16.h), Q8_0 (gemm_legacy.h).
+// The path before (gemm_legacy_rows8_avx2.h's 8-row lanes, twice per 16 rows) transposed 8 rows'
+// quant dwords per block and gathered the 8 scales through memory; this one is faster for
+// one token in cache and from DRAM, and for two tokens than the 16-row lanes' tile<2>
+// (tests/bench/HISTORY.md, "legacy row kernel").
+// Must not touch: the few-token lanes (gemm_legacy_rows16_avx512.h), Q8_0 (gemm_legacy.h).
 #pragma once
 
 #include <array>
@@ -34,7 +25,7 @@
 #include <type_traits>
 
 #include "kernels/simd/gemm_legacy_lanes.h"
-#include "kernels/simd/rows16.h"
+#include "kernels/simd/row_lanes16.h"
 
 namespace {
 namespace simd {

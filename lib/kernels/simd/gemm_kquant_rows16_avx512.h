@@ -1,37 +1,21 @@
-// kernels/simd/gemm_kquant_rows16.h — AVX-512 only: Q2_K, Q3_K, Q4_K, Q5_K, Q6_K and IQ4_XS
+// kernels/simd/gemm_kquant_rows16_avx512.h — AVX-512 only: Q2_K, Q3_K, Q4_K, Q5_K, Q6_K and IQ4_XS
 // products of 16 rows and a few tokens (batched decode) with a row in each int32 lane.
 // A super-block's quant dwords (4 positions of two or four groups: nibbles, and Q6_K's high
 // bits) are transposed to one vector per dword, lane = row. A token's 4 activations at a
 // position are then the same for all 16 lanes: vpdpbusd takes them as a {1to16} memory
-// broadcast, where the quad lanes (gemm_kquant_quads.h: 4 rows x 4 groups) need a 128-bit
+// broadcast, where the quad lanes (gemm_kquant_quads_avx512.h: 4 rows x 4 groups) need a 128-bit
 // broadcast per product, which Zen 4 runs on a vector pipe beside the products (an asm loop
 // of independent vpdpbusd ran at 65-70 % of their rate with one per product). Per group one
 // vpmulld by the 16 rows' scales, per super-block the mins or offsets as vpdpwssd and one
 // float step for 16 rows; the results are stored by lane, with no reduction.
 // The transposition (24 shuffles per 8 vectors) and the scale decoding (16 rows at once,
 // from their scale bytes as dwords) are shared by the tokens.
-// Activations come in QuadForm's copy (gemm_kquant_quads.h): group g, position j at byte
+// Activations come in QuadForm's copy (gemm_kquant_quads_avx512.h): group g, position j at byte
 // 16 (P (g / 4) + j) + 4 (g % 4) of qs (P = 8 positions per group for Q4_K, 4 for Q6_K);
 // bsums dword i pairs QuadForm's group sums 2i and 2i + 1.
-// Measured (Zen 4, kernel_bench --type Q4_K --isa avx512, three alternating runs against the
-// quad lanes): 4096x2048 in cache, 1 thread, 8 tokens 157-167 -> 206-250 GFLOP/s; 14336x4096
-// from DRAM, 2 threads, 2 tokens 93-209 -> 208-240, 3 tokens 145-259 -> 276-335, 4 tokens
-// 189-262 -> 299-357, 8 tokens 213-304 -> 225-464. Q6_K does more per vector (three
-// transpositions per 128 elements, its high bits) and is no faster in cache (8 tokens
-// 158-162 against 165-167), but reads DRAM in one run: from DRAM, 2 threads, 8 tokens
-// 227-268 -> 237-316 GFLOP/s, and 8 sessions of 1B Q4_K_M went from 145-150 to 146-164
-// tok/s (4 alternating rounds); with 4-6 tokens it was no faster, so it starts at 7. Q5_K
-// (no quad lanes: its last rows of a range come here too, as fewer rows read row 0 again
-// and store only theirs) from DRAM, against KQuant::wide_row: 2 tokens 159-175 -> 184-215,
-// 4 tokens 215-238 -> 287-319, 8 tokens 233-249 -> 401-434.
-// IQ4_XS (no quad lanes either; codes looked up as table value + 128) from DRAM, 2 threads,
-// against KQuant::wide_row: 2 tokens 127-150 -> 234-261, 4 tokens 204-214 -> 301-379, 8
-// tokens 233-238 -> 421-489 GFLOP/s. Q2_K and Q3_K (no quad lanes; from 2 tokens), against
-// KQuant::wide_row, in cache, 1 thread: Q2_K 2 tokens 84-104 -> 135-138, 8 tokens 142-147 ->
-// 209-229; Q3_K 2 tokens 80-84 -> 99-106, 8 tokens 120-144 -> 196-208; from DRAM, 2 threads,
-// 8 tokens Q2_K 170-239 -> 253-365, Q3_K 217-226 -> 333-405. 8 sessions of 1B Q3_K_M 126-132
-// -> 132-153 tok/s.
-// The Q4_K, Q5_K, Q6_K and IQ4_XS forms also read two groups of the 8-row layouts (rows16.h's
+// Faster than the quad lanes (Q4_K) and KQuant::wide_row (Q2_K, Q3_K, Q5_K, IQ4_XS) from 2
+// tokens; Q6_K only from DRAM and from 7 tokens (tests/bench/HISTORY.md, "K-quant rows16 lanes").
+// The Q4_K, Q5_K, Q6_K and IQ4_XS forms also read two groups of the 8-row layouts (row_lanes16.h's
 // Interleaved16 in place of RowSpan: gemm_kquant_r8.h), for every token count but Q4_K_R8's
 // and Q6_K_R8's one token.
 // Must not touch: other weight types, Q4_K's and Q6_K's last rows of a range (the quad lanes).
@@ -42,7 +26,7 @@
 #include <cstring>
 
 #include "kernels/simd/gemm_kquant.h"
-#include "kernels/simd/rows16.h"
+#include "kernels/simd/row_lanes16.h"
 
 namespace {
 namespace simd {
@@ -234,11 +218,8 @@ struct Rows16Q6K {
 // 2's low nibble | run 3's << 4. Runs 0 and 1 are a vpandd each, run 2 a shift, a
 // vpternlogd and a vpandd, run 3 one shift more: 9 operations per position where the file's
 // order takes 16 (join_bits). The half and position loops are unrolled by pragma: inside
-// for_chunks' lambda GCC left them rolled (in L2 no faster than the file's order). Against
-// the file's order (kernel_bench --type Q6_K_R8 --isa avx512 --nt 1, alternating runs,
-// medians, GB/s): in L2 (128x4096, 1 thread) 19-20 -> 25-26; from DRAM (4096x14336) 1
-// thread 17.4 -> 20.8, 2 threads 26.1 -> 32.1; 8 tokens in L2 170 -> 191 GFLOP/s; 1B Q6_K
-// decoding (strata-bench --threads 2 --tg 48, four alternating runs) 28-32 -> 31-39 tok/s.
+// for_chunks' lambda GCC left them rolled (in L2 no faster than the file's order). Faster
+// than the file's order in L2 and from DRAM (tests/bench/HISTORY.md, "Q6_K_R8 planes on AVX-512").
 struct Rows16Q6KPlanes : Rows16Q6K {
     using Rows16Q6K::Rows16Q6K;
 
@@ -412,9 +393,9 @@ struct Rows16 {
     // tokens (acts: QuadForm's copy, token t0 + t of super-block s at x + s * ldx + (t0 + t)
     // * sizeof(Act)), stored to Y. The rows are taken whole (the copy stays in L2): 16 rows
     // are then one contiguous run, and the next 16 rows' run is brought into L2 in equal
-    // shares as the super-blocks go (from DRAM, two threads, 8 tokens: 297 -> 346 GFLOP/s
-    // against parts of k kept in L1 with the rows' next super-blocks prefetched; the rows
-    // going through the parts one after another read 16 short streams).
+    // shares as the super-blocks go: faster from DRAM than parts of k kept in L1, where the
+    // rows going through the parts one after another read 16 short streams (tests/bench/HISTORY.md,
+    // "K-quant rows16 lanes").
     // Rows: RowSpan, or Interleaved16 for two 8-row groups (w the first's start, super-block
     // s 8 blocks on in each).
     template <int NT, class Rows = RowSpan>

@@ -1,8 +1,8 @@
-// kernels/simd/gemm_legacy_rows8.h — AVX2 (and on AVX-512 one token of Q8_0_R8 and
+// kernels/simd/gemm_legacy_rows8_avx2.h — AVX2 (and on AVX-512 one token of Q8_0_R8 and
 // Q4_0_R8): products of 8 rows and up to 8 tokens of the 32-element block types (Q4_0,
 // Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL) with a row in each int32
-// lane, the AVX2 counterpart of gemm_legacy_rows16.h. A block's quant dwords are transposed
-// across 8 rows (rows8.h) to one vector per position of 4 elements (the nibble types: low
+// lane, the AVX2 counterpart of gemm_legacy_rows16_avx512.h. A block's quant dwords are transposed
+// across 8 rows (row_lanes8.h) to one vector per position of 4 elements (the nibble types: low
 // nibbles of dword j for elements 4j .. 4j + 3, high ones for 16 + 4j ..), so a token's 4
 // activations at a position are one dword broadcast to all lanes. AVX2 has no byte dot
 // product into int32:
@@ -17,24 +17,16 @@
 // Legacy::narrow_row instead unpacks, multiplies, widens, converts and scales per block,
 // row and token, and sums each row and token horizontally.
 // Activations: gemm_legacy_lanes.h's copy (Q8Lane).
-// Measured (Zen 4 run as AVX2, kernel_bench --type Q8_0 --isa avx2, three alternating runs
-// against narrow_row): 4096x2048 in cache, 1 thread, 3 tokens 74-76 -> 76-81 GFLOP/s, 4
-// tokens 64-69 -> 70-87, 8 tokens 61-65 -> 95-103; 8 sessions of 1B Q8_0 decoding
-// (strata-bench --sessions 8, STRATA_ISA=avx2) 42-52 -> 77-84 tok/s. The other types, same
-// bench against narrow_row: one token (GB/s) Q4_0 13.0-13.4 -> 17.9-20.3, Q4_1 11.9-12.7 ->
-// 18.5-19.2, Q5_0 11.6-12.4 -> 14.8-15.8, Q5_1 11.0-11.8 -> 13.6-14.4, IQ4_NL 10.9-11.3 ->
-// 11.5-13.6; 8 tokens (GFLOP/s) Q4_0 53-60 -> 161-169, Q4_1 41-46 -> 146-153, Q5_0 53-56 ->
-// 134-142, Q5_1 43-46 -> 114-130, IQ4_NL 49-61 -> 100-104.
+// Faster than narrow_row from 3 tokens for Q8_0 and from one for the other types
+// (tests/bench/HISTORY.md, "legacy rows8 lanes on AVX2").
 // Since 2026-11-27 AVX2 takes every product here, in chunks of up to 8 tokens while a tile
-// of 8 rows stays in cache (gemm_driver.h's kFusedAll), where gemm_legacy.h had unpacked
+// of 8 rows stays in cache (gemm_driver.h's blocks), where gemm_legacy.h had unpacked
 // each step of weights once for 64 tokens and taken 8-lane FMA chains per (row, token,
-// block): kernel_bench --isa avx2 --threads 1 --nt 64,512 --shape 4096x4096, two
-// alternating runs, GFLOP/s: Q8_0 70-72 -> 107-109, Q4_0 80-82 -> 149-171, Q4_1 57-58 ->
-// 144-150, Q5_0 79-80 -> 142-147, Q5_1 57-59 -> 129-131, IQ4_NL 71-72 -> 90-92.
-// Q8_0_R8, Q4_0_R8 and IQ4_NL_R8 (the rows interleaved 8 at a time at load) take these
-// lanes for every token count with Interleaved8 in place of RowSpan8 (gemm_legacy_lanes.h's
-// LegacyR8; on AVX-512 Q8_0_R8's and Q4_0_R8's one token): in cache, one token against the file's order Q8_0 31-36 -> 45-49 GB/s, Q4_0
-// 22.6 -> 39, IQ4_NL 15-16 -> 24-25.
+// block), which was slower on every type. Q8_0_R8, Q4_0_R8 and IQ4_NL_R8 (the rows
+// interleaved 8 at a time at load) take these lanes for every token count with Interleaved8
+// in place of RowSpan8 (gemm_legacy_lanes.h's LegacyR8; on AVX-512 Q8_0_R8's and Q4_0_R8's
+// one token), faster than the file's order (tests/bench/HISTORY.md, "legacy rows8 lanes for
+// many tokens, and the 8-row layouts on AVX2").
 // Must not touch: the 1-2 token Q8_0 path (gemm_legacy.h).
 #pragma once
 
@@ -44,7 +36,7 @@
 #include <type_traits>
 
 #include "kernels/simd/gemm_legacy_lanes.h"
-#include "kernels/simd/rows8.h"
+#include "kernels/simd/row_lanes8.h"
 
 namespace {
 namespace simd {
@@ -56,9 +48,8 @@ struct LegacyRows8 : LegacyLanes<V, Type, LegacyRows8<V, Type>> {
     // Signed values: |w| against the activations with w's sign, one position at a time.
     static constexpr bool kSigned = std::is_same_v<Type, Q8_0> || std::is_same_v<Type, IQ4NL>;
     static constexpr int kSpan = kSigned ? 1 : kFifth ? 4 : 8;
-    // Q8_0's 1-2 tokens take Legacy's narrow_row, which is quicker: kernel_bench --type Q8_0
-    // --isa avx2 --shape 1024x1024 --cache-mb 0 --threads 1 (2026-11-29, three alternating
-    // runs, medians) one token 35.9 GB/s against 18.8 here, two 82.3 GFLOP/s against 55.0.
+    // Q8_0's 1-2 tokens take Legacy's narrow_row, about twice as quick (tests/bench/HISTORY.md,
+    // "legacy rows8 lanes on AVX2").
     static constexpr int kMinTokens = std::is_same_v<Type, Q8_0> ? Legacy<V, Type>::kLaneTokens : 1;
     static constexpr int kFusedRows = 8;
 

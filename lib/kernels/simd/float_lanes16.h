@@ -1,4 +1,4 @@
-// kernels/simd/lanes16.h — 16 float lanes whatever the vector width, so that sums come out
+// kernels/simd/float_lanes16.h — 16 float lanes whatever the vector width, so that sums come out
 // in the order of llama.cpp's AVX-512 kernels on both variants: lane-wise FMA chains, then
 // the upper 8 lanes onto the lower 8 and the halving of _mm512_reduce_add_ps.
 // Must not touch: anything else.

@@ -1,17 +1,16 @@
-// kernels/simd/gemm_kquant_resident.h — the one-token product of Q4_K_R weights (tensor/
+// kernels/simd/gemm_kquant_q4k_r.h — the one-token product of Q4_K_R weights (tensor/
 // repack.h: Q4_K rearranged at load) against Q8_K activations; more tokens take the ISA's
-// Q4_K products, which read Q4_K_R's vectors back in Q4_K's order (gemm_kquant.h's Q4KR).
+// Q4_K products (gemm_routes.h), which read Q4_K_R's vectors back in Q4_K's order
+// (gemm_kquant.h's Q4KR).
 // Per super-block each 32 bytes of quants split into two nibble vectors whose int32 lanes
 // 0..3 and 4..7 each hold one scale group, so that byte dot products with a copy of the
 // activations in the same order (made once per product) sum every group in lanes of its
 // own: four sums of two vpdpbusd each (AVX2: vpmaddubsw), then the lanes' scales applied
 // once per super-block: 8 byte dot products and 4 multiplications where Q4_K's own order
 // (gemm_kquant.h's narrow_row) takes a scale shuffle, a vpmaddubsw and an int16 dot per 32
-// weights (about 60 vector instructions per super-block against 70). kernel_bench --nt 1
-// --shape 1024x1024 --cache-mb 0 --threads 1, medians of 5 alternating runs, GB/s: AVX-512
-// 25.7 -> 29.7, AVX2 22.1 -> 25.5. On AVX-512 the scales were 4 vpmulld until 2026-11-29;
-// now two sums pack into int16 words for one vpdpwssd each (scaled_sums), and the high
-// nibbles are not shifted: best of 6 alternating runs, same bench, 32.0 -> 36.6 GB/s.
+// weights (about 60 vector instructions per super-block against 70), faster on both ISAs.
+// On AVX-512 two sums pack into int16 words for one vpdpwssd each (scaled_sums), and the
+// high nibbles are not shifted (tests/bench/HISTORY.md, "Q4_K_R one token").
 // Must not touch: other weight types, Q4_K's own paths.
 #pragma once
 
@@ -21,13 +20,12 @@
 #include "kernels/simd/gemm_driver.h"
 #include "kernels/simd/gemm_kquant.h"
 #include "kernels/simd/intrinsics.h"
-#include "kernels/table.h"
 #include "tensor/blocks.h"
 
 namespace {
 namespace simd {
 
-template <class V, strata::kernels::detail::GemmFn Q4KRGemm>
+template <class V>
 struct Q4KResident {
     using Block = strata::BlockQ4_K;
     using Act8 = strata::BlockQ8_K;
@@ -43,9 +41,8 @@ struct Q4KResident {
     };
     static_assert(sizeof(Act) % 64 == 0);
 
-    static void run(int64_t k, const void* W, size_t ldw, int64_t r0, int64_t r1, const void* X, size_t ldx, int64_t nt,
-                    float* Y, size_t ldy) {
-        if (nt > 1) return Q4KRGemm(k, W, ldw, r0, r1, X, ldx, nt, Y, ldy);
+    static void run(int64_t k, const void* W, size_t ldw, int64_t r0, int64_t r1, const void* X, size_t /*ldx*/, int64_t /*nt: 1*/,
+                    float* Y, size_t /*ldy*/) {
         const auto* w = static_cast<const uint8_t*>(W);
         const Act* acts = prepare(static_cast<const uint8_t*>(X), k);
         for (int64_t r = r0; r < r1; ++r) Y[r] = row(w + r * ldw, k / 256, acts);

@@ -1,4 +1,4 @@
-// kernels/simd/gemm_kquant_quads.h — AVX-512 only: Q4_K and Q6_K products of a few tokens
+// kernels/simd/gemm_kquant_quads_avx512.h — AVX-512 only: Q4_K and Q6_K products of a few tokens
 // (batched decode of several sessions) that apply the group scales once per four groups.
 // Lanes: 4 rows x 4 groups. The 16 int32 lanes of a sum hold row r = lane / 4 and group
 // 4q + i (i = lane % 4) of quad q (4 consecutive scale groups: Q4_K has 2 quads of groups
@@ -12,17 +12,15 @@
 // Weights take this form per super-block and 4 rows (QuadForm): each pair of rows' packed
 // bytes permuted into (position, group) blocks, the pairs joined, then the bits of each
 // value; activations once per product (each super-block's quants in the same order).
-// Measured (Zen 4, kernel_bench, 3-4 alternating runs): Q4_K 4096x2048 in cache, 1
-// thread, 8 tokens 143-150 -> 167-174 GFLOP/s; 14336x4096 from DRAM, 2 threads, 2 tokens
-// 136-156 -> 154-192, 4 tokens 177-199 -> 218-239, 8 tokens 186-217 -> 274-291. Q6_K, 8
-// tokens: in cache 143-147 -> 151-168, from DRAM 203-227 -> 218-262.
+// Faster than KQuant's paths for Q4_K and Q6_K in cache and from DRAM (tests/bench/HISTORY.md,
+// "K-quant quad lanes").
 // Other K-quants in this layout (tried generically, from their unpacked chunks) spent what
 // they saved on the transposition. One token keeps KQuant's narrow_row (one sequential
-// weight stream, at the bus). Whole groups of 16 rows go to gemm_kquant_rows16.h (a row per
+// weight stream, at the bus). Whole groups of 16 rows go to gemm_kquant_rows16_avx512.h (a row per
 // lane; from DRAM faster for Q4_K from 2 tokens, Q6_K from 7), and so does every row of Q2_K,
 // Q3_K, Q5_K and IQ4_XS, which take this file's activation copy only; here, Q4_K's and
 // Q6_K's last rows of a range.
-// Must not touch: other weight types, the many-token path (gemm_kquant_x4.h).
+// Must not touch: other weight types, the many-token path (gemm_kquant_x4_avx512.h).
 #pragma once
 
 #include <cstdint>
@@ -30,8 +28,8 @@
 #include <type_traits>
 
 #include "kernels/simd/gemm_kquant.h"
-#include "kernels/simd/gemm_kquant_rows16.h"
-#include "kernels/simd/gemm_x4.h"
+#include "kernels/simd/gemm_kquant_rows16_avx512.h"
+#include "kernels/simd/gemm_x4_driver.h"
 
 namespace {
 namespace simd {
@@ -46,7 +44,7 @@ struct QuadTile {
     __m512 d, dc;
 };
 
-// The F16 values at at[r] by row (gemm_x4.h's by_row: lane 4r + i holds row r's).
+// The F16 values at at[r] by row (gemm_x4_driver.h's by_row: lane 4r + i holds row r's).
 inline __m512 by_row_f16(const uint16_t* const (&at)[4]) {
     const float v[4] = {half(*at[0]), half(*at[1]), half(*at[2]), half(*at[3])};
     return by_row(v);
@@ -73,7 +71,7 @@ inline void quad_positions(const __m512i (&z)[4], __m512i index, __m512i (&out)[
 // How a type takes the quad form: kGroup elements per scale, corrections against kCorr
 // halves of the bsums, group_sums(a, out) the activation bsums it pairs with (8 or 16
 // int16), unpack(rows, tile), and from kMinTokens tokens on (below, KQuant's paths were
-// faster: Q6_K with 2 tokens, from DRAM, 124-134 GFLOP/s against 90-115 here).
+// faster: tests/bench/HISTORY.md, "K-quant quad lanes").
 template <class Type>
 struct QuadForm;
 
@@ -120,7 +118,7 @@ struct QuadForm<Q4KOf<Resident>> {
 };
 
 // Q5_K: Q4_K's activation copy (its groups and mins are Q4_K's), for the 16-row lanes only
-// (gemm_kquant_rows16.h), which also take its last rows of a range.
+// (gemm_kquant_rows16_avx512.h), which also take its last rows of a range.
 template <>
 struct QuadForm<Q5K> {
     static constexpr int kGroup = 32, kMinTokens = 2;
@@ -183,7 +181,7 @@ struct QuadForm<Q6K> {
     }
 };
 
-// Each type's form in the 16-row lanes (gemm_kquant_rows16.h).
+// Each type's form in the 16-row lanes (gemm_kquant_rows16_avx512.h).
 template <class Type>
 using RowsForm = std::conditional_t<
     std::is_same_v<Type, Q4K>, Rows16Q4KOf<false>, std::conditional_t<std::is_same_v<Type, Q4KR>, Rows16Q4KOf<true>,
@@ -229,10 +227,8 @@ struct KQuantQuads : KQuant<V, Type> {
     // + i of the copy is act_dword(m, i)), four 512-bit permutations: each vector of the
     // copy draws on two neighbouring vectors of the source (Q4_K's groups of 32: vectors 0-1
     // or 2-3; groups of 16: one vector, transposed as 4 x 4 dwords). The copy a dword at a
-    // time that it replaced took 6.2 % of 8 sessions' decoding (1B Q4_K_M, perf; every
-    // chunk of rows that a thread takes makes its own copy), this one 1.6 %, mostly the
-    // loads; kernel_bench --isa avx512 --threads 2 --nt 8, four alternating runs, medians,
-    // GFLOP/s: Q4_K 2048x2048 307 -> 398, 5632x2048 392 -> 422, Q6_K 2048x2048 255 -> 281.
+    // time that it replaced took 6.2 % of 8 sessions' decoding, this one 1.6 % (HISTORY.md,
+    // "K-quant quad lanes' activation copy").
     struct QuadOrder {
         static constexpr int source(int d) { return act_dword<Form::kGroup>(d / 4, d % 4); }
         // The first of the two source vectors that vector v of the copy reads (evaluated

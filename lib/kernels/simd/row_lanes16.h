@@ -1,6 +1,6 @@
-// kernels/simd/rows16.h — AVX-512 only: 16 weight rows in the int32 lanes of a vector, what
-// the few-token products that take a row per lane share (gemm_kquant_rows16.h,
-// gemm_legacy_rows16.h): a tile's row starts, the transposition of the rows' dwords to one
+// kernels/simd/row_lanes16.h — AVX-512 only: 16 weight rows in the int32 lanes of a vector, what
+// the few-token products that take a row per lane share (gemm_kquant_rows16_avx512.h,
+// gemm_legacy_rows16_avx512.h): a tile's row starts, the transposition of the rows' dwords to one
 // vector per position (or their loads from two 8-row groups), F16 values by lane, IQ4 codes
 // by lookup.
 // Must not touch: any weight type's layout.
@@ -101,11 +101,9 @@ inline void RowSpan::dwords8(const uint8_t* block, size_t offset, __m512i (&out)
 // ...), the second 8 ldw on from the first (or the first again when nr <= 8: read,
 // never stored): each of their dword vectors (8 rows) is one load, and the two join in
 // row order (lane r: row r) with one 256-bit insert from memory, where 16 rows as stored
-// take 3 shuffles a vector (transpose8). (Joined in lane_rows() order, a two-source
-// permutation and a register copy a vector: kernel_bench --isa avx512 --threads 1 --shape
-// 256x4096 --cache-mb 0, 6-8 alternating runs, medians, one token, GB/s: Q4_K_R8 29.6 ->
-// 30.9, Q5_K_R8 25.4 -> 25.5, Q6_K_R8 28.9 -> 30.1, IQ4_XS_R8 28.3 -> 29.0, Q8_0_R8 51.4 ->
-// 55.2; 8 tokens, GFLOP/s: 248 -> 251, 214 -> 207, 190 -> 182, 245 -> 267, 216 -> 239.)
+// take 3 shuffles a vector (transpose8); joined in lane_rows() order instead (a two-source
+// permutation and a register copy a vector) was about as fast (tests/bench/HISTORY.md,
+// "Interleaved16").
 // halves loads the 8 F16 values of each group that follow its dwords (Q6_K's d).
 struct Interleaved16 {
     static constexpr int kInterleave = 8;  // blocks of a super-block in each group

@@ -1,15 +1,14 @@
-// kernels/simd/gemm_x4.h — AVX-512 only: the driver of the products over many tokens that
-// hold 4 rows x 4 tokens in the 16 int32 lanes of each accumulator (lane j: row j / 4 of a
-// row group, token j % 4 of a token group), and the helpers that build those lanes.
+// kernels/simd/gemm_x4_driver.h — AVX-512 only: the driver of the products over many tokens
+// (from gemm_routes.h's kX4FromTokens) that hold 4 rows x 4 tokens in the 16 int32 lanes of
+// each accumulator (lane j: row j / 4 of a row group, token j % 4 of a token group), and the
+// helpers that build those lanes.
 // Weights are unpacked once per token block into a lane-replicated form (each row's four
 // values at a k position fill the four lanes of its row), activations are interleaved
 // once per call (four tokens' four values side by side, broadcast to the four row lanes).
 // One integer dot instruction per 4 k positions then does 64 multiply-adds for 16
 // (row, token) pairs, and everything per block or super-block — scales, offsets, mins —
 // is one vector operation per 16 pairs instead of one per pair.
-// A family (gemm_kquant_x4.h, gemm_legacy_x4.h) supplies:
-//   Small                        the gemm_driver.h family used for up to kX4ChunkedTokens
-//                                (its fused path, in chunks of up to Small::kFusedTokens)
+// A family (gemm_kquant_x4_avx512.h, gemm_legacy_x4_avx512.h) supplies:
 //   Weights, Acts                one row group's / token group's step of 256 elements
 //   unpack(w, ldw, n, k, s, Weights&)     n (1..4) rows, missing rows zero
 //   interleave(x, ldx, n, k, s, Acts&)    n (1..4) tokens, missing tokens zero
@@ -35,18 +34,6 @@ constexpr int64_t kX4MaxGroups = 32;  // token groups per block (128 tokens)
 // Interleaved activations of a token block: most of L2 (1 MB on Zen 4); measured best
 // against 256 KB and 64 tokens (the acc array and unpacked weights stay in L1).
 constexpr int64_t kX4ActBudget = 768 * 1024;
-// Up to this many tokens (short prompts, more than 8 sessions decoding together) Small's
-// fused tiles take the product instead, in equal chunks of up to 8 tokens while a tile of
-// 16 rows stays in cache, as AVX2 does for every token count: the lanes' interleaving and
-// unpacking per call cost more than they save on so few tokens. kernel_bench --isa avx512
-// --threads 1 --shape 4096x4096, GFLOP/s, the lanes -> the chunks: Q4_K 9 tokens 102 ->
-// 183, 16 164 -> 233, 32 192 -> 249, 64 188-235 -> 260-269; Q8_0 16 99 -> 216, 64 194-205
-// -> 199-210; Q4_0 16 102 -> 225; IQ4_XS 16 151 -> 261; Q6_K 16 111 -> 162, but its lanes
-// catch up sooner (64 tokens 167-203 against 161-172 in three alternating runs, 128 tokens
-// 197-213 against 172-179), as do the others' from about 64 tokens (Q4_K 128 tokens 219-245
-// against 208-266).
-// strata-bench --pp 16 --tg 0 (1B Q4_K_M, 2 threads): 85 -> 146-157 tok/s.
-constexpr int64_t kX4ChunkedTokens = 64;
 
 // [a | b] as one 512-bit vector.
 inline __m512i join(__m256i a, __m256i b) { return _mm512_inserti64x4(_mm512_castsi256_si512(a), b, 1); }
@@ -92,10 +79,8 @@ struct GemmX4 {
 
     static void run(int64_t k, const void* W, size_t ldw, int64_t r0, int64_t r1, const void* X, size_t ldx,
                     int64_t nt, float* Y, size_t ldy) {
-        using Small = typename F::Small;
         auto* w = static_cast<const uint8_t*>(W);
         auto* x = static_cast<const uint8_t*>(X);
-        if (nt <= kX4ChunkedTokens) return Gemm<V, Small>::fused_blocks(k, w, ldw, r0, r1, x, ldx, nt, Y, ldy);
         const int64_t ns = steps(k);
         // Token blocks whose interleaved activations stay within the L2 budget.
         int64_t groups = min64(kMaxGroups, kX4ActBudget / (ns * static_cast<int64_t>(sizeof(Acts))));

@@ -1,7 +1,7 @@
-// kernels/simd/gemm_legacy_rows16.h — AVX-512 only: products of 16 rows and up to 8 tokens
+// kernels/simd/gemm_legacy_rows16_avx512.h — AVX-512 only: products of 16 rows and up to 8 tokens
 // (decode and batched decode) of the 32-element block types (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0,
-// IQ4_NL) with a row in each int32 lane, as gemm_kquant_rows16.h does for the K-quants. A block's
-// quant dwords are transposed across 16 rows (rows16.h) and made unsigned values u, one
+// IQ4_NL) with a row in each int32 lane, as gemm_kquant_rows16_avx512.h does for the K-quants. A block's
+// quant dwords are transposed across 16 rows (row_lanes16.h) and made unsigned values u, one
 // vector per position of 4 elements: Q8_0's bytes + 128; the nibble types' low nibbles of
 // dword j (elements 4j .. 4j + 3) and high ones (elements 16 + 4j ..), with Q5_0 / Q5_1's
 // fifth bit from qh bit e for element e, and IQ4_NL's codes looked up as table value + 128.
@@ -14,25 +14,13 @@
 // 512-bit product, three 64-byte loads of the prepared activations and three float
 // instructions per two blocks, row and token.
 // Activations: gemm_legacy_lanes.h's copy (Q8Lane).
-// Measured (Zen 4, kernel_bench --type Q8_0 --isa avx512, three alternating runs against
-// wide_row): 4096x2048 in cache, 1 thread, 3 tokens 87-96 -> 85-115 GFLOP/s, 4 tokens 92-95
-// -> 114-162, 8 tokens 86-90 -> 169-214; 8 sessions of 1B Q8_0 decoding (strata-bench
-// --sessions 8) 49 -> 127-129 tok/s. The nibble types, against wide_row, same bench, 8
-// tokens: Q4_0 61-92 -> 200-233, Q4_1 46-66 -> 195-208, Q5_0 67-87 -> 184-193, Q5_1 61-65 ->
-// 150-172, IQ4_NL 88-91 -> 227-235 (3 tokens: 1.4-1.8x); 8 sessions of 1B Q4_0 74-80 ->
-// 161-172 tok/s. One token (Q4_0, IQ4_NL; Q4_1 also at 2, Q5_0 / Q5_1 from 2), against
-// narrow_row: in cache, 1 thread, Q4_0 15.0-15.4 -> 18.2-18.9 GB/s, IQ4_NL 14.1-14.9 ->
-// 16.2-17.5 (the nibble types' 1-2 tokens have since moved to gemm_legacy_row.h); 2
-// tokens from DRAM (14336x4096, 2 threads) Q4_0 75-92 -> 199-210 GFLOP/s, Q5_0 54-64 ->
-// 109-146; 1B Q4_0 decoding one sequence (strata-bench, llama.cpp in the same
-// run) 32-35 -> 42.4 tok/s, 0.82-0.86x -> 1.02-1.20x llama.cpp.
+// Faster than wide_row from 3 tokens for every type, and than narrow_row for one token of
+// the nibble types (tests/bench/HISTORY.md, "legacy rows16 lanes").
 // Q8_0_R8, Q4_0_R8 and IQ4_NL_R8 take these lanes with Interleaved16 in place of RowSpan
 // (gemm_legacy_lanes.h's LegacyR8), for every token count but Q8_0_R8's and Q4_0_R8's one
-// token (which reads DRAM better in gemm_legacy_rows8.h's lanes): in cache, against the file's order
-// (the row at a time for 1-2 tokens, the 4 x 4 lanes for many), one token Q8_0 30-33 ->
-// 62-67 GB/s, Q4_0 36 -> 69, IQ4_NL 33-36 -> 59-60; 512 tokens Q8_0 257 -> 449 GFLOP/s,
-// Q4_0 235 -> 492, IQ4_NL 242 -> 470.
-// Must not touch: the many-token paths (gemm_legacy_x4.h), the 1-2 token ones (gemm_legacy.h).
+// token (which reads DRAM better in gemm_legacy_rows8_avx2.h's lanes): about twice as fast as the
+// file's order in cache (tests/bench/HISTORY.md, "legacy 8-row layouts on AVX-512").
+// Must not touch: the many-token paths (gemm_legacy_x4_avx512.h), the 1-2 token ones (gemm_legacy.h).
 #pragma once
 
 #include <cstddef>
@@ -40,8 +28,8 @@
 #include <type_traits>
 
 #include "kernels/simd/gemm_legacy_lanes.h"
-#include "kernels/simd/gemm_legacy_row.h"
-#include "kernels/simd/rows16.h"
+#include "kernels/simd/gemm_legacy_row_avx512.h"
+#include "kernels/simd/row_lanes16.h"
 
 namespace {
 namespace simd {
@@ -50,12 +38,12 @@ template <class V, class Type>
 struct LegacyRows16 : LegacyLanes<V, Type, LegacyRows16<V, Type>> {
     using Block = typename Type::Block;
     // The lanes take every type from 3 tokens. Q8_0's 1-2 go to Legacy's narrow_row (one
-    // sequential weight stream; its 34-byte blocks do not fit gemm_legacy_row.h's quads), the
+    // sequential weight stream; its 34-byte blocks do not fit gemm_legacy_row_avx512.h's quads), the
     // other types' to Row (below), so kMinTokens is 1 for them.
     static constexpr int kMinTokens = std::is_same_v<Type, Q8_0> ? Legacy<V, Type>::kLaneTokens : 1;
     static constexpr int kFusedRows = 16;
     // One or two tokens of every type but Q8_0 take a row at a time instead
-    // (gemm_legacy_row.h).
+    // (gemm_legacy_row_avx512.h).
     using Row = LegacyRow<Type>;
 
     // The unsigned values of a block of 16 rows, position j (elements 4j .. 4j + 3) in u[j].

@@ -1,12 +1,12 @@
-// kernels/simd/gemm_legacy_x4.h — AVX-512 only: Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL products
-// over many tokens in the 4 rows x 4 tokens lane layout of gemm_x4.h. Per 4 k positions
+// kernels/simd/gemm_legacy_x4_avx512.h — AVX-512 only: Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL products
+// over many tokens in the 4 rows x 4 tokens lane layout of gemm_x4_driver.h. Per 4 k positions
 // one vpdpbusd (unsigned weights u, signed activations; the accumulator starts at each
 // lane token's -off * sum(a) of the block); per block of 32 the float scales (and Q4_1 /
 // Q5_1's m * s), once per 16 (row, token) pairs.
 // Not llama.cpp's summation order (its tinyBLAS keeps 8 float lanes per pair and block,
 // at four times the float work): prefill results differ from it in the last bits, while
-// Q8_0's 1-2 tokens (gemm_legacy.h's fused path, used here too) keep it. Up to
-// kX4ChunkedTokens go to Small (the 16-row lanes, 8 tokens at a time).
+// Q8_0's 1-2 tokens (gemm_legacy.h's fused path, used here too) keep it. Fewer tokens
+// take the 16-row lanes (gemm_routes.h).
 // Must not touch: other weight families.
 #pragma once
 
@@ -14,8 +14,8 @@
 #include <cstring>
 
 #include "kernels/simd/gemm_legacy.h"
-#include "kernels/simd/gemm_legacy_rows16.h"
-#include "kernels/simd/gemm_x4.h"
+#include "kernels/simd/gemm_legacy_rows16_avx512.h"
+#include "kernels/simd/gemm_x4_driver.h"
 
 namespace {
 namespace simd {
@@ -37,11 +37,9 @@ struct X4LActs {
 
 template <class V, class Type>
 struct LegacyX4 {
-    // The few-token products take the 16-row lanes from 3 tokens.
-    using Small = LegacyRows16<V, Type>;
     using Weights = X4LWeights;
     using Acts = X4LActs;
-    using Act = typename Small::Act;
+    using Act = typename LegacyRows16<V, Type>::Act;
 
     // Blocks of step s that exist in a row of k.
     static int blocks_in(int64_t k, int64_t s) { return static_cast<int>(min64(kLegacyBlocks, k / 32 - s * kLegacyBlocks)); }

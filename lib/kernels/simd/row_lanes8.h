@@ -1,9 +1,9 @@
-// kernels/simd/rows8.h — 8 weight rows in the int32 lanes of a 256-bit vector, what the
-// few-token products that take a row per lane share (gemm_kquant_rows8.h,
-// gemm_legacy_rows8.h; AVX2, and the 8-row layouts on both variants): a tile's row starts,
+// kernels/simd/row_lanes8.h — 8 weight rows in the int32 lanes of a 256-bit vector, what the
+// few-token products that take a row per lane share (gemm_kquant_rows8_avx2.h,
+// gemm_legacy_rows8_avx2.h; AVX2, and the 8-row layouts on both variants): a tile's row starts,
 // the transposition of the rows' dwords to one vector per position (rows in natural lane
 // order) or their loads from an 8-row group, the dword broadcast, F16 values by lane.
-// The AVX-512 counterpart is rows16.h.
+// The AVX-512 counterpart is row_lanes16.h.
 // Must not touch: any weight type's layout.
 #pragma once
 

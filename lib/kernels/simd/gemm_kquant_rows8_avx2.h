@@ -1,8 +1,8 @@
-// kernels/simd/gemm_kquant_rows8.h — AVX2: Q2_K, Q3_K, Q4_K, Q5_K, Q6_K and IQ4_XS products
+// kernels/simd/gemm_kquant_rows8_avx2.h — AVX2: Q2_K, Q3_K, Q4_K, Q5_K, Q6_K and IQ4_XS products
 // of 8 rows and up to 8 tokens (batched decode, and prefill 8 tokens at a time:
-// gemm_driver.h's kFusedAll) with a row in each int32 lane, the AVX2 counterpart of
-// gemm_kquant_rows16.h; its products of the 8-row layouts (gemm_kquant_r8.h) take the Q4_K,
-// Q5_K, Q6_K and IQ4_XS forms with Interleaved8 in place of RowSpan8 (rows8.h). A
+// gemm_driver.h's blocks) with a row in each int32 lane, the AVX2 counterpart of
+// gemm_kquant_rows16_avx512.h; its products of the 8-row layouts (gemm_kquant_r8.h) take the Q4_K,
+// Q5_K, Q6_K and IQ4_XS forms with Interleaved8 in place of RowSpan8 (row_lanes8.h). A
 // super-block's quant dwords are transposed across 8 rows to one vector per position (lane
 // = row), so a token's 4 activations at a position are one dword broadcast to all lanes (a
 // load, no vector pipe).
@@ -14,35 +14,16 @@
 // (Form::corr): Q2_K, Q3_K and Q6_K against the activations' bsums as they come (a dword
 // per pair of 16), Q4_K and Q5_K against the sums of their groups of 32 (one vpmaddwd and a
 // pack from the bsums, a vpermd per pair: 4 vpmaddwd where one per group took 8, and one
-// load where there were 8 broadcasts). Measured against one per group (kernel_bench --isa
-// avx2 --threads 1 --shape 4096x4096, four alternating runs, medians, GFLOP/s): Q4_K 8
-// tokens 156 -> 178, 16 tokens 159 -> 169, 64 tokens 159 -> 167, Q5_K 64 tokens 125 -> 151;
-// 8 sessions of 1B Q4_K_M decoding (STRATA_ISA=avx2, three alternating runs) 116-123 ->
-// 121-137 tok/s. For the groups of 16, the bsums loaded once and broadcast by vpermd were
-// slower than the 8 broadcast loads (Q6_K, in cache: 53 -> 49 flops a TSC cycle).
+// load where there were 8 broadcasts): faster than one per group, where for the groups of
+// 16 one load and a vpermd lost to 8 broadcast loads (tests/bench/HISTORY.md, "K-quant rows8
+// corrections").
 // One float step serves 8 rows; the results are stored by lane, with no reduction.
 // narrow_row (gemm_kquant.h) instead takes a vpmaddubsw, a vpmaddwd and an add per 32
 // weights, row and token, and a horizontal sum per row and token.
 // The activations are the Q8_K rows as they come (group g, position j: qs + kGroup g + 4j;
 // bsums dword i: groups 2i, 2i + 1 of 16).
-// Measured (Zen 4 run as AVX2 with STRATA_ISA / kernel_bench --isa avx2, against the
-// previous path: narrow_row up to 4 tokens, the unpacked many-token path above): 4096x2048
-// in cache, 1 thread, three alternating runs, Q4_K 2 tokens 80-92 -> 86-98 GFLOP/s, 4 tokens
-// 84-112 -> 124-143, 8 tokens 54-104 -> 125-169; Q6_K 8 tokens 49-93 -> 105-123. 8 sessions
-// of 1B Q4_K_M decoding (strata-bench --sessions 8, STRATA_ISA=avx2): 57-59 -> 98-121 tok/s.
-// Q5_K (values to 31: pair sums of 4 positions), against narrow_row up to 4 tokens and the
-// many-token path from 5: 5-8 tokens 36-84 -> 100-143 GFLOP/s; with 2-3 about the same.
-// Q2_K (from 2 tokens) and Q3_K (from 3), against narrow_row, same bench: Q2_K 4 tokens
-// 119-121 -> 146-148, 8 tokens 98-108 -> 149-166; Q3_K 3 tokens 87-97 -> 97-104, 8 tokens
-// 68-107 -> 141-147. 8 sessions of 1B Q3_K_M (STRATA_ISA=avx2) 89-93 -> 125-130 tok/s.
-// Products of more than 8 tokens, against gemm_kquant.h's stepped path (each step of
-// weights unpacked once for a block of tokens): kernel_bench --isa avx2 --threads 1 --nt
-// 64,512 --shape 4096x4096, two alternating runs, GFLOP/s: Q4_K 106-114 -> 163-176, Q5_K
-// 104-113 -> 148-151, Q6_K 98-116 -> 132-135, Q2_K 106-112 -> 166-169, Q3_K 104-117 ->
-// 111-148; 1B Q4_K_M prefill (strata-bench --pp 512, STRATA_ISA=avx2) 105 -> 151 tok/s.
-// IQ4_XS (its own multiply, below), against narrow_row and the stepped path, 1024x1024 in
-// cache, 1 thread, two runs: 4 tokens about the same (110-113), 8 tokens 103 -> 124-134, 64
-// tokens 91 -> 128-131 GFLOP/s; its 8-row layout 1 token 18-20 -> 21-22 GB/s.
+// These lanes replaced narrow_row from 2-5 tokens and the stepped path past 8 on AVX2, for
+// every K-quant and IQ4_XS (HISTORY.md, "K-quant rows8 lanes on AVX2").
 // Must not touch: other weight types, the AVX-512 variant's own lanes (rows16, quads).
 #pragma once
 
@@ -51,7 +32,7 @@
 #include <type_traits>
 
 #include "kernels/simd/gemm_kquant.h"
-#include "kernels/simd/rows8.h"
+#include "kernels/simd/row_lanes8.h"
 
 namespace {
 namespace simd {
@@ -247,13 +228,9 @@ struct Rows8Q6K : UnsignedValues {
 };
 
 // Q6_K_R8's (tensor/repack.h's Q6_K planes X, Y, Z at 96n for half n, as in
-// gemm_kquant_rows16.h's Rows16Q6KPlanes): runs 0 and 1 a vpand each, run 2 a shift, two
+// gemm_kquant_rows16_avx512.h's Rows16Q6KPlanes): runs 0 and 1 a vpand each, run 2 a shift, two
 // vpand and a vpor, run 3 one shift more: 11 operations per position where the file's order
-// takes 17. Against the file's order (kernel_bench --isa avx2 --nt 1, alternating runs,
-// medians, GB/s): in L2 (256x4096, 1 thread) 19.4 -> 23.1, 8 tokens 110 -> 118 GFLOP/s; from
-// DRAM (4096x14336) 1 thread 17.5 -> 20.0, 2 threads 28.0 -> 28.8; 1B Q6_K decoding
-// (STRATA_ISA=avx2 strata-bench --threads 2 --tg 48, three alternating runs) 27-29 -> 32-35
-// tok/s.
+// takes 17, faster in L2 and from DRAM (HISTORY.md, "Q6_K_R8 planes on AVX2").
 struct Rows8Q6KPlanes : Rows8Q6K {
     using Rows8Q6K::Rows8Q6K;
 
@@ -450,7 +427,7 @@ struct Rows8 {
 
     // Rows w .. w + nr - 1 (nr <= 8, ldw apart, `steps` super-blocks each) against NT tokens
     // (token t0 + t's super-block s at x + (t0 + t) * ldx + s * sizeof(Act)), stored to Y.
-    // The rows are taken whole, as in gemm_kquant_rows16.h: 8 rows are one contiguous run,
+    // The rows are taken whole, as in gemm_kquant_rows16_avx512.h: 8 rows are one contiguous run,
     // and the next 8 rows' run is brought into L2 in equal shares as the super-blocks go.
     // Rows: RowSpan8, or Interleaved8 for an 8-row group (an 8-row layout: w its start,
     // super-block s 8 blocks on).
@@ -508,7 +485,6 @@ struct KQuantRows8 : KQuant<V, Type> {
                                               std::conditional_t<std::is_same_v<Type, Q2K>, Rows8Q2K,
                                                                  std::conditional_t<std::is_same_v<Type, Q3K>, Rows8Q3K, Rows8IQ4XS>>>>>>;
     static constexpr int kFusedTokens = 8, kFusedRows = 8;
-    static constexpr bool kFusedAll = true;
 
     // The lanes read the Q8_K rows as they come, narrow_row IQ4_XS's in a copy of its lane
     // order: the one or the other for the whole block (the driver's chunks of more than 8
