@@ -515,6 +515,27 @@ BOOST_AUTO_TEST_CASE(lattice_scale_identity) {
     BOOST_TEST(differ == 0);
 }
 
+// dot_ref gives the floats of GGML's generic ggml_vec_dot_<type>_<act> bit for bit (act.*: row
+// 7 of input.f32 as GGML quantizes it, which strata's quantizers must reproduce first).
+BOOST_AUTO_TEST_CASE(dot_ref_bits_match_llama_cpp) {
+    const auto x = read_fixture<float>("input.f32");
+    const std::vector<float> row(x.begin() + 7 * kCols, x.begin() + 8 * kCols);
+    std::vector<DType> types(std::begin(kLatticeTypes), std::end(kLatticeTypes));
+    types.push_back(DType::MXFP4);
+    for (DType t : types) {
+        const DType at = dot_ref_activation(t);
+        const auto a = quantize(at, row);
+        BOOST_REQUIRE_MESSAGE(a == read_fixture<uint8_t>("act." + lower(dtype_name(at))), dtype_name(at) << " activations");
+        const auto w = read_fixture<uint8_t>(lower(dtype_name(t)) + ".q");
+        const auto expected = read_fixture<float>(lower(dtype_name(t)) + ".dot.f32");
+        const size_t row_bytes = dtype_bytes(t, kCols);
+        for (size_t r = 0; r < expected.size(); ++r) {
+            const float got = dot_ref(t, w.data() + r * row_bytes, a.data(), kCols);
+            BOOST_TEST(same_bits(got, expected[r]), dtype_name(t) << " row " << r << ": " << got << " vs " << expected[r]);
+        }
+    }
+}
+
 // dot_ref against the float64 dot of the dequantized rows: the same value up to float rounding.
 BOOST_AUTO_TEST_CASE(dot_ref_matches_dequantized_dot) {
     std::mt19937 rng(3);

@@ -25,6 +25,8 @@ Files written (all little-endian):
   fp_edges.f16 / .bf16      llama.cpp's conversions of fp_edges.f32 (uint16 each)
   golden_<model>.<tensor>.q / .f64   the first GOLDEN_ROWS rows of a tensor in a golden
                             model, and gguf_ref.py's float64 dequantization of them
+  <type>.dot.f32, act.q8_0, act.q8_k   MXFP4 and the lattice types: GGML's generic dot
+                            products of 4 rows of <type>.q with one activation row (see dot_fixtures)
   mix.gguf, mix-tied.gguf   small llama-architecture models for the per-tensor type rules
                             (see make_mix_model), and mix[-tied].<type>.gguf: what
                             llama.cpp's quantizer (peer-quantize) makes of them
@@ -142,6 +144,39 @@ def lattice_blocks(lib, t, x, rng):
     return out
 
 
+DOT_ACTIVATION = {"mxfp4": "q8_0", **{t: "q8_K" for t in LATTICE}}
+DOT_ROWS = 4    # weight rows of <type>.q dotted with the activation row
+DOT_INPUT = 7   # the row of input.f32 the activations are made of
+
+
+def dot_fixtures(peer, x, here):
+    """<type>.dot.f32: GGML's generic ggml_vec_dot_<type>_<act> (the scalar code of its CPU
+    backend, from the baseline x64 variant) of the first DOT_ROWS rows of <type>.q with row
+    DOT_INPUT of input.f32 quantized by its quantize_row_<act> (act.<act>, also written)."""
+    cpu = ctypes.CDLL(os.path.join(peer, "lib", "libggml-cpu-x64.so"))
+    cpu.ggml_cpu_init()  # fills the F16 table the CPU backend converts scales with
+    row = np.ascontiguousarray(x[DOT_INPUT * COLS:(DOT_INPUT + 1) * COLS])
+    acts = {}
+    for a in set(DOT_ACTIVATION.values()):
+        be, bb = {"q8_0": (32, 34), "q8_K": (256, 292)}[a]
+        acts[a] = np.zeros(COLS // be * bb, np.uint8)
+        f = getattr(cpu, "quantize_row_%s_generic" % a)
+        f.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64]
+        f(row.ctypes.data, acts[a].ctypes.data, COLS)
+        acts[a].tofile(os.path.join(here, "act." + a.lower()))
+    for t, a in DOT_ACTIVATION.items():
+        q = np.fromfile(os.path.join(here, t + ".q"), np.uint8)
+        row_bytes = COLS // BLOCK[t][0] * BLOCK[t][1]
+        f = getattr(cpu, "ggml_vec_dot_%s_%s_generic" % (t, a))
+        f.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p,
+                      ctypes.c_size_t, ctypes.c_int]
+        out = np.zeros(DOT_ROWS, np.float32)
+        for r in range(DOT_ROWS):
+            w = np.ascontiguousarray(q[r * row_bytes:(r + 1) * row_bytes])
+            f(COLS, out[r:].ctypes.data, 0, w.ctypes.data, 0, acts[a].ctypes.data, 0, 1)
+        out.tofile(os.path.join(here, t + ".dot.f32"))
+
+
 def dequantize(lib, t, q, n):
     out = np.zeros(n, np.float32)
     getattr(lib, "dequantize_row_%s" % t)(q.ctypes.data, out.ctypes.data, n)
@@ -251,6 +286,7 @@ def main():
         q = lattice_blocks(lib, t, x, rng)
         q.tofile(os.path.join(here, t + ".q"))
         dequantize(lib, t, q, 2 * LATTICE_ROWS * COLS).tofile(os.path.join(here, t + ".deq.f32"))
+    dot_fixtures(args.peer, x, here)
 
     e = fp_edges()
     e.tofile(os.path.join(here, "fp_edges.f32"))
