@@ -1,5 +1,5 @@
 // tensor/iq_grids.h — internal: the lattice codebooks and sign tables of the IQ1/IQ2/IQ3
-// formats, as data. Owns nothing but these constants; must not touch anything else.
+// formats, as data. Owns: these constants. Must not touch: code (tables only).
 // The values are format constants copied from GGML's ggml-common.h (github.com/ggml-org/ggml,
 // src/ggml-common.h at commit d99724f2b141fed9e1a9f402213506c081433465; the same tables are in
 // llama.cpp's ggml/src/ggml-common.h), table by table, under GGML's names given beside each.
