@@ -15,7 +15,7 @@ namespace {
 enum FtypeId : uint32_t {
     kF32 = 0, kF16 = 1, kQ4_0 = 2, kQ4_1 = 3, kQ8_0 = 7, kQ5_0 = 8, kQ5_1 = 9, kQ2_K = 10,
     kQ3_K_S = 11, kQ3_K_M = 12, kQ3_K_L = 13, kQ4_K_S = 14, kQ4_K_M = 15, kQ5_K_S = 16, kQ5_K_M = 17,
-    kQ6_K = 18, kIQ4_NL = 25, kIQ4_XS = 30, kBF16 = 32,
+    kQ6_K = 18, kIQ4_NL = 25, kIQ4_XS = 30, kBF16 = 32, kMXFP4_MOE = 38,
 };
 
 constexpr std::array kFileTypes = {
@@ -29,6 +29,7 @@ constexpr std::array kFileTypes = {
     FileType{"Q5_K_S", kQ5_K_S, DType::Q5_K},  FileType{"Q5_K_M", kQ5_K_M, DType::Q5_K},
     FileType{"Q6_K", kQ6_K, DType::Q6_K},
     FileType{"IQ4_NL", kIQ4_NL, DType::IQ4_NL}, FileType{"IQ4_XS", kIQ4_XS, DType::IQ4_XS},
+    FileType{"MXFP4_MOE", kMXFP4_MOE, DType::MXFP4},
 };
 
 constexpr std::pair<std::string_view, std::string_view> kAliases[] = {
@@ -149,6 +150,7 @@ public:
     Mixer(const ModelFacts& m, const FileType& ft) : m_(m), ft_(ft.id), base_(ft.base) {}
 
     DType choose(const gguf::TensorInfo& t) {
+        if (ft_ == kMXFP4_MOE) return t.ne[2] > 1 ? DType::MXFP4 : DType::Q8_0;  // experts, the rest
         const Category c = categorize(t.name);
         if (c == Category::Output || (c == Category::TokenEmbd && !m_.has_output)) return output_type(t);
         switch (c) {

@@ -28,7 +28,8 @@ struct FileType {
 };
 
 // Every supported target: F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K_S/M/L,
-// Q4_K_S/M, Q5_K_S/M, Q6_K, IQ4_NL, IQ4_XS.
+// Q4_K_S/M, Q5_K_S/M, Q6_K, IQ4_NL, IQ4_XS, and MXFP4_MOE (as gpt-oss ships: the 3-D MoE
+// expert tensors MXFP4, every other quantized tensor Q8_0).
 std::span<const FileType> file_types();
 // Case-insensitive; "Q3_K", "Q4_K" and "Q5_K" mean the _M mixes, as in llama-quantize.
 std::optional<FileType> file_type_from_name(std::string_view name);

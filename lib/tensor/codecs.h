@@ -1,11 +1,14 @@
 // tensor/codecs.h — internal: the per-type reference codecs behind quantize.h's
 // dispatch. legacy.cpp holds the 32-element formats, kquants.cpp the 256-element ones,
-// iquants.cpp the non-linear IQ4 ones.
+// iquants.cpp the non-linear IQ4 ones, mxfp4.cpp MXFP4, iq_lowbit.cpp the lattice formats
+// IQ1_S..IQ3_S.
 #pragma once
 
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+
+#include "tensor/dtype.h"
 
 namespace strata {
 
@@ -44,6 +47,18 @@ void dequantize_q5_k(const void* x, float* y, int64_t n);
 void dequantize_q6_k(const void* x, float* y, int64_t n);
 void dequantize_iq4_nl(const void* x, float* y, int64_t n);
 void dequantize_iq4_xs(const void* x, float* y, int64_t n);
+void dequantize_mxfp4(const void* x, float* y, int64_t n);
+
+// The lattice formats: IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ1_S, IQ1_M.
+bool is_lattice_type(DType t);
+void dequantize_lattice(DType t, const void* x, float* y, int64_t n);
+
+// Scalar dot products as GGML's generic vec_dot (tensor/dot_ref.h).
+float dot_mxfp4_q8_0(const void* w, const void* a, int64_t k);
+float dot_lattice_q8_k(DType t, const void* w, const void* a, int64_t k);
+
+// 2^(e - 128), the factor of MXFP4's doubled E2M1 values for the E8M0 byte e.
+float mxfp4_scale(uint8_t e);
 
 void quantize_row_q4_0(const float* x, void* y, int64_t n);
 void quantize_row_q4_1(const float* x, void* y, int64_t n);
@@ -56,5 +71,6 @@ void quantize_row_q5_k(const float* x, void* y, int64_t n);
 void quantize_row_q6_k(const float* x, void* y, int64_t n);
 void quantize_row_iq4_nl(const float* x, void* y, int64_t n);
 void quantize_row_iq4_xs(const float* x, void* y, int64_t n);
+void quantize_row_mxfp4(const float* x, void* y, int64_t n);
 
 }  // namespace strata

@@ -26,14 +26,22 @@ enum class DType : uint32_t {
     Q5_K = 13,
     Q6_K = 14,
     Q8_K = 15,
+    IQ2_XXS = 16,
+    IQ2_XS = 17,
+    IQ3_XXS = 18,
+    IQ1_S = 19,
     IQ4_NL = 20,
+    IQ3_S = 21,
+    IQ2_S = 22,
     IQ4_XS = 23,
     I8 = 24,
     I16 = 25,
     I32 = 26,
     I64 = 27,
     F64 = 28,
+    IQ1_M = 29,
     BF16 = 30,
+    MXFP4 = 39,
     // strata's own layouts (tensor/repack.h), above GGML's ids: weights rearranged at load,
     // never read from or written to a file.
     Q4_K_R = 100,
@@ -71,14 +79,22 @@ inline constexpr DTypeInfo kDTypeTable[] = {
     {DType::Q5_K, "Q5_K", 256, 176},
     {DType::Q6_K, "Q6_K", 256, 210},
     {DType::Q8_K, "Q8_K", 256, 292},
+    {DType::IQ2_XXS, "IQ2_XXS", 256, 66},
+    {DType::IQ2_XS, "IQ2_XS", 256, 74},
+    {DType::IQ3_XXS, "IQ3_XXS", 256, 98},
+    {DType::IQ1_S, "IQ1_S", 256, 50},
     {DType::IQ4_NL, "IQ4_NL", 32, 18},
+    {DType::IQ3_S, "IQ3_S", 256, 110},
+    {DType::IQ2_S, "IQ2_S", 256, 82},
     {DType::IQ4_XS, "IQ4_XS", 256, 136},
     {DType::I8, "I8", 1, 1},
     {DType::I16, "I16", 1, 2},
     {DType::I32, "I32", 1, 4},
     {DType::I64, "I64", 1, 8},
     {DType::F64, "F64", 1, 8},
+    {DType::IQ1_M, "IQ1_M", 256, 56},
     {DType::BF16, "BF16", 1, 2},
+    {DType::MXFP4, "MXFP4", 32, 17},
     {DType::Q4_K_R, "Q4_K_R", 256, 144, false},
     {DType::Q4_K_R8, "Q4_K_R8", 256, 144, false},
     {DType::Q6_K_R8, "Q6_K_R8", 256, 210, false},
@@ -98,9 +114,8 @@ consteval uint32_t dtype_id_limit() {
 }
 inline constexpr uint32_t kDTypeIdLimit = dtype_id_limit();
 
-// Geometry of a type id a file may hold, or nullopt for ids strata does not know (including
-// GGML types that exist but are not supported, e.g. most of the IQ families) and for its
-// in-memory layouts.
+// Geometry of a type id a file may hold, or nullopt for ids strata does not know (GGML types
+// it has no codec for, e.g. TQ1_0, NVFP4) and for its in-memory layouts.
 std::optional<DTypeInfo> dtype_info(uint32_t id);
 const DTypeInfo& dtype_info(DType t);
 

@@ -144,13 +144,16 @@ void dequantize_row(DType t, const void* src, float* dst, int64_t n) {
         case DType::Q6_K: dequantize_q6_k(src, dst, n); return;
         case DType::IQ4_NL: dequantize_iq4_nl(src, dst, n); return;
         case DType::IQ4_XS: dequantize_iq4_xs(src, dst, n); return;
+        case DType::MXFP4: dequantize_mxfp4(src, dst, n); return;
         default: break;
     }
+    if (is_lattice_type(t)) return dequantize_lattice(t, src, dst, n);
     throw std::invalid_argument("dequantize_row: type " + std::string(dtype_name(t)) + " has no float values");
 }
 
-// Every file type with float values is both; the resident layouts are only read.
-bool can_dequantize(DType t) { return can_quantize(t) || t == DType::Q4_K_R; }
+// Every file type with float values can be read; the lattice formats (which need an
+// importance matrix to be written) and the resident layouts are only read.
+bool can_dequantize(DType t) { return can_quantize(t) || is_lattice_type(t) || t == DType::Q4_K_R; }
 
 bool can_quantize(DType t) {
     switch (t) {
@@ -158,7 +161,7 @@ bool can_quantize(DType t) {
         case DType::Q8_0: case DType::Q8_1: case DType::Q8_K:
         case DType::Q4_0: case DType::Q4_1: case DType::Q5_0: case DType::Q5_1:
         case DType::Q2_K: case DType::Q3_K: case DType::Q4_K: case DType::Q5_K: case DType::Q6_K:
-        case DType::IQ4_NL: case DType::IQ4_XS:
+        case DType::IQ4_NL: case DType::IQ4_XS: case DType::MXFP4:
             return true;
         default: return false;
     }
@@ -192,6 +195,7 @@ void quantize_row(DType t, const float* src, void* dst, int64_t n) {
         case DType::Q6_K: quantize_row_q6_k(src, dst, n); return;
         case DType::IQ4_NL: quantize_row_iq4_nl(src, dst, n); return;
         case DType::IQ4_XS: quantize_row_iq4_xs(src, dst, n); return;
+        case DType::MXFP4: quantize_row_mxfp4(src, dst, n); return;
         default: break;
     }
     throw std::invalid_argument("quantize_row: cannot quantize to " + std::string(dtype_name(t)));

@@ -12,13 +12,15 @@
 namespace strata {
 
 // dst[0..n) = the values stored in src (n a multiple of t's block size). All of
-// F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q8_1, Q2_K..Q6_K, Q8_K, IQ4_NL, IQ4_XS, and the
-// resident layout Q4_K_R (tensor/repack.h).
+// F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q8_1, Q2_K..Q6_K, Q8_K, IQ4_NL, IQ4_XS, MXFP4,
+// the lattice formats IQ1_S, IQ1_M, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, and the resident
+// layout Q4_K_R (tensor/repack.h).
 void dequantize_row(DType t, const void* src, float* dst, int64_t n);
 
 // Whether dequantize_row supports t.
 bool can_dequantize(DType t);
-// Whether quantize_row supports t.
+// Whether quantize_row supports t: every type dequantize_row reads except the lattice
+// formats (GGML quantizes those only with an importance matrix) and Q4_K_R.
 bool can_quantize(DType t);
 // Encodes n floats (a multiple of t's block size) as type t, as GGML's reference
 // quantizer without an importance matrix does. Throws std::invalid_argument when

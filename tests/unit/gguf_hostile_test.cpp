@@ -287,9 +287,9 @@ BOOST_AUTO_TEST_CASE(empty_and_duplicate_names) {
 }
 
 BOOST_AUTO_TEST_CASE(unknown_tensor_types) {
-    // 4 was Q4_2 (removed from GGML), 16 is IQ2_XXS (not supported), 100 is strata's own
+    // 4 was Q4_2 (removed from GGML), 34 is TQ1_0 (not supported), 100 is strata's own
     // in-memory Q4_K_R (never a file's), then garbage.
-    for (uint32_t id : {4u, 16u, 31u, 100u, 0xffffffffu}) {
+    for (uint32_t id : {4u, 34u, 31u, 100u, 0xffffffffu}) {
         Bytes f;
         f.header(1, 0).tensor("t", {32}, id, 0).pad(32).zeros(256);
         expect_error(f, "tensor \"t\" type", kFirstKv + 9 + 4 + 8, "unknown or unsupported tensor type id " + std::to_string(id));

@@ -122,7 +122,9 @@ BOOST_AUTO_TEST_CASE(names_ids_and_aliases) {
     BOOST_TEST(file_type("q3_k").name == "Q3_K_M");
     BOOST_TEST(!model::file_type_from_name("q4_k_x"));
     BOOST_TEST(!model::file_type_from_name("IQ2_XXS"));
-    BOOST_TEST(model::file_types().size() == 19u);
+    BOOST_TEST(model::file_types().size() == 20u);
+    BOOST_TEST(file_type("mxfp4_moe").id == 38u);
+    BOOST_TEST(dtype_name(file_type("MXFP4_MOE").base) == "MXFP4");
     BOOST_TEST(file_type("iq4_xs").id == 30u);
 }
 
@@ -148,6 +150,11 @@ BOOST_AUTO_TEST_CASE(architectures_quantize_like_llama_quantize) {
 BOOST_AUTO_TEST_CASE(mixes_on_fixture_model) {
     for (const char* type : {"q4_k_m", "q5_k_m", "q3_k_m", "q4_k_s", "q2_k", "q8_0", "q4_0", "iq4_nl", "iq4_xs"})
         check_against_llama_cpp(quant_data("mix.gguf"), type, quant_data(std::string("mix.") + type + ".gguf"), 2);
+}
+
+// Experts MXFP4, every other matrix (router excepted: it stays F32) Q8_0.
+BOOST_AUTO_TEST_CASE(mxfp4_moe_mix) {
+    check_against_llama_cpp(quant_data("mix-moe.gguf"), "mxfp4_moe", quant_data("mix-moe.mxfp4_moe.gguf"), 2);
 }
 
 // No output.weight: token_embd takes the output tensor's type.

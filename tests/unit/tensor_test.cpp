@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "tensor/blocks.h"
+#include "tensor/dot_ref.h"
 #include "tensor/dtype.h"
 #include "tensor/fp16.h"
 #include "tensor/quantize.h"
@@ -25,7 +26,10 @@ constexpr int64_t kRows = 8, kCols = 512;  // input.f32, as make_fixtures.py wri
 
 const DType kQuantTypes[] = {DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0,
                              DType::Q2_K, DType::Q3_K, DType::Q4_K, DType::Q5_K, DType::Q6_K,
-                             DType::IQ4_NL, DType::IQ4_XS};
+                             DType::IQ4_NL, DType::IQ4_XS, DType::MXFP4};
+// Read only (GGML writes them only with an importance matrix); their fixtures hold 4 rows.
+const DType kLatticeTypes[] = {DType::IQ2_XXS, DType::IQ2_XS, DType::IQ2_S, DType::IQ3_XXS,
+                               DType::IQ3_S, DType::IQ1_S, DType::IQ1_M};
 
 std::filesystem::path fixture(const std::string& name) { return test::data_dir() / "quant" / name; }
 
@@ -132,7 +136,7 @@ BOOST_AUTO_TEST_CASE(error_bounds) {
     const Bound bounds[] = {
         {DType::F16, 2.5e-4}, {DType::BF16, 2.0e-3}, {DType::Q8_0, 6.5e-3}, {DType::Q6_K, 2.2e-2},
         {DType::Q5_0, 5.0e-2}, {DType::Q5_1, 4.5e-2}, {DType::Q5_K, 4.4e-2}, {DType::Q4_0, 1.0e-1},
-        {DType::Q4_1, 9.5e-2}, {DType::Q4_K, 8.5e-2}, {DType::IQ4_NL, 1.0e-1}, {DType::IQ4_XS, 1.0e-1}, {DType::Q3_K, 1.8e-1}, {DType::Q2_K, 3.6e-1},
+        {DType::Q4_1, 9.5e-2}, {DType::Q4_K, 8.5e-2}, {DType::IQ4_NL, 1.0e-1}, {DType::IQ4_XS, 1.0e-1}, {DType::MXFP4, 1.4e-1}, {DType::Q3_K, 1.8e-1}, {DType::Q2_K, 3.6e-1},
     };
     std::mt19937 rng(7);
     std::normal_distribution<float> normal(0.0f, 1.0f);
@@ -189,9 +193,18 @@ BOOST_AUTO_TEST_CASE(unsupported_types_are_named) {
             BOOST_TEST(std::string(e.what()).find(dtype_name(t)) != std::string::npos, e.what());
         }
     }
-    BOOST_TEST(!dtype_info(16u).has_value());  // IQ2_XXS: a GGML type strata does not read
+    BOOST_TEST(!dtype_info(34u).has_value());  // TQ1_0: a GGML type strata does not read
     BOOST_TEST(!dtype_info(1000u).has_value());
     for (DType t : kQuantTypes) BOOST_TEST(can_quantize(t));
+    for (DType t : kLatticeTypes) {
+        BOOST_TEST((can_dequantize(t) && !can_quantize(t)), dtype_name(t));
+        try {
+            quantize_row(t, x.data(), q.data(), 256);
+            BOOST_FAIL("quantize_row accepted " << dtype_name(t));
+        } catch (const std::invalid_argument& e) {
+            BOOST_TEST(std::string(e.what()).find(dtype_name(t)) != std::string::npos, e.what());
+        }
+    }
 }
 
 BOOST_AUTO_TEST_SUITE_END()
@@ -300,17 +313,27 @@ BOOST_AUTO_TEST_CASE(r8_layouts_interleave_eight_rows) {
     BOOST_CHECK_THROW(rearrange(DType::Q5_K, DType::Q6_K_R8, nullptr, 8, 176), std::invalid_argument);
 }
 
+// <type>.q dequantized gives <type>.deq.f32 (llama.cpp's dequantize_row_<type>) bit for bit.
+void check_dequantization_fixture(DType t) {
+    const std::string stem = lower(dtype_name(t));
+    const auto q = read_fixture<uint8_t>(stem + ".q");
+    const auto expected = read_fixture<float>(stem + ".deq.f32");
+    BOOST_REQUIRE_EQUAL(q.size(), dtype_bytes(t, expected.size()));
+    const auto got = dequantize(t, q, expected.size());
+    size_t mismatches = 0, first = 0;
+    for (size_t i = 0; i < got.size(); ++i)
+        if (!same_bits(got[i], expected[i]) && mismatches++ == 0) first = i;
+    BOOST_TEST(mismatches == 0u, dtype_name(t) << ": " << mismatches << " values differ, first at " << first);
+}
+
 BOOST_AUTO_TEST_CASE(bits_match_llama_cpp) {
-    for (DType t : kQuantTypes) {
-        const std::string stem = lower(dtype_name(t));
-        const auto q = read_fixture<uint8_t>(stem + ".q");
-        const auto expected = read_fixture<float>(stem + ".deq.f32");
-        const auto got = dequantize(t, q, expected.size());
-        size_t mismatches = 0, first = 0;
-        for (size_t i = 0; i < got.size(); ++i)
-            if (!same_bits(got[i], expected[i]) && mismatches++ == 0) first = i;
-        BOOST_TEST(mismatches == 0u, dtype_name(t) << ": " << mismatches << " values differ, first at " << first);
-    }
+    for (DType t : kQuantTypes) check_dequantization_fixture(t);
+}
+
+// Two rows quantized by llama.cpp (with an importance matrix) and two rows of random blocks:
+// every grid, sign and scale field against GGML's decoding.
+BOOST_AUTO_TEST_CASE(lattice_bits_match_llama_cpp) {
+    for (DType t : kLatticeTypes) check_dequantization_fixture(t);
 }
 
 // Tensors of llama.cpp-quantized golden models, dequantized in float64 by gguf_ref.py. Our
@@ -405,6 +428,145 @@ BOOST_AUTO_TEST_CASE(bf16_round_trips_all_patterns) {
         if (!std::isnan(f)) bad += fp32_to_bf16(f) != h;
     }
     BOOST_TEST(bad == 0);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(mxfp4_and_lattice)
+
+BOOST_AUTO_TEST_CASE(ggml_ids_and_geometry) {
+    struct Expect {
+        uint32_t id;
+        std::string_view name;
+        uint32_t elems, bytes;
+    };
+    const Expect expected[] = {{16, "IQ2_XXS", 256, 66}, {17, "IQ2_XS", 256, 74}, {18, "IQ3_XXS", 256, 98},
+                               {19, "IQ1_S", 256, 50},   {21, "IQ3_S", 256, 110}, {22, "IQ2_S", 256, 82},
+                               {29, "IQ1_M", 256, 56},   {39, "MXFP4", 32, 17}};
+    for (const auto& e : expected) {
+        const auto info = dtype_info(e.id);
+        BOOST_REQUIRE_MESSAGE(info.has_value(), "type id " << e.id);
+        BOOST_TEST(info->name == e.name);
+        BOOST_TEST(info->block_elems == e.elems);
+        BOOST_TEST(info->block_bytes == e.bytes);
+        BOOST_TEST((dtype_from_name(e.name) == info->type));
+    }
+}
+
+BlockMXFP4 mxfp4_block(uint8_t e) {
+    BlockMXFP4 b{};
+    b.e = e;
+    for (int j = 0; j < 16; ++j) b.qs[j] = static_cast<uint8_t>(j | (15 - j) << 4);
+    return b;
+}
+
+// Code c of a block with exponent byte e is kMXFP4Values[c] * 2^(e - 128): E2M1 times 2^(e - 127).
+BOOST_AUTO_TEST_CASE(mxfp4_known_values) {
+    const float e2m1[16] = {0, 0.5f, 1, 1.5f, 2, 3, 4, 6, 0, -0.5f, -1, -1.5f, -2, -3, -4, -6};
+    for (int e : {0, 1, 2, 100, 127, 130, 200}) {
+        const BlockMXFP4 b = mxfp4_block(static_cast<uint8_t>(e));
+        float y[32];
+        dequantize_row(DType::MXFP4, &b, y, 32);
+        for (int j = 0; j < 16; ++j) {
+            BOOST_TEST(same_bits(y[j], e2m1[j] * std::ldexp(1.0f, e - 127)), "e " << e << " code " << j << ": " << y[j]);
+            BOOST_TEST(same_bits(y[j + 16], e2m1[15 - j] * std::ldexp(1.0f, e - 127)), "e " << e << " code " << 15 - j);
+        }
+    }
+}
+
+// Multiples of an E2M1 value by a power of two are stored exactly; the scale is the largest
+// magnitude's exponent minus 2 (6 = 1.5 * 2^2), so 6 * 2^k has e = 127 + k.
+BOOST_AUTO_TEST_CASE(mxfp4_exact_values_round_trip) {
+    const float e2m1[8] = {0, 0.5f, 1, 1.5f, 2, 3, 4, 6};
+    for (int k : {-20, -3, 0, 5, 40}) {
+        std::vector<float> x(64);
+        for (size_t j = 0; j < x.size(); ++j) x[j] = (j % 3 ? 1.0f : -1.0f) * std::ldexp(e2m1[j % 8], k);
+        const auto q = quantize(DType::MXFP4, x);
+        BOOST_TEST(q[0] == 127 + k);
+        const auto y = dequantize(DType::MXFP4, q, x.size());
+        for (size_t j = 0; j < x.size(); ++j) BOOST_TEST(y[j] == x[j], "k " << k << " element " << j);
+    }
+}
+
+// Halfway between two codes the first code in table order wins (GGML's strict <): 2.5 -> 2,
+// 5 -> 4, -2.5 -> -2; below a quarter step a value becomes 0; an all-zero block has e = 0.
+BOOST_AUTO_TEST_CASE(mxfp4_rounding) {
+    std::vector<float> x(32, 0.0f);
+    x[0] = 6;  // e = 127: the codes are the E2M1 values themselves
+    x[1] = 2.5f, x[2] = 5, x[3] = -2.5f, x[4] = 0.24f, x[5] = -0.26f, x[6] = 5.1f;
+    const auto y = dequantize(DType::MXFP4, quantize(DType::MXFP4, x), 32);
+    const float want[7] = {6, 2, 4, -2, 0, -0.5f, 6};
+    for (int j = 0; j < 7; ++j) BOOST_TEST(y[j] == want[j], "element " << j << ": " << y[j]);
+    BOOST_TEST(quantize(DType::MXFP4, std::vector<float>(32, 0.0f))[0] == 0);
+}
+
+// iq_lowbit.cpp computes GGML's sub-block scales d * (0.5 + s) / 4 (IQ2) and d * (0.5 + s) / 2
+// (IQ3_XXS) as (d * (2s + 1)) * c: the same float for every finite F16 d and 4-bit s.
+BOOST_AUTO_TEST_CASE(lattice_scale_identity) {
+    int differ = 0;
+    for (uint32_t h = 0; h < 0x10000; ++h) {
+        const float d = fp16_to_fp32(static_cast<uint16_t>(h));
+        if (!std::isfinite(d)) continue;
+        for (int s = 0; s < 16; ++s) {
+            differ += !same_bits(d * (0.5f + s) * 0.25f, d * (2 * s + 1) * 0.125f);
+            differ += !same_bits(d * (0.5f + s) * 0.5f, d * (2 * s + 1) * 0.25f);
+        }
+    }
+    BOOST_TEST(differ == 0);
+}
+
+// dot_ref gives the floats of GGML's generic ggml_vec_dot_<type>_<act> bit for bit (act.*: row
+// 7 of input.f32 as GGML quantizes it, which strata's quantizers must reproduce first).
+BOOST_AUTO_TEST_CASE(dot_ref_bits_match_llama_cpp) {
+    const auto x = read_fixture<float>("input.f32");
+    const std::vector<float> row(x.begin() + 7 * kCols, x.begin() + 8 * kCols);
+    std::vector<DType> types(std::begin(kLatticeTypes), std::end(kLatticeTypes));
+    types.push_back(DType::MXFP4);
+    for (DType t : types) {
+        const DType at = dot_ref_activation(t);
+        const auto a = quantize(at, row);
+        BOOST_REQUIRE_MESSAGE(a == read_fixture<uint8_t>("act." + lower(dtype_name(at))), dtype_name(at) << " activations");
+        const auto w = read_fixture<uint8_t>(lower(dtype_name(t)) + ".q");
+        const auto expected = read_fixture<float>(lower(dtype_name(t)) + ".dot.f32");
+        const size_t row_bytes = dtype_bytes(t, kCols);
+        for (size_t r = 0; r < expected.size(); ++r) {
+            const float got = dot_ref(t, w.data() + r * row_bytes, a.data(), kCols);
+            BOOST_TEST(same_bits(got, expected[r]), dtype_name(t) << " row " << r << ": " << got << " vs " << expected[r]);
+        }
+    }
+}
+
+// dot_ref against the float64 dot of the dequantized rows: the same value up to float rounding.
+BOOST_AUTO_TEST_CASE(dot_ref_matches_dequantized_dot) {
+    std::mt19937 rng(3);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    std::vector<DType> types(std::begin(kLatticeTypes), std::end(kLatticeTypes));
+    types.push_back(DType::MXFP4);
+    for (DType t : types) {
+        const auto w = read_fixture<uint8_t>(lower(dtype_name(t)) + ".q");
+        const int64_t k = kCols;
+        const DType at = dot_ref_activation(t);
+        BOOST_TEST((at == (t == DType::MXFP4 ? DType::Q8_0 : DType::Q8_K)));
+        for (int r = 0; r < 4; ++r) {
+            std::vector<float> x(k);
+            for (float& v : x) v = normal(rng);
+            const auto a = quantize(at, x);
+            const std::vector<uint8_t> wrow(w.begin() + r * dtype_bytes(t, k), w.begin() + (r + 1) * dtype_bytes(t, k));
+            const auto wf = dequantize(t, wrow, k), af = dequantize(at, a, k);
+            double want = 0, mag = 0;
+            for (int64_t i = 0; i < k; ++i) {
+                want += static_cast<double>(wf[i]) * af[i];
+                mag += std::fabs(static_cast<double>(wf[i]) * af[i]);
+            }
+            const float got = dot_ref(t, wrow.data(), a.data(), k);
+            BOOST_TEST(std::fabs(got - want) <= 1e-5 * mag, dtype_name(t) << " row " << r << ": " << got << " vs " << want);
+        }
+    }
+    uint8_t buf[512] = {};
+    BOOST_CHECK_THROW(dot_ref(DType::Q4_0, buf, buf, 32), std::invalid_argument);
+    BOOST_CHECK_THROW(dot_ref(DType::MXFP4, buf, buf, 16), std::invalid_argument);
+    BOOST_CHECK_THROW(dot_ref(DType::IQ2_XXS, buf, buf, 128), std::invalid_argument);
+    BOOST_TEST(!has_dot_ref(DType::Q4_K));
 }
 
 BOOST_AUTO_TEST_SUITE_END()
