@@ -1,29 +1,10 @@
-// engine/engine.cpp — the thread-safe front of the engine: loading, admission control
-// (every limit is checked before a request is queued), sessions, status, shutdown.
-#include <unistd.h>
-
+// engine/engine.cpp — the thread-safe front of the engine: loading, accepting requests
+// (every limit is checked before a request is queued: request.cpp), sessions, shutdown.
 #include <algorithm>
-#include <fstream>
-#include <map>
 
 #include "engine/engine_impl.h"
-#include "sampling/logprobs.h"
 
 namespace strata::engine {
-
-std::string_view errc_name(Errc code) {
-    switch (code) {
-        case Errc::InvalidParams: return "invalid_params";
-        case Errc::SessionNotFound: return "session_not_found";
-        case Errc::Busy: return "busy";
-        case Errc::ContextFull: return "context_full";
-        case Errc::ModelError: return "model_error";
-        case Errc::ShuttingDown: return "shutting_down";
-        case Errc::Internal: return "internal_error";
-    }
-    return "internal_error";
-}
-
 namespace {
 
 // FNV-1a of the file's header (metadata and tensor table) and size: tells saved KV
@@ -36,70 +17,7 @@ uint64_t model_id(const gguf::File& f) {
     return h;
 }
 
-uint64_t rss_bytes() {
-    std::ifstream in("/proc/self/statm");
-    uint64_t pages = 0, resident = 0;
-    in >> pages >> resident;
-    return resident * static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
-}
-
-// An embeddings request: no session, and no empty input or token id outside the vocabulary
-// (lengths are checked once tokenized, on the engine thread).
-void check_embed_request(const GenerateRequest& r, int32_t n_vocab) {
-    if (!r.session.empty()) throw EngineError(Errc::InvalidParams, "embeddings do not use a session", "session");
-    for (size_t i = 0; i < r.embed.size(); ++i) {
-        const std::string field = "input[" + std::to_string(i) + "]";
-        const auto* ids = std::get_if<std::vector<int32_t>>(&r.embed[i]);
-        if (ids ? ids->empty() : std::get<std::string>(r.embed[i]).empty())
-            throw EngineError(Errc::InvalidParams, field + " is empty", field);
-        if (!ids) continue;
-        for (size_t j = 0; j < ids->size(); ++j)
-            if ((*ids)[j] < 0 || (*ids)[j] >= n_vocab)
-                throw EngineError(Errc::InvalidParams,
-                                  field + "[" + std::to_string(j) + "]: token id " + std::to_string((*ids)[j]) +
-                                      " is outside the vocabulary of " + std::to_string(n_vocab),
-                                  field + "[" + std::to_string(j) + "]");
-    }
-}
-
-void check_request(const GenerateRequest& r, const Limits& limits, int32_t n_vocab) {
-    if (r.timeout.count() < 0)
-        throw EngineError(Errc::InvalidParams, "timeout must not be negative", "timeout");
-    if (!r.embed.empty()) return check_embed_request(r, n_vocab);
-    if (r.prompt.has_value() == !r.messages.empty())
-        throw EngineError(Errc::InvalidParams, "give exactly one of prompt and messages", r.prompt ? "messages" : "prompt");
-    for (size_t i = 0; i < r.messages.size(); ++i) {
-        const auto& role = r.messages[i].role;
-        if (role != "system" && role != "user" && role != "assistant" && role != "tool")
-            throw EngineError(Errc::InvalidParams, "role \"" + role + "\" is not system, user, assistant or tool",
-                              "messages[" + std::to_string(i) + "].role");
-    }
-    if (!r.session.empty() && uses_tools(r))
-        throw EngineError(Errc::InvalidParams, "tools and tool messages need a request without a session (send the whole conversation)",
-                          "session");
-    if (r.max_tokens < 1 || r.max_tokens > limits.max_tokens)
-        throw EngineError(Errc::InvalidParams,
-                          "max_tokens " + std::to_string(r.max_tokens) + " is out of range [1, " + std::to_string(limits.max_tokens) + "]",
-                          "max_tokens");
-    if (r.logprobs < -1 || r.logprobs > sampling::kMaxTopLogprobs)
-        throw EngineError(Errc::InvalidParams, "logprobs " + std::to_string(r.logprobs) + " is out of range [0, " +
-                                                   std::to_string(sampling::kMaxTopLogprobs) + "]", "logprobs");
-    if (!r.session.empty() && !valid_session_name(r.session))
-        throw EngineError(Errc::InvalidParams, "session name must be 1-64 characters of A-Z a-z 0-9 . _ - (not starting with .)", "session");
-    try {
-        sampling::validate(r.sampling, n_vocab);
-        sampling::StopMatcher check(r.stop);
-    } catch (const sampling::SamplingError& e) {
-        throw EngineError(Errc::InvalidParams, e.what(), e.field());
-    }
-}
-
 }  // namespace
-
-bool uses_tools(const GenerateRequest& r) {
-    return !r.tools.is_none() ||
-           std::any_of(r.messages.begin(), r.messages.end(), [](const Message& m) { return m.role == "tool" || !m.tool_calls.is_none(); });
-}
 
 void Engine::Impl::log(int priority, const std::string& message) const {
     if (config.log) config.log(priority, message);
@@ -283,95 +201,6 @@ void Engine::delete_session(const std::string& name, uint32_t uid) {
     if (s.busy) throw EngineError(Errc::Busy, "session \"" + name + "\" is busy with a request");
     m.store.remove(s);
     m.sessions.erase(SessionKey{uid, name});
-}
-
-Status Engine::status() const {
-    const Impl& m = *impl_;
-    std::lock_guard lk(m.mu);
-    Status st;
-    st.set("model", m.model->hparams().name);
-    const MemorySetup& ms = m.memory->setup();
-    const weights::Stats ws = m.model->weight_stats();
-    st.set("weights_mode", std::string(weights::mode_name(ms.plan.mode)));
-    st.set("memory_plan", ms.plan.summary());
-    st.set("memory_budget_bytes", ms.budget.bytes);
-    st.set("memory_budget_source", ms.budget.source);
-    st.set("streamed_bytes_per_pass", ms.plan.streamed_bytes);
-    st.set("weights_bytes_read", ws.bytes_read);
-    st.set("read_bytes_per_s", ws.read_bytes_per_s());
-    st.set("read_stall_s", ws.stall_s);
-    st.set("read_retries", ws.retries);
-    st.set("pass_bound_per_s", ms.plan.pass_bound(ws.read_bytes_per_s()));
-    st.set("batch_tokens", m.batch_tokens);
-    st.set("threads", m.model->n_threads());
-    st.set("uptime_s", std::chrono::duration_cast<std::chrono::seconds>(Clock::now() - m.started_at).count());
-    st.set("sessions", static_cast<int32_t>(m.sessions.size()));
-    st.set("requests_running", m.sched->running());
-    st.set("requests_queued", m.sched->queued());
-    st.set("requests_total", m.requests_total);
-    st.set("requests_failed", m.requests_failed);
-    st.set("prompt_tokens_total", m.prompt_tokens_total);
-    st.set("completion_tokens_total", m.completion_tokens_total);
-    st.set("cached_tokens_total", m.cached_tokens_total);
-    st.set("sessions_expired", m.sessions_expired);
-    st.set("messages_dropped", m.messages_dropped);
-    st.set("forward_passes", m.forward_passes);
-    double secs = 0, prompt = 0, gen = 0;
-    for (const auto& r : m.recent) {
-        secs += r.seconds;
-        prompt += r.prompt_tokens;
-        gen += r.generated_tokens;
-    }
-    st.set("generate_tps_recent", secs > 0 ? gen / secs : 0);
-    st.set("prompt_tps_recent", secs > 0 ? prompt / secs : 0);
-    st.set("kv_bytes", m.kv_ledger->bytes());
-    st.set("kv_mapped_bytes", m.kv_ledger->mapped_bytes());
-    st.set("kv_type", std::string(kv::kv_type_name(m.config.memory.kv_type)));
-    st.set("kv_budget_bytes", m.kv_budget);
-    st.set("kv_bytes_running", m.kv_kinds.running);
-    st.set("kv_bytes_idle", m.kv_kinds.idle);
-    st.set("kv_bytes_prefix", m.kv_kinds.prefix);
-    st.set("kv_evictions", m.kv_evictions + m.prefixes.stats().evictions);
-    st.set("prefix_cache_blocks", m.prefixes.entries());
-    st.set("prefix_cache_lookups", m.prefixes.stats().lookups);
-    st.set("prefix_cache_hits", m.prefixes.stats().hits);
-    st.set("rss_bytes", rss_bytes());
-    const uint64_t computed = m.prompt_tokens_total - std::min(m.cached_tokens_total, m.prompt_tokens_total) + m.completion_tokens_total;
-    st.set("weights_bytes_read_per_token", computed ? double(ws.bytes_read) / double(computed) : 0);
-    st.set("expert_cache_bytes", ws.expert_cache_bytes);
-    st.set("expert_cache_hits", ws.expert_hits);
-    st.set("expert_cache_misses", ws.expert_misses);
-    st.set("expert_bytes_read", ws.expert_bytes_read);
-    st.set("expert_cache_hit_rate", ws.expert_hit_rate());
-    return st;
-}
-
-ModelInfo Engine::model_info() const {
-    const Impl& m = *impl_;
-    const auto& hp = m.model->hparams();
-    ModelInfo mi;
-    mi.name = hp.name;
-    mi.arch = hp.arch;
-    mi.path = m.config.model_path;
-    mi.n_vocab = hp.n_vocab;
-    mi.n_ctx_train = hp.n_ctx_train;
-    mi.n_embd = hp.n_embd;
-    mi.n_layer = hp.n_layer;
-    mi.n_head = hp.n_head;
-    mi.n_head_kv = hp.n_head_kv;
-    mi.n_ff = hp.n_ff;
-    mi.file_bytes = m.file->file_size();
-    std::map<std::string, int> types;
-    for (const auto& t : m.file->tensors()) {
-        mi.n_params += static_cast<uint64_t>(t.elements());
-        types[std::string(dtype_name(t.type))]++;
-    }
-    mi.tensor_types.assign(types.begin(), types.end());
-    if (m.model_family) mi.chat_template = std::string(chat::chat_family_name(*m.model_family));
-    else if (m.model_template) mi.chat_template = "jinja";
-    mi.chat_template_source = std::string(m.file->get_string("tokenizer.chat_template").value_or(""));
-    mi.context = m.context;
-    return mi;
 }
 
 Clock::duration Engine::stalled_for() const {

@@ -17,6 +17,7 @@
 
 #include "chat/message.h"
 #include "chat/value.h"
+#include "engine/config.h"
 #include "grammar/grammar.h"
 #include "sampling/params.h"
 
@@ -51,6 +52,9 @@ using Message = chat::Message;
 // Whether a request uses tool calling: tools offered, or tool turns in its messages.
 struct GenerateRequest;
 bool uses_tools(const GenerateRequest& request);
+// Every field of a request against `limits` and a vocabulary of `n_vocab` tokens; throws
+// EngineError(InvalidParams) naming the field.
+void check_request(const GenerateRequest& request, const Limits& limits, int32_t n_vocab);
 
 // One input of an embeddings request: text (tokenized as a prompt, special tokens parsed,
 // as llama-server does) or token ids.
