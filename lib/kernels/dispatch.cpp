@@ -16,6 +16,7 @@
 #include "kernels/gemm_routes.h"
 #include "kernels/kernels.h"
 #include "kernels/table.h"
+#include "tensor/dot_ref.h"
 #include "tensor/repack.h"
 
 namespace strata::kernels {
@@ -197,7 +198,7 @@ bool can_be_weight(DType w) {
         case DType::Q2_K: case DType::Q3_K: case DType::Q4_K: case DType::Q5_K: case DType::Q6_K:
         case DType::IQ4_NL: case DType::IQ4_XS: case DType::Q4_K_R:
             return true;
-        default: return file_type_of_r8(w).has_value();
+        default: return has_dot_ref(w) || file_type_of_r8(w).has_value();  // dot_ref: MXFP4, IQ1_S..IQ3_S
     }
 }
 
@@ -212,6 +213,7 @@ DType activation_type(DType w) {
             return DType::Q8_K;
         default: break;
     }
+    if (has_dot_ref(w)) return dot_ref_activation(w);  // MXFP4: Q8_0; IQ1_S..IQ3_S: Q8_K
     throw std::invalid_argument("type " + std::string(dtype_name(w)) + " cannot be a matrix-product weight");
 }
 

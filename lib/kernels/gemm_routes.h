@@ -111,6 +111,15 @@ inline constexpr GemmRow kGemmRows[] = {
     {Isa::Scalar, DType::Q5_K_R8, 1, kAnyTokens, Kernel::ScalarR8Rows},
     {Isa::Scalar, DType::Q6_K_R8, 1, kAnyTokens, Kernel::ScalarR8Rows},
     {Isa::Scalar, DType::IQ4_XS_R8, 1, kAnyTokens, Kernel::ScalarR8Rows},
+    // MXFP4 and the lattice formats: tensor/dot_ref.h's GGML generic dots.
+    {Isa::Scalar, DType::MXFP4, 1, kAnyTokens, Kernel::ScalarDots},
+    {Isa::Scalar, DType::IQ1_S, 1, kAnyTokens, Kernel::ScalarDots},
+    {Isa::Scalar, DType::IQ1_M, 1, kAnyTokens, Kernel::ScalarDots},
+    {Isa::Scalar, DType::IQ2_XXS, 1, kAnyTokens, Kernel::ScalarDots},
+    {Isa::Scalar, DType::IQ2_XS, 1, kAnyTokens, Kernel::ScalarDots},
+    {Isa::Scalar, DType::IQ2_S, 1, kAnyTokens, Kernel::ScalarDots},
+    {Isa::Scalar, DType::IQ3_XXS, 1, kAnyTokens, Kernel::ScalarDots},
+    {Isa::Scalar, DType::IQ3_S, 1, kAnyTokens, Kernel::ScalarDots},
 
     // AVX2 (with FMA, F16C, BMI2).
     {Isa::Avx2, DType::F32, 1, kFloatFusedAvx2, Kernel::FloatFused},
@@ -140,6 +149,16 @@ inline constexpr GemmRow kGemmRows[] = {
     {Isa::Avx2, DType::Q5_K_R8, 1, kAnyTokens, Kernel::KQuantR8},
     {Isa::Avx2, DType::Q6_K_R8, 1, kAnyTokens, Kernel::KQuantR8},
     {Isa::Avx2, DType::IQ4_XS_R8, 1, kAnyTokens, Kernel::KQuantR8},
+    // MXFP4 and the lattice formats: the scalar reference until they have SIMD kernels (the
+    // next step; then these rows name them).
+    {Isa::Avx2, DType::MXFP4, 1, kAnyTokens, Kernel::ScalarDots},
+    {Isa::Avx2, DType::IQ1_S, 1, kAnyTokens, Kernel::ScalarDots},
+    {Isa::Avx2, DType::IQ1_M, 1, kAnyTokens, Kernel::ScalarDots},
+    {Isa::Avx2, DType::IQ2_XXS, 1, kAnyTokens, Kernel::ScalarDots},
+    {Isa::Avx2, DType::IQ2_XS, 1, kAnyTokens, Kernel::ScalarDots},
+    {Isa::Avx2, DType::IQ2_S, 1, kAnyTokens, Kernel::ScalarDots},
+    {Isa::Avx2, DType::IQ3_XXS, 1, kAnyTokens, Kernel::ScalarDots},
+    {Isa::Avx2, DType::IQ3_S, 1, kAnyTokens, Kernel::ScalarDots},
 
     // AVX-512 (F, BW, VL, DQ, VNNI).
     {Isa::Avx512, DType::F32, 1, kFloatFusedAvx512, Kernel::FloatFused},
@@ -182,6 +201,15 @@ inline constexpr GemmRow kGemmRows[] = {
     {Isa::Avx512, DType::Q5_K_R8, 1, kAnyTokens, Kernel::KQuantR8},
     {Isa::Avx512, DType::Q6_K_R8, 1, kAnyTokens, Kernel::KQuantR8},
     {Isa::Avx512, DType::IQ4_XS_R8, 1, kAnyTokens, Kernel::KQuantR8},
+    // MXFP4 and the lattice formats: the scalar reference, as on AVX2, for now.
+    {Isa::Avx512, DType::MXFP4, 1, kAnyTokens, Kernel::ScalarDots},
+    {Isa::Avx512, DType::IQ1_S, 1, kAnyTokens, Kernel::ScalarDots},
+    {Isa::Avx512, DType::IQ1_M, 1, kAnyTokens, Kernel::ScalarDots},
+    {Isa::Avx512, DType::IQ2_XXS, 1, kAnyTokens, Kernel::ScalarDots},
+    {Isa::Avx512, DType::IQ2_XS, 1, kAnyTokens, Kernel::ScalarDots},
+    {Isa::Avx512, DType::IQ2_S, 1, kAnyTokens, Kernel::ScalarDots},
+    {Isa::Avx512, DType::IQ3_XXS, 1, kAnyTokens, Kernel::ScalarDots},
+    {Isa::Avx512, DType::IQ3_S, 1, kAnyTokens, Kernel::ScalarDots},
 };
 constexpr size_t kGemmRowCount = sizeof(kGemmRows) / sizeof(kGemmRows[0]);
 

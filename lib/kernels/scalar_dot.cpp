@@ -2,7 +2,9 @@
 // (weight row, activation row), computed as GGML's generic vec_dot_<w>_<a> does: an
 // integer dot per block, then the block scales in float, in GGML's order of operations
 // (K-quants: eight float lanes per super-block, the mins through the activation bsums).
-// The SIMD variants are tested against these. Must not touch: SIMD, threads.
+// MXFP4 and the lattice formats (IQ1_S..IQ3_S) through tensor/dot_ref.h's references, which
+// are those same GGML generic dots. The SIMD variants are tested against these. Must not
+// touch: SIMD, threads.
 #include <cstring>
 #include <iterator>
 #include <vector>
@@ -10,6 +12,7 @@
 #include "kernels/q3k_scales.h"
 #include "kernels/table.h"
 #include "tensor/blocks.h"
+#include "tensor/dot_ref.h"
 #include "tensor/fp16.h"
 #include "tensor/repack.h"
 
@@ -299,6 +302,12 @@ float dot_iq4_xs(const void* vw, const void* va, int64_t k) {
     return sum;
 }
 
+// MXFP4 and the lattice formats: tensor/dot_ref.h's reference, GGML's generic dot.
+template <DType W>
+float dot_by_ref(const void* w, const void* a, int64_t k) {
+    return dot_ref(W, w, a, k);
+}
+
 // Reference gemm: every (row, token) pair through one dot product. Rows outermost, so a
 // weight row stays in cache while it meets every activation row.
 template <Dot dot>
@@ -350,6 +359,14 @@ constexpr GemmProduct kScalarProducts[] = {
     {Kernel::ScalarDots, DType::Q6_K, gemm_by_dots<dot_q6_k>},
     {Kernel::ScalarDots, DType::IQ4_NL, gemm_by_dots<dot_iq4_nl>},
     {Kernel::ScalarDots, DType::IQ4_XS, gemm_by_dots<dot_iq4_xs>},
+    {Kernel::ScalarDots, DType::MXFP4, gemm_by_dots<dot_by_ref<DType::MXFP4>>},
+    {Kernel::ScalarDots, DType::IQ1_S, gemm_by_dots<dot_by_ref<DType::IQ1_S>>},
+    {Kernel::ScalarDots, DType::IQ1_M, gemm_by_dots<dot_by_ref<DType::IQ1_M>>},
+    {Kernel::ScalarDots, DType::IQ2_XXS, gemm_by_dots<dot_by_ref<DType::IQ2_XXS>>},
+    {Kernel::ScalarDots, DType::IQ2_XS, gemm_by_dots<dot_by_ref<DType::IQ2_XS>>},
+    {Kernel::ScalarDots, DType::IQ2_S, gemm_by_dots<dot_by_ref<DType::IQ2_S>>},
+    {Kernel::ScalarDots, DType::IQ3_XXS, gemm_by_dots<dot_by_ref<DType::IQ3_XXS>>},
+    {Kernel::ScalarDots, DType::IQ3_S, gemm_by_dots<dot_by_ref<DType::IQ3_S>>},
 };
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include "kernels/kernels.h"
 #include "kernels/threadpool.h"
 #include "tensor/blocks.h"
+#include "tensor/dot_ref.h"
 #include "tensor/fp16.h"
 #include "tensor/quantize.h"
 #include "tensor/repack.h"
@@ -33,7 +34,13 @@ const std::vector<DType> kWeightTypes = {DType::F32,  DType::F16,  DType::BF16, 
                                          DType::Q5_0, DType::Q5_1, DType::Q8_0, DType::Q2_K, DType::Q3_K,
                                          DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::IQ4_NL, DType::IQ4_XS,
                                          DType::Q4_K_R, DType::Q4_K_R8, DType::Q5_K_R8, DType::Q6_K_R8, DType::IQ4_XS_R8,
-                                         DType::Q8_0_R8, DType::Q4_0_R8, DType::IQ4_NL_R8};
+                                         DType::Q8_0_R8, DType::Q4_0_R8, DType::IQ4_NL_R8,
+                                         DType::MXFP4, DType::IQ1_S, DType::IQ1_M, DType::IQ2_XXS, DType::IQ2_XS,
+                                         DType::IQ2_S, DType::IQ3_XXS, DType::IQ3_S};
+
+// The weight types whose products are tensor/dot_ref.h's references (scalar_dot.cpp).
+const std::vector<DType> kDotRefTypes = {DType::MXFP4, DType::IQ1_S, DType::IQ1_M, DType::IQ2_XXS,
+                                         DType::IQ2_XS, DType::IQ2_S, DType::IQ3_XXS, DType::IQ3_S};
 
 bool is_float(DType t) { return t == DType::F32 || t == DType::F16 || t == DType::BF16; }
 int64_t block_elems(DType t) { return strata::dtype_info(t).block_elems; }
@@ -96,6 +103,20 @@ void random_weight_row(DType w, uint8_t* row, int64_t k, std::mt19937& rng, std:
         case DType::Q6_K: each(reinterpret_cast<BlockQ6_K*>(row), [&](BlockQ6_K& b) { b.d = random_scale(rng, 1e-4f, 1e-3f); }); break;
         case DType::IQ4_NL: each(reinterpret_cast<BlockIQ4_NL*>(row), [&](BlockIQ4_NL& b) { b.d = random_scale(rng, 1e-4f, 2e-3f); }); break;
         case DType::IQ4_XS: each(reinterpret_cast<BlockIQ4_XS*>(row), [&](BlockIQ4_XS& b) { b.d = random_scale(rng, 1e-5f, 1e-4f); }); break;
+        case DType::MXFP4:  // E8M0 exponents 2^-12 .. 2^-3
+            each(reinterpret_cast<BlockMXFP4*>(row), [&](BlockMXFP4& b) { b.e = static_cast<uint8_t>(115 + rng() % 10); }); break;
+        case DType::IQ1_S: each(reinterpret_cast<BlockIQ1_S*>(row), [&](BlockIQ1_S& b) { b.d = random_scale(rng, 1e-4f, 1e-3f); }); break;
+        case DType::IQ1_M: each(reinterpret_cast<BlockIQ1_M*>(row), [&](BlockIQ1_M& b) {
+            // The F16 scale is the top nibbles of the four 16-bit scale words.
+            const uint16_t d = random_scale(rng, 1e-4f, 1e-3f);
+            for (int i = 0; i < 4; ++i)
+                b.scales[2 * i + 1] = static_cast<uint8_t>((b.scales[2 * i + 1] & 0x0F) | (((d >> (4 * i)) & 0xF) << 4));
+        }); break;
+        case DType::IQ2_XXS: each(reinterpret_cast<BlockIQ2_XXS*>(row), [&](BlockIQ2_XXS& b) { b.d = random_scale(rng, 1e-4f, 1e-3f); }); break;
+        case DType::IQ2_XS: each(reinterpret_cast<BlockIQ2_XS*>(row), [&](BlockIQ2_XS& b) { b.d = random_scale(rng, 1e-4f, 1e-3f); }); break;
+        case DType::IQ2_S: each(reinterpret_cast<BlockIQ2_S*>(row), [&](BlockIQ2_S& b) { b.d = random_scale(rng, 1e-4f, 1e-3f); }); break;
+        case DType::IQ3_XXS: each(reinterpret_cast<BlockIQ3_XXS*>(row), [&](BlockIQ3_XXS& b) { b.d = random_scale(rng, 1e-4f, 1e-3f); }); break;
+        case DType::IQ3_S: each(reinterpret_cast<BlockIQ3_S*>(row), [&](BlockIQ3_S& b) { b.d = random_scale(rng, 1e-4f, 1e-3f); }); break;
         case DType::Q4_K_R:  // a Q4_K row as the weights' loader rearranges it
             random_weight_row(DType::Q4_K, row, k, rng, fill);
             strata::rearrange(DType::Q4_K, DType::Q4_K_R, row, 1, row_bytes(DType::Q4_K, k));
@@ -364,6 +385,9 @@ BOOST_AUTO_TEST_CASE(activation_types_follow_ggml) {
     BOOST_TEST((k::activation_type(DType::Q6_K_R8) == DType::Q8_K));
     BOOST_TEST((k::activation_type(DType::IQ4_XS_R8) == DType::Q8_K));
     BOOST_TEST((k::activation_type(DType::Q8_0_R8) == DType::Q8_0));
+    BOOST_TEST((k::activation_type(DType::MXFP4) == DType::Q8_0));
+    for (DType w : kDotRefTypes)
+        if (w != DType::MXFP4) BOOST_TEST((k::activation_type(w) == DType::Q8_K), strata::dtype_name(w));
     BOOST_TEST(!k::can_be_weight(DType::Q8_K));
     BOOST_CHECK_THROW(k::activation_type(DType::Q8_K), std::invalid_argument);
     BOOST_CHECK_THROW(k::activation_type(DType::I32), std::invalid_argument);
@@ -432,6 +456,31 @@ BOOST_AUTO_TEST_CASE(gemm_matches_scalar_and_float64) {
                     DType::IQ4_NL_R8})
         for (auto [r0, r1] : {std::pair<int64_t, int64_t>{0, 64}, {8, 136}, {3, 140}, {9, 14}, {16, 21}})
             for (int64_t nt : {1, 8, 9, 66}) check_gemm(Problem(w, 1024, r0, r1, nt, rng));
+}
+
+// MXFP4 and the lattice formats: every ISA's product is tensor/dot_ref.h's reference (GGML's
+// generic dot), bit for bit, for 1, 3 and 64 tokens.
+BOOST_AUTO_TEST_CASE(dot_ref_types_match_dot_ref_exactly) {
+    std::mt19937 rng(777);
+    for (DType w : kDotRefTypes) {
+        for (int64_t kk : {int64_t{256}, int64_t{768}, int64_t{2816}}) {
+            for (int64_t nt : {1, 3, 64}) {
+                const Problem p(w, kk, 1, 6, nt, rng);
+                for (k::Isa isa : supported_isas()) {
+                    const UseIsa use(isa);
+                    const std::vector<float> Y = p.run();
+                    for (int64_t t = 0; t < nt; ++t)
+                        for (int64_t r = p.r0; r < p.r1; ++r) {
+                            const float want = strata::dot_ref(w, p.W.data() + r * p.ldw, p.X.data() + t * p.ldx, kk);
+                            BOOST_TEST_CONTEXT(k::isa_name(isa) << " " << strata::dtype_name(w) << " k=" << kk << " nt=" << nt
+                                                                << " r=" << r << " t=" << t) {
+                                BOOST_TEST(Y[t * p.ldy + r] == want);
+                            }
+                        }
+                }
+            }
+        }
+    }
 }
 
 // The products' table (kernels/gemm_routes.h) is their dispatch: on every variant this CPU
