@@ -1,26 +1,34 @@
-// model/arch.cpp — the list of builders and the layer shapes they share.
+// model/arch.cpp — the registry of builders (each file in archs/ registers its own) and the
+// layer shapes they share.
 #include "model/arch.h"
 
+#include <algorithm>
+
 namespace strata::model {
-
-// The builders, one per file in archs/.
-extern const Builder kLlama, kQwen2, kQwen3, kGemma2, kGemma3, kPhi3, kGranite, kOlmo2, kQwen3Moe, kOlmoe, kBert;
-
 namespace {
 
-const Builder* const kBuilders[] = {&kLlama, &kQwen2, &kQwen3, &kGemma2, &kGemma3, &kPhi3, &kGranite, &kOlmo2, &kQwen3Moe, &kOlmoe, &kBert};
+// Filled at static initialization, read only after it.
+std::vector<Builder>& registry() {
+    static std::vector<Builder> builders;
+    return builders;
+}
 
 }  // namespace
 
+Registration::Registration(Builder builder) { registry().push_back(builder); }
+
 const Builder* find_builder(std::string_view name) {
-    for (const auto* b : kBuilders)
-        if (b->name == name) return b;
+    for (const Builder& b : registry())
+        if (b.name == name) return &b;
     return nullptr;
 }
 
 std::string arch_names() {
+    std::vector<std::string_view> names;
+    for (const Builder& b : registry()) names.push_back(b.name);
+    std::sort(names.begin(), names.end());
     std::string s;
-    for (const auto* b : kBuilders) s += (s.empty() ? "" : ", ") + std::string(b->name);
+    for (const auto name : names) s += (s.empty() ? "" : ", ") + std::string(name);
     return s;
 }
 

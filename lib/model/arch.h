@@ -2,9 +2,10 @@
 // own file under lib/model/archs/. A builder reads its family's keys and states, in one
 // function, the model-wide options and what every layer does (HParams::layers: residual
 // branches of the blocks of model/layer.h), which the forward pass runs as stated.
-// Adding a family is adding a builder file (defining `extern const Builder kName`), its
-// name in arch.cpp's list and its file in meson.build; nothing outside lib/model/ knows
-// architecture names. Must not touch: tensor data, kernels, running layers.
+// Adding a family is adding a builder file, which registers itself (`const Registration
+// registered{{"name", build}};`), and its line in meson.build (the builder files are linked
+// whole, so no registration is dropped); nothing outside lib/model/ knows architecture
+// names. Must not touch: tensor data, kernels, running layers.
 #pragma once
 
 #include <string>
@@ -20,6 +21,11 @@ struct Builder {
     void (*build)(const Keys& keys, HParams& hp);    // the family's keys, options and layers
 };
 
+// A builder file's registration of its builder, at static initialization.
+struct Registration {
+    explicit Registration(Builder builder);
+};
+
 // One tensor of a layer as a file of the family holds it: "blk.N.<name>", its shape (1 to
 // 3 dimensions, ne[0] first) and whether the family requires it (strata-gguf synth writes
 // the required ones).
@@ -32,7 +38,7 @@ std::vector<LayerTensor> layer_tensors(const HParams& hp, int layer);
 
 // The builder for `name`, or null for an architecture strata cannot run.
 const Builder* find_builder(std::string_view name);
-// "llama, qwen2, ..." for messages and documentation.
+// "bert, gemma2, ..." (in alphabetical order) for messages and documentation.
 std::string arch_names();
 
 // The layer shapes families share.

@@ -20,8 +20,8 @@ void build(const Keys& k, HParams& hp) {
                                         {.block = Mlp{}, .after = layer_norm(LayerOutNorm, LayerOutNormB)}}});
 }
 
-}  // namespace
+const Registration registered{{"bert", build}};
 
-extern const Builder kBert{"bert", build};
+}  // namespace
 
 }  // namespace strata::model

@@ -21,6 +21,8 @@ void build(const Keys& k, HParams& hp) {
     }
 }
 
+const Registration registered{{"gemma2", build}};
+
 }  // namespace
 
 Attention gemma_attention(HParams& hp, int32_t layers_27b) {
@@ -28,7 +30,5 @@ Attention gemma_attention(HParams& hp, int32_t layers_27b) {
     const int32_t d = hp.n_layer == layers_27b ? hp.n_embd / hp.n_head : hp.head_dim;
     return {.rope = RopeStyle::Neox, .kq_scale = 1.0f / std::sqrt(static_cast<float>(d)), .scale_q = true};
 }
-
-extern const Builder kGemma2{"gemma2", build};
 
 }  // namespace strata::model

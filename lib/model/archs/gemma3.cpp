@@ -19,8 +19,8 @@ void build(const Keys& k, HParams& hp) {
     }
 }
 
-}  // namespace
+const Registration registered{{"gemma3", build}};
 
-extern const Builder kGemma3{"gemma3", build};
+}  // namespace
 
 }  // namespace strata::model

@@ -14,8 +14,8 @@ void build(const Keys& k, HParams& hp) {
     hp.layers.assign(hp.n_layer, pre_norm({.qkv_bias = Presence::Optional, .kq_scale = attn}, GatedFfn{}, residual));
 }
 
-}  // namespace
+const Registration registered{{"granite", build}};
 
-extern const Builder kGranite{"granite", build};
+}  // namespace
 
 }  // namespace strata::model

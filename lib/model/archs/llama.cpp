@@ -14,8 +14,8 @@ void build(const Keys&, HParams& hp) {
     hp.layers.assign(hp.n_layer, pre_norm({.qkv_bias = Presence::Optional}, ffn));
 }
 
-}  // namespace
+const Registration registered{{"llama", build}};
 
-extern const Builder kLlama{"llama", build};
+}  // namespace
 
 }  // namespace strata::model

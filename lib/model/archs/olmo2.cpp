@@ -13,8 +13,8 @@ void build(const Keys&, HParams& hp) {
                                         {.block = GatedFfn{}, .post = rms_norm(PostFfnNorm)}}});
 }
 
-}  // namespace
+const Registration registered{{"olmo2", build}};
 
-extern const Builder kOlmo2{"olmo2", build};
+}  // namespace
 
 }  // namespace strata::model

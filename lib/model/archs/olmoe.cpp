@@ -14,8 +14,8 @@ void build(const Keys&, HParams& hp) {
     hp.layers.assign(hp.n_layer, pre_norm({.qk_norm = QkNorm::Whole, .rope = RopeStyle::Neox}, Moe{.renormalize = false}));
 }
 
-}  // namespace
+const Registration registered{{"olmoe", build}};
 
-extern const Builder kOlmoe{"olmoe", build};
+}  // namespace
 
 }  // namespace strata::model

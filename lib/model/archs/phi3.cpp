@@ -17,8 +17,8 @@ void build(const Keys& k, HParams& hp) {
     hp.layers.assign(hp.n_layer, pre_norm(attention, GatedFfn{.fused = true}));
 }
 
-}  // namespace
+const Registration registered{{"phi3", build}};
 
-extern const Builder kPhi3{"phi3", build};
+}  // namespace
 
 }  // namespace strata::model

@@ -8,8 +8,8 @@ void build(const Keys&, HParams& hp) {
     hp.layers.assign(hp.n_layer, pre_norm({.qkv_bias = Presence::Required, .rope = RopeStyle::Neox}, GatedFfn{}));
 }
 
-}  // namespace
+const Registration registered{{"qwen2", build}};
 
-extern const Builder kQwen2{"qwen2", build};
+}  // namespace
 
 }  // namespace strata::model

@@ -9,8 +9,8 @@ void build(const Keys&, HParams& hp) {
     hp.layers.assign(hp.n_layer, pre_norm({.qk_norm = QkNorm::PerHead, .rope = RopeStyle::Neox}, GatedFfn{}));
 }
 
-}  // namespace
+const Registration registered{{"qwen3", build}};
 
-extern const Builder kQwen3{"qwen3", build};
+}  // namespace
 
 }  // namespace strata::model

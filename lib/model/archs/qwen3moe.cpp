@@ -13,8 +13,8 @@ void build(const Keys&, HParams& hp) {
     hp.layers.assign(hp.n_layer, pre_norm({.qk_norm = QkNorm::PerHead, .rope = RopeStyle::Neox}, Moe{.renormalize = true}));
 }
 
-}  // namespace
+const Registration registered{{"qwen3moe", build}};
 
-extern const Builder kQwen3Moe{"qwen3moe", build};
+}  // namespace
 
 }  // namespace strata::model
