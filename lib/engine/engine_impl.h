@@ -53,7 +53,7 @@ struct Active {
     Pending p;
     std::unique_ptr<Session> anonymous;
     Session* session = nullptr;             // p.session or anonymous.get()
-    std::vector<int32_t> history;           // prepared: the session's tokens after this request's input
+    std::vector<int32_t> history;           // prepared: the session's tokens after its input (its Generation's from admission)
     std::vector<Message> conversation;      // chat: the session's turns after this request's input
     std::vector<int32_t> prompt;            // tokens to feed before generating (not yet cached)
     size_t fed = 0;                         // of prompt, how many are in the cache

@@ -201,14 +201,14 @@ void Engine::Impl::release(Active& a, bool keep_history) {
     sched->remove(a.p.handle);
     Session& s = *a.session;
     const GenerateRequest& r = a.p.req;
-    const std::vector<int32_t>& history = a.gen ? a.gen->history() : a.history;
-    const bool keep = keep_history && a.gen && !history.empty() && !a.embedding();
+    // Only an admitted request has a history of its own (its generation's) to keep.
+    const bool keep = keep_history && a.gen && !a.gen->history().empty() && !a.embedding();
     if (keep && s.cache) remember_prefix(a);
     {
         std::lock_guard lk(mu);
         s.kv_tick = ++kv_tick;
         if (keep) {
-            s.tokens = history;
+            s.tokens = a.gen->history();
             if (!r.messages.empty()) {
                 s.chat = true;
                 s.conversation = std::move(a.conversation);
