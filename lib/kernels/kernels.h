@@ -75,6 +75,9 @@ void silu_mul(float* g, const float* u, int64_t n);
 // g[i] = gelu(g[i]) * u[i], GELU's tanh form through GGML's F16 table (the input rounded
 // to F16, the table value F16), as ggml_vec_geglu_f32 — bit for bit.
 void gelu_mul(float* g, const float* u, int64_t n);
+// g[i] = x sigmoid(alpha x) (clamp(u[i], -limit, limit) + 1), x = min(g[i], limit): OpenAI's
+// clamped SwiGLU, as ggml_swiglu_oai (one version for every ISA).
+void swiglu_oai_mul(float* g, const float* u, int64_t n, float alpha, float limit);
 // y[i] += x[i]
 void add(float* y, const float* x, int64_t n);
 // F16 <-> F32 rows.

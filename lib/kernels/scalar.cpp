@@ -187,4 +187,11 @@ void layer_norm(const float* x, const float* w, const float* b, float* y, int64_
     for (int64_t i = 0; i < n; ++i) y[i] = y[i] * scale * w[i] + b[i];
 }
 
+void swiglu_oai_mul(float* g, const float* u, int64_t n, float alpha, float limit) {
+    for (int64_t i = 0; i < n; ++i) {
+        const float x = std::min(g[i], limit);
+        g[i] = x / (1.0f + std::exp(alpha * -x)) * (std::clamp(u[i], -limit, limit) + 1.0f);
+    }
+}
+
 }  // namespace strata::kernels

@@ -95,7 +95,7 @@ void Model::Impl::run(const Attention& a, const LayerWeights& w, const Rows& in,
     apply_rope(ws.k.data(), T, hp.n_head_kv, table, a.rope);
     if (a.scale_q) scale_rows(ws.q.data(), size_t(T) * Q, kq_scale(a));
     for (int32_t t = 0; t < T; ++t) tokens[t].cache->store(l, tokens[t].pos, ws.k.data() + size_t(t) * KV, ws.v.data() + size_t(t) * KV);
-    attend(a, l, tokens);
+    attend(a, l, tokens, w.vec(Sinks));
     float* y = out.write();
     matmul(w.mat(Wo), ws.att, T, y, E);
     if (a.out_bias)
@@ -143,7 +143,7 @@ void Model::Impl::attend_block(const kv::KvCache& cache, int l, int h, const flo
 // -> 0.34-0.42 ms. When the pass has fewer tokens than
 // twice the threads (one sequence decoding), each token's positions are split into chunks
 // computed in parallel (attend_span) and merged (merge_chunks).
-void Model::Impl::attend(const Attention& a, int l, std::span<const TokenSlot> tokens) {
+void Model::Impl::attend(const Attention& a, int l, std::span<const TokenSlot> tokens, const float* sinks) {
     static_assert(kv::kBlockTokens == 16, "kernels::attend_f16 takes KV blocks of 16 positions");
     constexpr int32_t kMinChunk = 2 * kv::kBlockTokens;  // positions (of every KV head) worth a task of their own
     const int hd = hp.head_dim, n_kv = hp.n_head_kv, G = hp.n_head / hp.n_head_kv, Q = hp.q_dim();
@@ -169,7 +169,7 @@ void Model::Impl::attend(const Attention& a, int l, std::span<const TokenSlot> t
                         size_t(chunks) * state);
         }
     });
-    merge_chunks(static_cast<int32_t>(pairs), chunks);
+    merge_chunks(static_cast<int32_t>(pairs), chunks, sinks);
 }
 
 // Positions [from, to) of one token (its `queries`) for every KV head, block by block, into
@@ -203,8 +203,10 @@ void Model::Impl::attend_span(const Attention& a, int l, const TokenSlot& tok, c
 }
 
 // Merges the `chunks` states of each (token, KV head) pair, rescaled to their largest
-// max, into ws.att, normalized.
-void Model::Impl::merge_chunks(int32_t pairs, int64_t chunks) {
+// max, into ws.att, normalized; with `sinks`, query head q's sink logit sinks[q] joins the
+// denominator (as a position whose value is zero), as llama.cpp's softmax and flash
+// attention take it.
+void Model::Impl::merge_chunks(int32_t pairs, int64_t chunks, const float* sinks) {
     const int hd = hp.head_dim, n_kv = hp.n_head_kv, G = hp.n_head / hp.n_head_kv, Q = hp.q_dim();
     const size_t state = size_t(G) * (hd + 2);
     float* att = ws.att.write();
@@ -212,9 +214,10 @@ void Model::Impl::merge_chunks(int32_t pairs, int64_t chunks) {
         const float* first = ws.attn_states.data() + size_t(pair) * chunks * state;
         float* out = att + size_t(pair / n_kv) * Q + size_t(pair % n_kv) * G * hd;
         for (int g = 0; g < G; ++g) {
-            float mx = -INFINITY;
+            const float sink = sinks ? sinks[(pair % n_kv) * G + g] : -INFINITY;
+            float mx = sink;
             for (int64_t c = 0; c < chunks; ++c) mx = std::max(mx, first[size_t(c) * state + g]);
-            float total = 0;
+            float total = sinks ? std::exp(sink - mx) : 0.0f;
             float* o = out + size_t(g) * hd;
             std::fill(o, o + hd, 0.0f);
             for (int64_t c = 0; c < chunks; ++c) {
@@ -231,6 +234,14 @@ void Model::Impl::merge_chunks(int32_t pairs, int64_t chunks) {
 }
 
 // Feed-forward ---------------------------------------------------------------------------
+
+void act_mul(FfnAct act, float* g, const float* u, int64_t n) {
+    switch (act) {
+        case FfnAct::Silu: return kernels::silu_mul(g, u, n);
+        case FfnAct::GeluTanh: return kernels::gelu_mul(g, u, n);
+        case FfnAct::SwigluOai: return kernels::swiglu_oai_mul(g, u, n, 1.702f, 7.0f);  // ggml's constants for it
+    }
+}
 
 // down(gelu(up(in) + up_b)) + down_b, GELU as ggml_gelu (the gated kernel with 1s).
 void Model::Impl::run(const Mlp&, const LayerWeights& w, const Rows& in, Rows& out, std::span<const TokenSlot> tokens) {
@@ -254,20 +265,19 @@ void Model::Impl::run(const Mlp&, const LayerWeights& w, const Rows& in, Rows& o
 void Model::Impl::run(const GatedFfn& f, const LayerWeights& w, const Rows& in, Rows& out, std::span<const TokenSlot> tokens) {
     const int32_t T = static_cast<int32_t>(tokens.size());
     const int E = hp.n_embd, F = hp.n_ff;
-    const auto act_mul = f.act == FfnAct::Silu ? kernels::silu_mul : kernels::gelu_mul;
     if (f.fused) {
         matmul(w.mat(Up), in, T, ws.up.write(), 2 * size_t(F));
         float* gate = ws.gate.write();
         for_rows(pool, T, F, [&](int32_t t) {
             const float* r = ws.up.read() + size_t(t) * 2 * F;
             std::memcpy(gate + size_t(t) * F, r, F * sizeof(float));
-            act_mul(gate + size_t(t) * F, r + F, F);
+            act_mul(f.act, gate + size_t(t) * F, r + F, F);
         });
     } else {
         matmul(w.mat(Gate), in, T, ws.gate.write(), F);
         matmul(w.mat(Up), in, T, ws.up.write(), F);
         float* gate = ws.gate.write();
-        for_rows(pool, T, F, [&](int32_t t) { act_mul(gate + size_t(t) * F, ws.up.read() + size_t(t) * F, F); });
+        for_rows(pool, T, F, [&](int32_t t) { act_mul(f.act, gate + size_t(t) * F, ws.up.read() + size_t(t) * F, F); });
     }
     matmul(w.mat(Down), ws.gate, T, out.write(), E);
 }

@@ -31,6 +31,7 @@ void add(Needs& n, const Attention& a, const HParams& hp) {
     }
     n.push_back({Wo, {Q, E}});
     if (a.out_bias) n.push_back({Bo, {E}});
+    if (a.sinks) n.push_back({Sinks, {hp.n_head}});
 }
 
 void add(Needs& n, const GatedFfn& f, const HParams& hp) {
@@ -40,9 +41,10 @@ void add(Needs& n, const GatedFfn& f, const HParams& hp) {
     n.push_back({Down, {F, E}});
 }
 
-void add(Needs& n, const Moe&, const HParams& hp) {
+void add(Needs& n, const Moe& m, const HParams& hp) {
     const int64_t E = hp.n_embd, X = hp.n_expert, FX = hp.n_ff_exp;
     n.insert(n.end(), {{Router, {E, X}}, {GateExps, {E, FX, X}}, {UpExps, {E, FX, X}}, {DownExps, {FX, E, X}}});
+    if (m.biases) n.insert(n.end(), {{RouterB, {X}}, {GateExpsB, {FX, X}}, {UpExpsB, {FX, X}}, {DownExpsB, {E, X}}});
 }
 
 void add(Needs& n, const Mlp&, const HParams& hp) {
@@ -52,7 +54,14 @@ void add(Needs& n, const Mlp&, const HParams& hp) {
 
 using Words = std::vector<std::string>;
 
-const char* act_name(FfnAct act) { return act == FfnAct::Silu ? "SiLU-gated ffn" : "GELU(tanh)-gated ffn"; }
+const char* act_name(FfnAct act) {
+    switch (act) {
+        case FfnAct::Silu: return "SiLU-gated ffn";
+        case FfnAct::GeluTanh: return "GELU(tanh)-gated ffn";
+        case FfnAct::SwigluOai: return "clamped SwiGLU ffn";
+    }
+    return "";
+}
 
 void describe(Words& w, const Attention& a, const HParams& hp) {
     if (hp.n_rot > 0) w.push_back(a.rope == RopeStyle::Neox ? "neox rope" : "normal rope");
@@ -60,6 +69,8 @@ void describe(Words& w, const Attention& a, const HParams& hp) {
     if (a.qkv_bias == Presence::Required) w.push_back("q/k/v biases");
     if (a.qk_norm != QkNorm::None) w.push_back(a.qk_norm == QkNorm::PerHead ? "per-head q/k norm" : "q/k norm");
     if (a.softcap > 0) w.push_back("attention soft-cap");
+    if (a.out_bias) w.push_back("output bias");
+    if (a.sinks) w.push_back("attention sinks");
 }
 
 void describe(Words& w, const GatedFfn& f, const HParams&) {
@@ -68,9 +79,10 @@ void describe(Words& w, const GatedFfn& f, const HParams&) {
 }
 
 void describe(Words& w, const Moe& m, const HParams& hp) {
-    w.push_back(std::to_string(hp.n_expert) + " experts (" + std::to_string(hp.n_expert_used) + " used" +
-                (m.renormalize ? ", weights renormalized)" : ")"));
+    const char* weights = m.gating == Gating::SoftmaxChosen ? ", softmax over the chosen)" : m.renormalize ? ", weights renormalized)" : ")";
+    w.push_back(std::to_string(hp.n_expert) + " experts (" + std::to_string(hp.n_expert_used) + " used" + weights);
     w.push_back(act_name(m.act));
+    if (m.biases) w.push_back("router and expert biases");
 }
 
 void describe(Words& w, const Mlp&, const HParams&) { w.push_back("GELU ffn with biases"); }

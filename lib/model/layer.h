@@ -23,6 +23,7 @@ enum Slot : int {
     FfnNorm, Gate, Up, Down, PostFfnNorm,
     Router, GateExps, UpExps, DownExps,  // mixture of experts
     Bo, AttnOutNorm, AttnOutNormB, UpB, DownB, LayerOutNorm, LayerOutNormB,  // post-norm encoders (LayerNorm with bias)
+    Sinks, RouterB, GateExpsB, UpExpsB, DownExpsB,  // attention sinks; router and expert biases
     kSlots
 };
 
@@ -34,8 +35,9 @@ enum class RopeStyle {
 // Per-head RMSNorm of q and k (qwen3, gemma3), or over the whole projection (olmo2).
 enum class QkNorm { None, PerHead, Whole };
 
-// The gated feed-forward's activation: act(gate) * up.
-enum class FfnAct { Silu, GeluTanh };
+// The gated feed-forward's activation: act(gate) * up. SwigluOai, OpenAI's clamped
+// SwiGLU: min(gate, 7) * sigmoid(1.702 min(gate, 7)) * (clamp(up, -7, 7) + 1), as ggml_swiglu_oai.
+enum class FfnAct { Silu, GeluTanh, SwigluOai };
 
 // Whether a layer's file has some tensors: never, when it has them, always.
 enum class Presence { None, Optional, Required };
@@ -64,6 +66,8 @@ struct Attention {
     float softcap = 0;                     // scores -> cap tanh(scores / cap); 0: off
     int32_t window = 0;                    // > 0: attend to the last `window` positions only (the
                                            // cache keeps only them), RoPE from HParams::rope_swa
+    bool sinks = false;                    // attn_sinks: one logit per head added to the softmax's
+                                           // denominator (weighting no value)
 };
 
 // down(act(gate) * up), n_ff wide.
@@ -72,11 +76,17 @@ struct GatedFfn {
     bool fused = false;  // ffn_up holds [gate; up] (2 n_ff rows), no ffn_gate
 };
 
-// A softmax router over n_expert experts, the n_expert_used best per token each running a
-// gated FFN n_ff_exp wide, their outputs summed with the router's weights.
+// How the router's logits weight the experts: a softmax over all of them, the best
+// n_expert_used kept; or the n_expert_used largest logits, then a softmax over those only.
+enum class Gating { Softmax, SoftmaxChosen };
+
+// A router over n_expert experts, the n_expert_used best per token each running a gated FFN
+// n_ff_exp wide, their outputs summed with the router's weights.
 struct Moe {
     FfnAct act = FfnAct::Silu;
     bool renormalize = true;  // the chosen experts' weights are scaled to sum 1
+    Gating gating = Gating::Softmax;
+    bool biases = false;      // ffn_gate_inp.bias and each expert's gate, up and down biases
 };
 
 // down(gelu(up(x) + up_b)) + down_b (encoders).

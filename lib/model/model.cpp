@@ -24,6 +24,8 @@ constexpr std::array<const char*, kSlots> kSlotNames = {
     "post_ffw_norm.weight", "ffn_gate_inp.weight", "ffn_gate_exps.weight", "ffn_up_exps.weight",
     "ffn_down_exps.weight", "attn_output.bias", "attn_output_norm.weight", "attn_output_norm.bias",
     "ffn_up.bias",       "ffn_down.bias",      "layer_output_norm.weight", "layer_output_norm.bias",
+    "attn_sinks.weight", "ffn_gate_inp.bias",  "ffn_gate_exps.bias", "ffn_up_exps.bias",
+    "ffn_down_exps.bias",
 };
 
 // "blk.<layer>.<slot's name>", as llama.cpp's converters name a layer's tensors.
@@ -148,8 +150,8 @@ void Model::Impl::bind_tensors() {
             const auto* t = need.required ? require(name) : find(name);
             if (!t) continue;
             expect_shape(*t, need.shape);
-            if (need.shape.ne1) expect_matrix_type(*t);
-            else expect_f32(*t);
+            if (need.shape.ne1 && name.ends_with(".weight")) expect_matrix_type(*t);
+            else expect_f32(*t);  // vectors, and the experts' biases (a row per expert)
             idx[need.slot] = static_cast<int>(tensors.size());
             info[need.slot] = t;
             tensors.push_back(t);

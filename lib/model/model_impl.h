@@ -32,6 +32,9 @@ void for_rows(kernels::ThreadPool& pool, int32_t T, int64_t row_work, F&& body) 
     });
 }
 
+// g = act(g) * u over n values (blocks.cpp).
+void act_mul(FfnAct act, float* g, const float* u, int64_t n);
+
 // Rows of floats in the working memory that count their writes: write() is the only way to
 // a writable pointer, and it counts, so a conversion of the rows (ActivationCache) knows
 // which contents it was made from. Call write() when the writing starts, after the step
@@ -164,22 +167,23 @@ struct Model::Impl {
     void run(const Mlp& f, const LayerWeights& w, const Rows& in, Rows& out, std::span<const TokenSlot> tokens);
     void run(const Moe& m, const LayerWeights& w, const Rows& in, Rows& out, std::span<const TokenSlot> tokens);  // moe.cpp
     void project_qkv(const Attention& a, const LayerWeights& w, const Rows& in, int32_t T);
-    void attend(const Attention& a, int l, std::span<const TokenSlot> tokens);
+    void attend(const Attention& a, int l, std::span<const TokenSlot> tokens, const float* sinks);
     void attend_span(const Attention& a, int l, const TokenSlot& tok, const float* queries, int32_t from, int32_t to, int thread,
                      float* states, size_t stride);
-    void merge_chunks(int32_t pairs, int64_t chunks);
+    void merge_chunks(int32_t pairs, int64_t chunks, const float* sinks);
     void attend_block(const kv::KvCache& cache, int l, int h, const float* q, int32_t p, int32_t first, int32_t hi, float scale,
                       float softcap, float* m, float* sum, float* acc, kernels::Ahead ahead) const;
     // The attention's score scale (its own, or 1/sqrt(head_dim)).
     float kq_scale(const Attention& a) const;
 
     // moe.cpp
-    void route(const Moe& m, const Matrix& router, const Rows& in, int32_t T);
+    void route(const Moe& m, const LayerWeights& w, const Rows& in, int32_t T);
     struct ExpertMatrices {
         std::vector<Matrix> gate, up, down;
     };
     ExpertMatrices expert_matrices(const LayerWeights& w, std::span<const int32_t> ids);
     void run_experts(const Moe& moe, const LayerWeights& w, std::span<const int32_t> ids, std::span<const int32_t> start);
+    void add_expert_bias(const float* bias, std::span<const int32_t> ids, std::span<const int32_t> start, float* y, int64_t width);
     void expert_gemm(std::span<const Matrix> w, std::span<const int32_t> ids, std::span<const int32_t> start, const void* x, size_t ldx,
                      int32_t row0, float* y);
 

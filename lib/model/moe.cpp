@@ -1,6 +1,7 @@
-// model/moe.cpp — the mixture-of-experts feed-forward block: a softmax router over all
-// experts for every token, its n_expert_used best (their weights renormalized when the
-// family does), and each chosen expert's gated FFN run once for all the tokens routed to
+// model/moe.cpp — the mixture-of-experts feed-forward block: a router over all experts
+// for every token (a softmax, or a softmax over the chosen ones; biases where the family
+// has them), its n_expert_used best (their weights renormalized when the family does),
+// and each chosen expert's gated FFN run once for all the tokens routed to
 // it — its rows of the merged 3-D tensors are read once per pass, whatever the batch —
 // then the experts' outputs weighted and summed per token. When the weight source reads
 // experts on demand (a streamed plan), it is asked for the chosen experts only, in groups
@@ -17,26 +18,37 @@
 
 namespace strata::model {
 
-// Router: softmax over the experts' logits, the top n_expert_used (ties to the lower
-// index), as llama.cpp's build_moe_ffn; fills ws.moe_choice / ws.moe_weight [T][used].
-void Model::Impl::route(const Moe& m, const Matrix& router, const Rows& in, int32_t T) {
+// Router: its logits (plus its bias), then as llama.cpp's build_moe_ffn: a softmax over all
+// experts and the top n_expert_used (ties to the lower index), renormalized when the
+// family does; or (Gating::SoftmaxChosen) the top n_expert_used logits and a softmax over
+// those. Fills ws.moe_choice / ws.moe_weight [T][used].
+void Model::Impl::route(const Moe& m, const LayerWeights& w, const Rows& in, int32_t T) {
     const int X = hp.n_expert, K = hp.n_expert_used;
-    matmul(router, in, T, ws.moe_logits.data(), X);
+    matmul(w.mat(Router), in, T, ws.moe_logits.data(), X);
     std::vector<int32_t> order(static_cast<size_t>(X));
+    auto softmax = [](float* p, const float* from, int n) {  // p[i] = softmax(from)[i]; may be in place
+        const float max = *std::max_element(from, from + n);
+        double sum = 0;
+        for (int i = 0; i < n; ++i) sum += p[i] = std::exp(from[i] - max);
+        for (int i = 0; i < n; ++i) p[i] = static_cast<float>(p[i] / sum);
+    };
     for (int32_t t = 0; t < T; ++t) {
         float* p = ws.moe_logits.data() + size_t(t) * X;
-        const float max = *std::max_element(p, p + X);
-        double sum = 0;
-        for (int i = 0; i < X; ++i) sum += p[i] = std::exp(p[i] - max);
-        for (int i = 0; i < X; ++i) p[i] = static_cast<float>(p[i] / sum);
+        if (m.biases) kernels::add(p, w.vec(RouterB), X);
+        if (m.gating == Gating::Softmax) softmax(p, p, X);
         std::iota(order.begin(), order.end(), 0);
         std::partial_sort(order.begin(), order.begin() + K, order.end(),
                           [&](int32_t a, int32_t b) { return p[a] > p[b] || (p[a] == p[b] && a < b); });
-        float chosen = 0;
-        for (int j = 0; j < K; ++j) chosen += p[order[j]];
+        float* weight = ws.moe_weight.data() + size_t(t) * K;
         for (int j = 0; j < K; ++j) {
             ws.moe_choice[size_t(t) * K + j] = order[j];
-            ws.moe_weight[size_t(t) * K + j] = m.renormalize ? p[order[j]] / chosen : p[order[j]];
+            weight[j] = p[order[j]];
+        }
+        if (m.gating == Gating::SoftmaxChosen) softmax(weight, weight, K);
+        else if (m.renormalize) {
+            float chosen = 0;
+            for (int j = 0; j < K; ++j) chosen += weight[j];
+            for (int j = 0; j < K; ++j) weight[j] /= chosen;
         }
     }
 }
@@ -86,8 +98,15 @@ void Model::Impl::expert_gemm(std::span<const Matrix> w, std::span<const int32_t
     });
 }
 
-// Gate, up, the activation and down of experts `ids` (consecutive in the sort by expert,
-// so their rows are one run) for their rows of ws.moe_in, into ws.moe_out.
+// Adds expert e's row of `bias` ([expert][width]) to the rows of its segment of y, for e in ids.
+void Model::Impl::add_expert_bias(const float* bias, std::span<const int32_t> ids, std::span<const int32_t> start, float* y, int64_t width) {
+    for (const int32_t e : ids)
+        for (int32_t r = start[size_t(e)]; r < start[size_t(e) + 1]; ++r) kernels::add(y + size_t(r) * width, bias + size_t(e) * width, width);
+}
+
+// Gate, up (each plus its expert's bias when the family has them), the activation and down
+// (plus bias) of experts `ids` (consecutive in the sort by expert, so their rows are one
+// run) for their rows of ws.moe_in, into ws.moe_out.
 void Model::Impl::run_experts(const Moe& moe, const LayerWeights& w, std::span<const int32_t> ids, std::span<const int32_t> start) {
     const int E = hp.n_embd, F = hp.n_ff_exp;
     const ExpertMatrices m = expert_matrices(w, ids);
@@ -96,17 +115,21 @@ void Model::Impl::run_experts(const Moe& moe, const LayerWeights& w, std::span<c
     expert_gemm(m.gate, ids, start, gate_in.first, gate_in.second, first, ws.gate.write());
     const auto up_in = acts.get(ws.moe_in, first, rows, E, kernels::activation_type(m.up[0].type), pool);
     expert_gemm(m.up, ids, start, up_in.first, up_in.second, first, ws.up.write());
-    const auto act_mul = moe.act == FfnAct::Silu ? kernels::silu_mul : kernels::gelu_mul;
     float* gate = ws.gate.write();
-    for_rows(pool, rows, F, [&](int32_t i) { act_mul(gate + size_t(first + i) * F, ws.up.read() + size_t(first + i) * F, F); });
+    if (moe.biases) {
+        add_expert_bias(w.vec(GateExpsB), ids, start, gate, F);
+        add_expert_bias(w.vec(UpExpsB), ids, start, ws.up.write(), F);
+    }
+    for_rows(pool, rows, F, [&](int32_t i) { act_mul(moe.act, gate + size_t(first + i) * F, ws.up.read() + size_t(first + i) * F, F); });
     const auto down_in = acts.get(ws.gate, first, rows, F, kernels::activation_type(m.down[0].type), pool);
     expert_gemm(m.down, ids, start, down_in.first, down_in.second, first, ws.moe_out.data());
+    if (moe.biases) add_expert_bias(w.vec(DownExpsB), ids, start, ws.moe_out.data(), E);
 }
 
 void Model::Impl::run(const Moe& moe, const LayerWeights& w, const Rows& in, Rows& out, std::span<const TokenSlot> tokens) {
     const int32_t T = static_cast<int32_t>(tokens.size());
     const int E = hp.n_embd, X = hp.n_expert, K = hp.n_expert_used;
-    route(moe, w.mat(Router), in, T);
+    route(moe, w, in, T);
     // The (token, weight) pairs of each expert, experts in order (a counting sort), and the
     // tokens' rows gathered in that order.
     std::vector<int32_t> start(static_cast<size_t>(X) + 1, 0), token(size_t(T) * K), active;

@@ -34,6 +34,18 @@ M="--preset tiny --dtype f16 --n-layer 2 --vocab-size 320 --route-groups 4"
 $PY $PEER/synth_moe.py --arch qwen3moe $M --n-expert 8 --n-expert-used 3 --seed 21 --name archs-qwen3moe -o models/qwen3moe-f16.gguf > /dev/null
 $PY $PEER/synth_moe.py --arch olmoe $M --n-expert 8 --n-expert-used 3 --seed 22 --name archs-olmoe -o models/olmoe-f16.gguf > /dev/null
 $PY $PEER/synth_moe.py --arch llama $M --n-ff-exp 128 --seed 23 --name archs-mixtral -o models/mixtral-f16.gguf > /dev/null
+# gpt-oss: 2 layers (the first sliding), 4 heads of 32 over 2 kv heads (q wider than n_embd), YaRN x4 from 32,
+# 8 experts of 64 rows, 3 used; expert gate/up N(0, 0.8) so that the SwiGLU's clamps at 7 are reached; its
+# quantized file is llama.cpp's MXFP4_MOE (experts MXFP4, other matrices Q8_0) instead of the Q4_K_M mix
+$PY $PEER/synth_arch.py --arch gpt-oss $S --n-head 4 --n-head-kv 2 --head-dim 32 --n-layer 2 --window 8 --experts 8 --experts-used 3 \
+  --n-ff-exp 64 --exp-std 0.8 --exp-down-std 0.02 --route-groups 4 --rope-scaling yarn --rope-scale 4 --rope-orig-ctx 32 \
+  --dtype f16 --seed 24 --name archs-gpt-oss -o models/gpt-oss-f16.gguf > /dev/null
+$BIN/peer-quantize models/gpt-oss-f16.gguf models/gpt-oss-mxfp4_moe.gguf mxfp4_moe --threads 1 > /dev/null 2>&1
+for t in f16 mxfp4_moe; do
+  for s in seven long; do
+    $BIN/peer-logits models/gpt-oss-$t.gguf $s.tokens.txt logits/gpt-oss-$t.$s.logits.f32 --threads 1 --fa off > /dev/null 2>&1
+  done
+done
 for m in qwen3 gemma2 gemma3 phi3 phi3-short llama-linear llama-yarn granite olmo2 qwen3moe olmoe mixtral; do
   $BIN/peer-quantize models/$m-f16.gguf models/$m-q4_k_m.gguf q4_k_m --threads 1 > /dev/null 2>&1
   for t in f16 q4_k_m; do
@@ -46,11 +58,12 @@ done
 # and the 8-bit-activation types the quantized mix falls back to)
 $PY - <<'PY'
 import json
-tol = {"F16": (5e-3, 4e-3), "Q4_K_M": (8e-2, 6e-2)}
+tol = {"F16": (5e-3, 4e-3), "Q4_K_M": (8e-2, 6e-2), "MXFP4_MOE": (8e-2, 6e-2)}
 cases = []
 for m in ["qwen3", "gemma2", "gemma3", "phi3", "phi3-short", "llama-linear", "llama-yarn", "granite", "olmo2",
-          "qwen3moe", "olmoe", "mixtral"]:
-    for t, w in (("f16", "F16"), ("q4_k_m", "Q4_K_M")):
+          "qwen3moe", "olmoe", "mixtral", "gpt-oss"]:
+    quant = ("mxfp4_moe", "MXFP4_MOE") if m == "gpt-oss" else ("q4_k_m", "Q4_K_M")
+    for t, w in (("f16", "F16"), quant):
         for s in ("seven", "long"):
             toks = [int(x) for x in open(s + ".tokens.txt").read().split()]
             cases.append({"name": "%s-%s.%s" % (m, t, s), "weights": w, "model": "models/%s-%s.gguf" % (m, t), "tokens": toks,
