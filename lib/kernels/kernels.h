@@ -39,8 +39,11 @@ bool can_be_weight(DType w);
 // Q4_K_R for Q4_K (the scalar reference: only that); other types as they are.
 DType resident_layout(DType file, int64_t rows);
 
-// Converts one row of n floats (a multiple of the block size) to activation format at.
-// Results are bit-identical to tensor/quantize.h's reference quantizers.
+// Converts one row of n floats (a multiple of the block size) to activation format at, bit
+// for bit as llama.cpp's x86 CPU backend does: Q8_0/Q8_1 as ggml-cpu's AVX quantize_row_q8_0
+// / _q8_1 (multiplier 127 / amax, rounding half to even, which differs in some values from
+// tensor/quantize.h's reference quantizers that weight files are written with), the others
+// as those reference quantizers.
 void convert_activations(DType at, const float* x, void* out, int64_t n);
 
 // The rows a caller's ranges are best cut in: two 8-row groups of the 8-row layouts

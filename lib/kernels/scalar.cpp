@@ -10,6 +10,7 @@
 
 #include "kernels/kernels.h"
 #include "kernels/table.h"
+#include "tensor/blocks.h"
 #include "tensor/fp16.h"
 #include "tensor/quantize.h"
 #include "tensor/repack.h"
@@ -35,6 +36,24 @@ void convert_f16(const float* x, void* out, int64_t n) { f32_to_f16(x, static_ca
 void convert_bf16(const float* x, void* out, int64_t n) {
     auto* y = static_cast<uint16_t*>(out);
     for (int64_t i = 0; i < n; ++i) y[i] = fp32_to_bf16(x[i]);
+}
+
+// Q8_0 / Q8_1 activations as ggml-cpu's x86 quantize_row_q8_0 / _q8_1 (the AVX code every
+// x86 build of llama.cpp runs): multiplier 127 / amax, rounding half to even. Not the
+// reference quantizer weight files are written with (1 / (amax / 127), half away from
+// zero): the two round some values differently, a whole quantum apart.
+template <class Block>
+void convert_q8_32(const float* x, void* out, int64_t n) {
+    auto* y = static_cast<Block*>(out);
+    for (int64_t b = 0; b < n / 32; ++b, x += 32) {
+        float amax = 0;
+        for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(x[j]));
+        const float d = amax / 127.0f, id = amax != 0.0f ? 127.0f / amax : 0.0f;
+        y[b].d = fp32_to_fp16(d);
+        int sum = 0;
+        for (int j = 0; j < 32; ++j) sum += y[b].qs[j] = static_cast<int8_t>(std::nearbyint(x[j] * id));
+        if constexpr (requires { y[b].s; }) y[b].s = fp32_to_fp16(static_cast<float>(sum) * d);
+    }
 }
 
 void rms_norm(const float* x, const float* w, float* y, int64_t n, float eps) {
@@ -154,8 +173,8 @@ void install_scalar(Table& t) {
     t.convert[slot(DType::F32)] = convert_f32;
     t.convert[slot(DType::F16)] = convert_f16;
     t.convert[slot(DType::BF16)] = convert_bf16;
-    t.convert[slot(DType::Q8_0)] = quantize_row_q8_0;
-    t.convert[slot(DType::Q8_1)] = quantize_row_q8_1;
+    t.convert[slot(DType::Q8_0)] = convert_q8_32<BlockQ8_0>;
+    t.convert[slot(DType::Q8_1)] = convert_q8_32<BlockQ8_1>;
     t.convert[slot(DType::Q8_K)] = quantize_row_q8_k;
     t.rms_norm = rms_norm;
     t.silu_mul = silu_mul;

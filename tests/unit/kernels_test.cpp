@@ -579,6 +579,31 @@ BOOST_AUTO_TEST_CASE(simd_products_follow_the_reference_summation_order) {
     }
 }
 
+// Q8_0 / Q8_1 activations as ggml-cpu's x86 quantize_row_q8_0 / _q8_1 compute them (the test's
+// own statement of it): scale amax / 127 stored F16, values x * (127 / amax) rounded half to
+// even, Q8_1's s = F16(d * sum).
+std::vector<uint8_t> ggml_x86_q8(DType at, const std::vector<float>& x) {
+    const size_t block = at == DType::Q8_0 ? 34 : 36, qs = block - 32;
+    std::vector<uint8_t> out(x.size() / 32 * block);
+    for (size_t b = 0; b < x.size() / 32; ++b) {
+        float amax = 0;
+        for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(x[b * 32 + j]));
+        const float d = amax / 127.0f, id = amax != 0.0f ? 127.0f / amax : 0.0f;
+        uint8_t* y = out.data() + b * block;
+        const uint16_t dh = strata::fp32_to_fp16(d);
+        std::memcpy(y, &dh, 2);
+        int sum = 0;
+        for (int j = 0; j < 32; ++j) {
+            const auto q = static_cast<int8_t>(std::nearbyint(x[b * 32 + j] * id));
+            sum += q;
+            y[qs + j] = static_cast<uint8_t>(q);
+        }
+        const uint16_t s = strata::fp32_to_fp16(static_cast<float>(sum) * d);
+        if (at == DType::Q8_1) std::memcpy(y + 2, &s, 2);
+    }
+    return out;
+}
+
 BOOST_AUTO_TEST_CASE(convert_activations_bit_identical) {
     std::mt19937 rng(99);
     for (const std::vector<float>& x : conversion_rows(rng)) {
@@ -586,6 +611,7 @@ BOOST_AUTO_TEST_CASE(convert_activations_bit_identical) {
         for (DType at : {DType::F32, DType::F16, DType::BF16, DType::Q8_0, DType::Q8_1, DType::Q8_K}) {
             std::vector<uint8_t> ref(row_bytes(at, n));
             if (at == DType::F32) std::memcpy(ref.data(), x.data(), n * sizeof(float));
+            else if (at == DType::Q8_0 || at == DType::Q8_1) ref = ggml_x86_q8(at, x);
             else strata::quantize_row(at, x.data(), ref.data(), n);
             for (k::Isa isa : supported_isas()) {
                 const UseIsa use(isa);
@@ -597,6 +623,25 @@ BOOST_AUTO_TEST_CASE(convert_activations_bit_identical) {
                 }
             }
         }
+    }
+}
+
+// A value halfway between two steps: llama.cpp's activations round it to even (2.5 -> 2), the
+// weight quantizer away from zero (-> 3).
+BOOST_AUTO_TEST_CASE(q8_0_activations_round_half_to_even_as_ggml_x86) {
+    std::vector<float> x(32, 0.0f);
+    x[0] = 127.0f;
+    x[1] = 2.5f;
+    x[2] = -3.5f;
+    std::vector<uint8_t> weights(34);
+    strata::quantize_row(DType::Q8_0, x.data(), weights.data(), 32);
+    BOOST_TEST(int(int8_t(weights[2 + 1])) == 3);
+    for (k::Isa isa : supported_isas()) {
+        const UseIsa use(isa);
+        std::vector<uint8_t> got(34);
+        k::convert_activations(DType::Q8_0, x.data(), got.data(), 32);
+        BOOST_TEST(int(int8_t(got[2 + 1])) == 2, k::isa_name(isa));
+        BOOST_TEST(int(int8_t(got[2 + 2])) == -4, k::isa_name(isa));
     }
 }
 

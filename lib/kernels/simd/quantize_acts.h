@@ -1,9 +1,9 @@
 // kernels/simd/quantize_acts.h — activation rows to Q8_0, Q8_1 and Q8_K with 256-bit
-// vectors (both variants), bit-identical to tensor/quantize.h's reference quantizers:
-// the same float operations on the same values (max of |x| is exact in any order; the
-// scale and its inverse are computed as scalars exactly as the reference does), and the
-// reference's rounding: half away from zero for Q8_0/Q8_1 (roundf), half to even for
-// Q8_K (its magic-number nearest_int).
+// vectors (both variants), bit-identical to the scalar variant's converters: Q8_0/Q8_1 as
+// ggml-cpu's x86 quantize_row_q8_0/_q8_1 (multiplier 127 / amax, rounding half to even),
+// Q8_K as tensor/quantize.h's reference (its magic-number nearest_int, half to even); the
+// same float operations on the same values (max of |x| is exact in any order; the scale and
+// its inverse are computed as scalars).
 // Must not touch: the matrix products.
 #pragma once
 
@@ -32,26 +32,18 @@ inline float max_abs(const float* x, int n) {
     return hmax256(m);
 }
 
-// roundf: half away from zero. v - trunc(v) is exact for |v| < 2^23.
-inline __m256 round_half_away(__m256 v) {
-    const __m256 t = _mm256_round_ps(v, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
-    const __m256 half_or_more = _mm256_cmp_ps(abs256(_mm256_sub_ps(v, t)), _mm256_set1_ps(0.5f), _CMP_GE_OQ);
-    const __m256 one_signed = _mm256_or_ps(_mm256_set1_ps(1.0f), _mm256_and_ps(v, _mm256_set1_ps(-0.0f)));
-    return _mm256_add_ps(t, _mm256_and_ps(half_or_more, one_signed));
-}
-
 // 32 int32 lanes (4 vectors, in order) narrowed to 32 int8 in order.
 inline __m256i narrow32(__m256i a, __m256i b, __m256i c, __m256i d) {
     const __m256i packed = _mm256_packs_epi16(_mm256_packs_epi32(a, b), _mm256_packs_epi32(c, d));
     return _mm256_permutevar8x32_epi32(packed, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
 }
 
-// Rounds x[0..32) * id half away from zero into q; returns the sum of the 32 values.
+// Rounds x[0..32) * id half to even into q; returns the sum of the 32 values.
 inline int quantize32(const float* x, float id, int8_t* q) {
     const __m256 s = _mm256_set1_ps(id);
     __m256i v[4];
     for (int j = 0; j < 4; ++j)
-        v[j] = _mm256_cvtps_epi32(round_half_away(_mm256_mul_ps(_mm256_loadu_ps(x + 8 * j), s)));
+        v[j] = _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(_mm256_loadu_ps(x + 8 * j), s), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
     const __m256i bytes = narrow32(v[0], v[1], v[2], v[3]);
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(q), bytes);
     const __m256i sums = _mm256_add_epi32(_mm256_add_epi32(v[0], v[1]), _mm256_add_epi32(v[2], v[3]));
@@ -68,8 +60,8 @@ template <class Block>
 void quantize_q8_32(const float* x, void* out, int64_t n) {
     auto* y = static_cast<Block*>(out);
     for (int64_t b = 0; b < n / 32; ++b, x += 32) {
-        const float d = max_abs(x, 32) / 127.0f;
-        const float id = d ? 1.0f / d : 0.0f;
+        const float amax = max_abs(x, 32);
+        const float d = amax / 127.0f, id = amax != 0.0f ? 127.0f / amax : 0.0f;
         y[b].d = to_half(d);
         const int sum = quantize32(x, id, y[b].qs);
         if constexpr (requires { y[b].s; }) y[b].s = to_half(static_cast<float>(sum) * d);
