@@ -1,12 +1,13 @@
 // client/strata-gguf/cmd_synth.cpp — `strata-gguf synth OUT`: a random-weight model of
 // any decoder family strata runs (llama, qwen2, qwen3, gemma2, gemma3, phi3, granite,
-// olmo2, the mixtures of experts qwen3moe and olmoe) and any weight type, deterministic
+// olmo2, the mixtures of experts qwen3moe, olmoe and gpt-oss) and any weight type, deterministic
 // from --seed (for tests and benchmarks, e.g. Llama-3.1-8B or Qwen3-30B-A3B shapes at F16
 // or Q4_K_M). A layer's tensors are those the family's builder requires
 // (model::layer_tensors, from the hyperparameters the keys written give); the family's own
 // keys take the values of its released models, so llama.cpp loads the files too. The
 // random router of a MoE file picks experts about uniformly. Matrices are N(0, std), norm
-// weights 1 + N(0, std/2.5) stored F32, biases N(0, std). The vocabulary is a synthetic
+// weights 1 + N(0, std/2.5) stored F32, biases (the experts' too) and attention sinks
+// N(0, std) stored F32. The vocabulary is a synthetic
 // SentencePiece one, or the tokenizer section of another GGUF (--vocab-from).
 // F32/F16/BF16 are written directly; quantized types (Q8_0, Q4_K_M, ...) are written as
 // F16 to a temporary file next to OUT and quantized with llama.cpp's mixes, as
@@ -36,13 +37,14 @@ struct Shape {
     double rope_base;
     int64_t head_dim = 0;  // 0: n_embd / n_head
     int64_t n_expert = 0, n_expert_used = 0;  // experts (n_ff is then each expert's width)
-    int64_t window = 0;                       // Gemma's sliding window (--window)
+    int64_t window = 0;                       // the sliding window of Gemma and gpt-oss (--window)
 };
 
 Shape preset(const std::string& name, bool moe) {
     if (moe && name == "tiny") return {256, 2, 64, 8, 2, 512, 2048, 1000000.0, 64, 8, 2};
     if (moe && name == "30b-a3b") return {2048, 48, 768, 32, 4, 151936, 40960, 1000000.0, 128, 128, 8};
-    if (moe) throw UsageError("unknown preset '" + name + "' for a mixture of experts (tiny, 30b-a3b)");
+    if (moe && name == "20b") return {2880, 24, 2880, 64, 8, 201088, 131072, 150000.0, 64, 32, 4, 128};  // gpt-oss-20b
+    if (moe) throw UsageError("unknown preset '" + name + "' for a mixture of experts (tiny, 30b-a3b, 20b)");
     if (name == "tiny") return {64, 2, 192, 4, 2, 512, 2048, 10000.0};
     if (name == "1b") return {2048, 16, 8192, 32, 8, 32000, 8192, 500000.0};
     if (name == "8b") return {4096, 32, 14336, 32, 8, 128256, 8192, 500000.0};
@@ -182,7 +184,12 @@ void add_random(gguf::Writer& w, const std::string& name, DType type, std::vecto
 // Gemma's sliding window, Granite's four multipliers, Phi-3's LongRoPE original context.
 void family_keys(gguf::Writer& w, const std::string& arch, const Shape& s) {
     const std::string a = arch + ".";
-    if (arch == "gemma2" || arch == "gemma3") w.set_u32(a + "attention.sliding_window", static_cast<uint32_t>(s.window));
+    if (arch == "gemma2" || arch == "gemma3" || arch == "gpt-oss") w.set_u32(a + "attention.sliding_window", static_cast<uint32_t>(s.window));
+    if (arch == "gpt-oss") {  // YaRN x32 from 4096, as the released files
+        w.set_string(a + "rope.scaling.type", "yarn");
+        w.set_f32(a + "rope.scaling.factor", 32.0f);
+        w.set_u32(a + "rope.scaling.original_context_length", 4096);
+    }
     if (arch == "granite") {
         w.set_f32(a + "embedding_scale", 12.0f);
         w.set_f32(a + "residual_scale", 0.22f);
@@ -202,10 +209,10 @@ std::vector<std::string> family_controls(const std::string& arch) {
 }
 
 // Whether the file ties the output head to the embeddings: Gemma files always do (llama.cpp
-// refuses an output.weight there), OLMo 2 files never (llama.cpp requires one).
+// refuses an output.weight there), OLMo 2 and gpt-oss files never (llama.cpp requires one).
 bool ties_embeddings(const std::string& arch, bool asked) {
     if (arch == "gemma2" || arch == "gemma3") return true;
-    return asked && arch != "olmo2";
+    return asked && arch != "olmo2" && arch != "gpt-oss";
 }
 
 // The hyperparameters strata reads from the keys written so far (a metadata-only file).
@@ -234,7 +241,7 @@ int cmd_synth(const Argv& argv) {
     const std::string arch = args.get_or("arch", "llama");
     if (!model::find_builder(arch) || arch == "bert")
         throw UsageError("--arch must be a decoder family strata runs (" + model::arch_names() + " but bert)");
-    Shape s = preset(args.get_or("preset", "tiny"), arch == "qwen3moe" || arch == "olmoe");
+    Shape s = preset(args.get_or("preset", "tiny"), arch == "qwen3moe" || arch == "olmoe" || arch == "gpt-oss");
     if (arch == "olmoe") {  // OLMoE: heads span n_embd (Qwen3's are 128 wide), no grouped keys
         s.head_dim = 0;
         s.n_head_kv = s.n_head;
@@ -249,7 +256,7 @@ int cmd_synth(const Argv& argv) {
     s.n_expert_used = args.get_int("n-expert-used", std::min(s.n_expert, std::max<int64_t>(1, s.n_expert_used)), 1, std::max<int64_t>(1, s.n_expert));
     s.vocab = args.get_int("vocab", s.vocab, 300, 1 << 22);
     s.ctx = args.get_int("ctx", s.ctx, 16, 1 << 24);
-    s.window = args.get_int("window", std::min<int64_t>(4096, s.ctx), 1, s.ctx);
+    s.window = args.get_int("window", s.window ? s.window : std::min<int64_t>(4096, s.ctx), 1, s.ctx);
     s.rope_base = args.get_double("rope-base", s.rope_base);
     if (!s.head_dim && (s.n_embd % s.n_head || (s.n_embd / s.n_head) % 2))
         throw UsageError("n-embd must be a multiple of n-head (even head size), or give --head-dim");
@@ -311,8 +318,9 @@ int cmd_synth(const Argv& argv) {
         for (const model::LayerTensor& t : model::layer_tensors(hp, l)) {
             if (!t.required) continue;
             const bool norm = t.name.find("norm") != std::string::npos;
+            const bool keep_f32 = t.name.ends_with(".bias") || t.name.find("ffn_gate_inp") != std::string::npos;  // biases, routers
             if (t.ne.size() == 1) vector(t.name, t.ne[0], norm ? 1.0f : 0.0f, norm ? std / 2.5f : std);
-            else matrix(t.name, t.ne, t.name.find("ffn_gate_inp") != std::string::npos ? DType::F32 : matrix_type);  // routers stay F32
+            else matrix(t.name, t.ne, keep_f32 ? DType::F32 : matrix_type);
         }
     }
     if (plain) {

@@ -36,12 +36,13 @@ class GgufToolTest(unittest.TestCase):
     def test_info_names_the_architecture_and_its_features(self):
         expected = {"qwen3": "per-head q/k norm", "gemma2": "attention soft-cap", "gemma3": "local rope base",
                     "phi3": "longrope factors", "llama-yarn": "yarn rope scaling", "llama-linear": "linear rope scaling",
-                    "granite": "residual scale", "olmo2": "q/k norm"}
+                    "granite": "residual scale", "olmo2": "q/k norm", "gpt-oss": "attention sinks"}
         for name, feature in expected.items():
             r = tool("info", os.path.join(DATA, "archs", "models", name + "-f16.gguf"), "--no-tensors")
             self.assertEqual(r.returncode, 0, name + r.stderr.decode())
             line = [l for l in r.stdout.decode().splitlines() if l.startswith("architecture: ")][0]
-            self.assertTrue(line.startswith("architecture: " + name.split("-")[0] + " ("), line)
+            arch = name if name == "gpt-oss" else name.split("-")[0]
+            self.assertTrue(line.startswith("architecture: " + arch + " ("), line)
             self.assertIn(feature, line)
         with tempfile.TemporaryDirectory() as tmp:
             src = open(os.path.join(DATA, "archs", "models", "qwen3-f16.gguf"), "rb").read()
@@ -163,7 +164,7 @@ class GgufToolTest(unittest.TestCase):
             self.assertEqual(len(r.stdout.split()), 5)
             r = tool("synth", path, "--arch", "qwen3moe", "--preset", "8b")
             self.assertEqual(r.returncode, 2)
-            self.assertIn(b"tiny, 30b-a3b", r.stderr)
+            self.assertIn(b"tiny, 30b-a3b, 20b", r.stderr)
 
     def test_synth_writes_every_decoder_family(self):
         # Every family's file loads and runs; where llama.cpp's harness is installed
@@ -171,7 +172,7 @@ class GgufToolTest(unittest.TestCase):
         # tolerance. A window of 4 makes the 12 tokens cross Gemma's sliding window.
         peer = os.path.join(os.environ.get("STRATA_PEER_DIR", os.path.expanduser("~/.cache/strata-peer")), "bin", "peer-logits")
         ids = "1 15 27 300 412 99 7 256 311 45 12 480"
-        families = ("llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "granite", "olmo2", "qwen3moe", "olmoe")
+        families = ("llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "granite", "olmo2", "qwen3moe", "olmoe", "gpt-oss")
         with tempfile.TemporaryDirectory() as tmp:
             open(os.path.join(tmp, "ids.txt"), "w").write(ids)
             for arch in families:
