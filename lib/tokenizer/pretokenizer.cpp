@@ -75,6 +75,9 @@ const std::map<std::string, PreTokenizerFamily, std::less<>>& families() {
         t["chatglm-bpe"] = {{kLlama3}};
         t["tekken"] = {{R"([^\r\n\p{L}\p{N}]?((?=[\p{L}])([^a-z]))*((?=[\p{L}])([^A-Z]))+|[^\r\n\p{L}\p{N}]?((?=[\p{L}])([^a-z]))+((?=[\p{L}])([^A-Z]))*|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)"},
                        true, true};
+        // o200k (gpt-oss, GPT-4o, Llama 4): tekken's letter runs with an optional contraction, digits in threes.
+        const PreTokenizerFamily o200k{{R"([^\r\n\p{L}\p{N}]?((?=[\p{L}])([^a-z]))*((?=[\p{L}])([^A-Z]))+(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?|[^\r\n\p{L}\p{N}]?((?=[\p{L}])([^a-z]))+((?=[\p{L}])([^A-Z]))*(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)"}};
+        for (auto name : {"gpt-4o", "llama4"}) t[name] = o200k;
         t["chameleon"] = {{"<sentinel:[0-9]+>", "(IMGIMG)((A|B|C|D|E|F|G|H|I){1,4})Z", R"(([\t\n]|    |  ))",
                            R"(\p{N})", R"([\p{P}!-/:-@\[-`{-~])", kGpt2},
                           false, true};
