@@ -27,7 +27,8 @@ constexpr std::array kEotTexts{"<|eot_id|>",    "<|im_end|>", "<|end|>", "<end_o
 constexpr std::array kEomTexts{"<|eom_id|>"};
 // Texts of tokens that end generation whatever the file says.
 constexpr std::array kEogTexts{"<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>",   "<|endoftext|>", "</s>",
-                               "<|eom_id|>", "<EOT>",      "_<EOT>",  "<|end_of_text|>", "<end_of_utterance>"};
+                               "<|eom_id|>", "<EOT>",      "_<EOT>",  "<|end_of_text|>", "<end_of_utterance>",
+                               "<|return|>", "<|call|>"};
 // Fill-in-the-middle tokens that end generation, found by text when the file has no id for them.
 constexpr std::array kFimPadTexts{"<|fim_pad|>", "<fim-pad>", "<fim_pad>", "<PAD>"};
 constexpr std::array kFimRepTexts{"<|fim_repo|>", "<|repo_name|>", "<fim-repo>", "<REPO>", "<reponame>"};
@@ -160,6 +161,9 @@ void read_specials(const gguf::File& f, Vocab& v) {
             v.eog.push_back(id);
         }
     }
+    // Harmony (o200k_harmony): "<|end|>" closes a message, not the reply, when the vocabulary
+    // also ends replies with "<|return|>" and tool calls with "<|call|>" (llama.cpp's rule).
+    if (v.find("<|return|>") >= 0 && v.find("<|call|>") >= 0) std::erase(v.eog, v.find("<|end|>"));
     std::erase(v.eog, -1);
     std::sort(v.eog.begin(), v.eog.end());
     v.eog.erase(std::unique(v.eog.begin(), v.eog.end()), v.eog.end());

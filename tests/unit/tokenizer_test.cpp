@@ -579,6 +579,22 @@ void rejected(const std::vector<uint8_t>& bytes, const std::string& needle) {
     BOOST_FAIL("expected a TokenizerError mentioning " << needle);
 }
 
+// Harmony vocabularies (gpt-oss): a reply ends at <|return|> or <|call|>, not at the <|end|> that
+// closes each message (its analysis channel included), as llama.cpp decides it.
+BOOST_AUTO_TEST_CASE(harmony_ends_at_return_and_call_not_end) {
+    auto harmony = from_bytes(vocab_with([](gguf::Writer& w) {
+        w.set_strings("tokenizer.ggml.tokens", {"<unk>", "<s>", "</s>", "<|end|>", "<|return|>", "<|call|>"});
+    }));
+    BOOST_TEST(!harmony->is_eog(3));
+    BOOST_TEST(harmony->is_eog(4));
+    BOOST_TEST(harmony->is_eog(5));
+    BOOST_TEST(harmony->is_eog(2));
+    auto phi = from_bytes(vocab_with([](gguf::Writer& w) {
+        w.set_strings("tokenizer.ggml.tokens", {"<unk>", "<s>", "</s>", "<|end|>", "a", "b"});
+    }));
+    BOOST_TEST(phi->is_eog(3));  // without <|return|> and <|call|>, <|end|> ends the reply
+}
+
 BOOST_AUTO_TEST_CASE(broken_metadata_is_named) {
     BOOST_TEST(from_bytes(vocab_with([](gguf::Writer&) {}))->encode("ab", false, false) == std::vector<int32_t>{5});
     BOOST_TEST(from_bytes(vocab_with([](gguf::Writer&) {}, true))->encode("ab", false, false) == std::vector<int32_t>{5});
