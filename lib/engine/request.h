@@ -20,6 +20,7 @@
 #include "engine/config.h"
 #include "grammar/grammar.h"
 #include "sampling/params.h"
+#include "tokenizer/layouts.h"
 
 namespace strata::engine {
 // Stable error codes; the daemon maps them to JSON-RPC codes and HTTP statuses.
@@ -94,6 +95,10 @@ struct GenerateRequest {
     // other through the scheduler like prompts; prompt, messages, sampling, max_tokens, stop and
     // grammar do not apply, and there is no session.
     std::vector<EmbedInput> embed;
+    // Set: a fill-in-the-middle request (/infill) instead of prompt or messages, its prompt
+    // laid out as llama.cpp's server lays it out (tokenizer/layouts.h) with the model's FIM
+    // tokens, budgeted by engine.batch_tokens, max_tokens and the context; no session.
+    std::optional<tokenizer::InfillInput> infill;
 };
 
 struct Usage {
