@@ -162,6 +162,10 @@ void HttpConnection::handle(const http::request<http::string_body>& request) {
             begin_messages(std::move(*messages));
             return;
         }
+        if (auto* rerank = std::get_if<RerankCall>(&routed)) {
+            begin_rerank(std::move(*rerank));
+            return;
+        }
         if (auto* infill = std::get_if<InfillCall>(&routed)) {
             begin_infill(std::move(*infill));
             return;
@@ -239,6 +243,15 @@ void HttpConnection::begin_infill(InfillCall call) {
     active.stream = call.stream;
     submit_choice(active, std::move(call.request));
     active.infill = std::move(call);
+    active_ = std::move(active);
+    watch_while_active();
+}
+
+void HttpConnection::begin_rerank(RerankCall call) {
+    Active active;
+    active.endpoint = Endpoint::Embeddings;
+    submit_choice(active, std::move(call.request));
+    active.rerank = std::move(call);
     active_ = std::move(active);
     watch_while_active();
 }
@@ -420,11 +433,13 @@ void HttpConnection::on_done(uint64_t key, engine::Result result) {
     const int i = choice_of(key);
     if (i < 0)
         return;
-    if (active_->embed_base64) {
-        if (result.finish_reason == "stop")
-            reply({200, "application/json", json::serialize(embeddings_json(result, *active_->embed_base64, server_.model_id())) + "\n", {}});
-        else
+    if (active_->rerank || active_->embed_base64) {
+        if (result.finish_reason != "stop")
             reply(error_reply(embed_ended(result.finish_reason)));
+        else if (active_->rerank)
+            reply({200, "application/json", json::serialize(rerank_json(*active_->rerank, result, server_.model_id())) + "\n", {}});
+        else
+            reply({200, "application/json", json::serialize(embeddings_json(result, *active_->embed_base64, server_.model_id())) + "\n", {}});
         end_generation();
         return;
     }

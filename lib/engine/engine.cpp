@@ -135,6 +135,11 @@ uint64_t Engine::submit(GenerateRequest request, std::shared_ptr<Sink> sink) {
     std::lock_guard lk(m.mu);
     if (m.sched->stopping()) throw EngineError(Errc::ShuttingDown, "the daemon is shutting down");
     check_request(request, m.limits, m.model->hparams().n_vocab);
+    const bool reranker = m.model->hparams().pooling == model::Pooling::Rank;
+    if (!request.embed.empty() && std::holds_alternative<RerankPair>(request.embed[0]) && !reranker)
+        throw EngineError(Errc::InvalidParams,
+                          "this model is not a reranker: its pooling_type is not rank (a cross-encoder with a classification head, "
+                          "or Qwen3-Reranker)", "model");
     if (request.embed.empty() && !m.model->hparams().output_head)
         throw EngineError(Errc::InvalidParams, "this model has no output layer: it computes embeddings only (embed, /v1/embeddings)",
                           request.prompt ? "prompt" : "messages");

@@ -30,6 +30,7 @@ void check_embed_request(const GenerateRequest& r, int32_t n_vocab) {
     if (!r.session.empty()) throw EngineError(Errc::InvalidParams, "embeddings do not use a session", "session");
     for (size_t i = 0; i < r.embed.size(); ++i) {
         const std::string field = "input[" + std::to_string(i) + "]";
+        if (std::holds_alternative<RerankPair>(r.embed[i])) continue;  // an empty document is a document
         const auto* ids = std::get_if<std::vector<int32_t>>(&r.embed[i]);
         if (ids ? ids->empty() : std::get<std::string>(r.embed[i]).empty())
             throw EngineError(Errc::InvalidParams, field + " is empty", field);

@@ -57,9 +57,17 @@ bool uses_tools(const GenerateRequest& request);
 // EngineError(InvalidParams) naming the field.
 void check_request(const GenerateRequest& request, const Limits& limits, int32_t n_vocab);
 
+// A query and a document for a reranker (pooling_type rank): laid out by the file's
+// tokenizer.chat_template.rerank ({query} and {document} replaced, special tokens parsed) when
+// it has one (Qwen3-Reranker), else as llama.cpp's server pairs them (tokenizer/layouts.h).
+struct RerankPair {
+    std::string query, document;
+};
+
 // One input of an embeddings request: text (tokenized as a prompt, special tokens parsed,
-// as llama-server does) or token ids.
-using EmbedInput = std::variant<std::string, std::vector<int32_t>>;
+// as llama-server does), token ids, or a query/document pair (whose "embedding" is the
+// reranker's scores: Model::classify, not normalised; only for a reranker).
+using EmbedInput = std::variant<std::string, std::vector<int32_t>, RerankPair>;
 
 // A generated token (or an alternative to it) with its log-probability under the model.
 struct TokenChoice {

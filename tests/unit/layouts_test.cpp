@@ -95,6 +95,10 @@ BOOST_AUTO_TEST_CASE(rerank_pair_as_llama_cpp_wordpiece) {
     const Ids want = cat({{t->bos()}, t->encode("the cat", false, false), {t->pair().sep}, t->encode("a dog sat", false, false)});
     BOOST_TEST(pair_tokens(*t, "the cat", "a dog sat") == want);
     BOOST_TEST(t->pair().sep == 3);
+    // llama.cpp's ids of this pair (tests/data/rerank/scores.json, make_rerank.sh).
+    const auto rank = Tokenizer::from_gguf(*gguf::File::open((test::data_dir() / "rerank/bert-rank-f16.gguf").string()));
+    BOOST_TEST(pair_tokens(*rank, "the cat sat on the mat", "a cat is on the mat") ==
+               (Ids{2, 97, 98, 100, 101, 97, 102, 3, 5, 98, 110, 101, 97, 102}));
 }
 
 }  // namespace strata::tokenizer
