@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """tests/integration/daemon_rerank_test.py — POST /v1/rerank (and llama.cpp's /rerank and /v1/reranking)
-through the real daemon serving tests/data/rerank's BERT cross-encoder (pooling_type rank, a
-classification head): every document's relevance score equals llama.cpp's (scores.json, make_rerank.sh:
+through the real daemon serving tests/data/rerank's rerankers: a BERT cross-encoder (pooling_type rank, a
+classification head) and a Qwen3-Reranker (its rerank template, the yes/no head, softmax; scores within
+the same tolerance of llama.cpp's qwen3-scores.json). For the cross-encoder: every document's relevance score equals llama.cpp's (scores.json, make_rerank.sh:
 llama-server's [CLS] query [SEP] document layout through llama.cpp's rank pooling; usage counts
 exactly those tokens), results best first, top_n, return_documents, the aliases, errors naming the
 field, and a clear 400 from a model that is not a reranker (the bundled stories260K)."""
@@ -72,6 +73,25 @@ class RerankTest(DaemonTestCase):
             self.assertEqual(status, 400, (body, out))
             self.assertEqual(out["error"]["param"], field, out)
         self.assertEqual(len(self.rerank({"query": "a", "documents": ["b"]})["results"]), 1)  # still serving
+
+
+class Qwen3RerankerTest(DaemonTestCase):
+    """Qwen3-Reranker as llama.cpp converts it: its rerank template, the last token, softmaxed yes/no."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.daemon = Daemon(model=os.path.join(DATA, "qwen3-rank-f16.gguf")).start()
+
+    def test_scores_match_llama_cpp(self):
+        golden = json.load(open(os.path.join(DATA, "qwen3-scores.json")))
+        docs = [c["document"] for c in golden["cases"]]
+        status, _, raw = self.daemon.curl(BASE + "/v1/rerank", data={"query": golden["query"], "documents": docs})
+        self.assertEqual(status, 200, raw)
+        out = json.loads(raw)
+        for r in out["results"]:
+            self.assertAlmostEqual(r["relevance_score"], golden["cases"][r["index"]]["scores"][0], delta=TOLERANCE)
+        tokens = sum(len(c["tokens"]) for c in golden["cases"])
+        self.assertEqual(out["usage"]["prompt_tokens"], tokens)
 
 
 class NotARerankerTest(unittest.TestCase):

@@ -30,7 +30,26 @@ raw = open(os.environ["S"], "rb").read()
 print(json.dumps({"document": os.environ["D"], "tokens": [int(x) for x in os.environ["P"].split()],
                   "scores": list(struct.unpack("<%df" % (len(raw) // 4), raw))}))' >> "$tmp/cases"
 done
-Q="$QUERY" C="$tmp/cases" $PY -c 'import json, os
+Q="$QUERY" C="$tmp/cases" O=scores.json $PY -c 'import json, os
 cases = [json.loads(line) for line in open(os.environ["C"])]
-json.dump({"query": os.environ["Q"], "cases": cases}, open("scores.json", "w"), indent=1)'
+json.dump({"query": os.environ["Q"], "cases": cases}, open(os.environ["O"], "w"), indent=1)'
+# ---- Qwen3-Reranker (synth_qwen3_rerank.py): the rerank template with {query} and {document} replaced, tokenized
+# by llama.cpp without BOS and with special tokens parsed (as llama-server does), the last token's state through
+# cls.output and a softmax: [P(yes), P(no)]
+PEER="$(dirname "$PEER_SRC")" $PY synth_qwen3_rerank.py --arch qwen3 --vocab-size 512 --n-embd 64 --n-layer 2 --n-ff 128 \
+  --n-head 4 --n-head-kv 2 --ctx 256 --seed 34 --name rerank-qwen3 -o qwen3-rank-f16.gguf > /dev/null
+: > "$tmp/cases"
+for doc in "a cat is on the mat" "the dog played in the world" "hello world" "small red model tokenize"; do
+  prompt=$(printf 'Judge whether the Document answers the Query.\nQuery: %s\nDocument: %s\nAnswer:' "$QUERY" "$doc")
+  "$PEER_DIR/bin/peer-tokenize" qwen3-rank-f16.gguf "$prompt" --no-special --parse-special 2>/dev/null | tail -1 > "$tmp/pair"
+  "$tmp/peer-embed" qwen3-rank-f16.gguf "$tmp/pair" "$tmp/score.f32" --pooling rank --threads 1 > /dev/null 2> "$tmp/err" ||
+    { cat "$tmp/err" >&2; exit 1; }
+  D="$doc" P="$(cat "$tmp/pair")" S="$tmp/score.f32" $PY -c 'import json, os, struct
+raw = open(os.environ["S"], "rb").read()
+print(json.dumps({"document": os.environ["D"], "tokens": [int(x) for x in os.environ["P"].split()],
+                  "scores": list(struct.unpack("<%df" % (len(raw) // 4), raw))}))' >> "$tmp/cases"
+done
+Q="$QUERY" C="$tmp/cases" O=qwen3-scores.json $PY -c 'import json, os
+cases = [json.loads(line) for line in open(os.environ["C"])]
+json.dump({"query": os.environ["Q"], "cases": cases}, open(os.environ["O"], "w"), indent=1)'
 echo done
