@@ -57,6 +57,28 @@ BOOST_AUTO_TEST_CASE(infill_older_keys_and_missing_tokens) {
     BOOST_CHECK_THROW(infill_tokens(*none, {"a", "b", "", {}}, {512, 16, 2048}), TokenizerError);
 }
 
+BOOST_AUTO_TEST_CASE(infill_tokens_found_by_their_text) {
+    // As llama.cpp's loader: without ids in the file, tokens spelled as Qwen's FIM tokens are
+    // taken (and become control tokens, so a prompt's special text matches them).
+    const auto file = gguf::File::open((test::source_dir() / "daemon/models/stories260K.gguf").string());
+    gguf::Writer w;
+    for (const auto& [key, value] : file->metadata())
+        if (key.starts_with("tokenizer.ggml.")) w.set_value(key, value);
+    const gguf::Value& texts = *file->get_array("tokenizer.ggml.tokens");
+    std::vector<std::string> tokens(texts.strings.begin(), texts.strings.end());
+    tokens[509] = "<|fim_prefix|>";
+    tokens[510] = "<|fim_suffix|>";
+    tokens[511] = "<|fim_middle|>";
+    w.set_strings("tokenizer.ggml.tokens", tokens);
+    const auto bytes = w.bytes();
+    const auto t = Tokenizer::from_gguf(*gguf::File::parse(bytes));
+    BOOST_TEST(t->fim().pre == 509);
+    BOOST_TEST(t->fim().suf == 510);
+    BOOST_TEST(t->fim().mid == 511);
+    BOOST_TEST(t->fim().rep == -1);
+    BOOST_TEST(t->encode("<|fim_middle|>", false, true) == Ids{511});
+}
+
 BOOST_AUTO_TEST_CASE(infill_repo_level_with_files) {
     auto keys = kFim;
     keys.insert(keys.end(), {{"tokenizer.ggml.fim_rep_token_id", kRep}, {"tokenizer.ggml.fim_sep_token_id", kSep}});
