@@ -162,6 +162,14 @@ void HttpConnection::handle(const http::request<http::string_body>& request) {
             begin_messages(std::move(*messages));
             return;
         }
+        if (auto* rerank = std::get_if<RerankCall>(&routed)) {
+            begin_rerank(std::move(*rerank));
+            return;
+        }
+        if (auto* infill = std::get_if<InfillCall>(&routed)) {
+            begin_infill(std::move(*infill));
+            return;
+        }
         begin_generation(std::move(std::get<OpenAiCall>(routed)));
     } catch (const ApiError& error) {
         request_failed(error);
@@ -230,6 +238,24 @@ void HttpConnection::begin_messages(MessagesCall call) {
     watch_while_active();
 }
 
+void HttpConnection::begin_infill(InfillCall call) {
+    Active active;
+    active.stream = call.stream;
+    submit_choice(active, std::move(call.request));
+    active.infill = std::move(call);
+    active_ = std::move(active);
+    watch_while_active();
+}
+
+void HttpConnection::begin_rerank(RerankCall call) {
+    Active active;
+    active.endpoint = Endpoint::Embeddings;
+    submit_choice(active, std::move(call.request));
+    active.rerank = std::move(call);
+    active_ = std::move(active);
+    watch_while_active();
+}
+
 // Submits a request as the next choice of `active` (before it is active_, so that a
 // request the engine refuses leaves no active generation behind).
 void HttpConnection::submit_choice(Active& active, engine::GenerateRequest request) {
@@ -291,7 +317,7 @@ void HttpConnection::start_stream() {
 }
 
 void HttpConnection::end_stream() {
-    if (!active_->messages)
+    if (!active_->messages && !active_->infill)
         send_event("[DONE]");
     if (version_ >= 11)
         send("0\r\n\r\n", true);
@@ -354,6 +380,11 @@ void HttpConnection::stream_text(int index, const std::string& text) {
         send_stream(active_->messages->text(text));
         return;
     }
+    if (active_->infill) {
+        if (!active_->infill->warm_only)
+            send_event(json::serialize(infill_chunk_json(text)));
+        return;
+    }
     Choice& choice = active_->choices[static_cast<size_t>(index)];
     std::string out = text;
     if (const auto& tools = active_->reply.tools) {
@@ -373,6 +404,10 @@ void HttpConnection::stream_text(int index, const std::string& text) {
 void HttpConnection::stream_end(int index, const engine::Result& result) {
     if (active_->messages) {
         send_stream(active_->messages->end(result));
+        return;
+    }
+    if (active_->infill) {
+        send_event(json::serialize(infill_json(*active_->infill, result, server_.model_id())));
         return;
     }
     Choice& choice = active_->choices[static_cast<size_t>(index)];
@@ -398,11 +433,13 @@ void HttpConnection::on_done(uint64_t key, engine::Result result) {
     const int i = choice_of(key);
     if (i < 0)
         return;
-    if (active_->embed_base64) {
-        if (result.finish_reason == "stop")
-            reply({200, "application/json", json::serialize(embeddings_json(result, *active_->embed_base64, server_.model_id())) + "\n", {}});
-        else
+    if (active_->rerank || active_->embed_base64) {
+        if (result.finish_reason != "stop")
             reply(error_reply(embed_ended(result.finish_reason)));
+        else if (active_->rerank)
+            reply({200, "application/json", json::serialize(rerank_json(*active_->rerank, result, server_.model_id())) + "\n", {}});
+        else
+            reply({200, "application/json", json::serialize(embeddings_json(result, *active_->embed_base64, server_.model_id())) + "\n", {}});
         end_generation();
         return;
     }
@@ -427,7 +464,9 @@ void HttpConnection::answer_choices() {
     std::vector<engine::Result> results;
     for (Choice& choice : active_->choices)
         results.push_back(std::move(*choice.result));
-    if (active_->messages && !active_->stream) {
+    if (active_->infill && !active_->stream) {
+        reply({200, "application/json", json::serialize(infill_json(*active_->infill, results.front(), server_.model_id())) + "\n", {}});
+    } else if (active_->messages && !active_->stream) {
         const json::object body = active_->count_tokens ? count_tokens_json(results.front())
                                                         : message_json(active_->messages->reply(), results.front());
         reply({200, "application/json", json::serialize(body) + "\n", {}});

@@ -71,6 +71,8 @@ private:
         std::optional<bool> embed_base64;  // /v1/embeddings: its encoding (absent: a generation)
         std::optional<MessagesStream> messages;  // /v1/messages: its reply (absent: OpenAI's)
         bool count_tokens = false;               // /v1/messages/count_tokens
+        std::optional<InfillCall> infill;        // /infill: its fields (its request submitted)
+        std::optional<RerankCall> rerank;        // /v1/rerank: its fields (its request submitted)
         // n > 1: the request of the other choices, submitted once the first choice has its
         // prompt in the KV cache (they then reuse it from the prefix cache).
         std::optional<engine::GenerateRequest> rest;
@@ -85,6 +87,8 @@ private:
     void begin_generation(OpenAiCall call);
     void begin_embedding(EmbedCall call);
     void begin_messages(MessagesCall call);
+    void begin_infill(InfillCall call);
+    void begin_rerank(RerankCall call);
     void submit_choice(Active& active, engine::GenerateRequest request);
     void cancel_choices(std::optional<uint64_t> ended);
     void submit_rest();

@@ -116,6 +116,20 @@ Routed embeddings(Server& server, const std::string& body, const Caller& caller)
                        server.model().n_embd, server.model().n_vocab);
 }
 
+// The X-Strata-Session header is ignored: infill uses no session.
+Routed infill(Server& server, const std::string& body, const Caller& caller) {
+    if (server.stopping())
+        throw ApiError(ErrorKind::ShuttingDown, "the daemon is shutting down");
+    return parse_infill(parse_body(body, server.settings().server.max_json_depth), server.request_context(caller.uid));
+}
+
+// The X-Strata-Session header is ignored: reranking uses no session.
+Routed rerank(Server& server, const std::string& body, const Caller& caller) {
+    if (server.stopping())
+        throw ApiError(ErrorKind::ShuttingDown, "the daemon is shutting down");
+    return parse_rerank(parse_body(body, server.settings().server.max_json_depth), server.request_context(caller.uid));
+}
+
 struct Route {
     std::string_view path;
     std::string_view method;  // GET routes also answer HEAD
@@ -124,7 +138,7 @@ struct Route {
 
 constexpr std::string_view kMessagesPath = "/v1/messages";
 
-constexpr std::array<Route, 10> kRoutes{{
+constexpr std::array<Route, 14> kRoutes{{
     {"/health", "GET", health},
     {"/metrics", "GET", metrics},
     {"/tokenize", "POST", tokenize},
@@ -133,6 +147,10 @@ constexpr std::array<Route, 10> kRoutes{{
     {"/v1/completions", "POST", completions},
     {"/v1/chat/completions", "POST", chat_completions},
     {"/v1/embeddings", "POST", embeddings},
+    {"/infill", "POST", infill},
+    {"/v1/rerank", "POST", rerank},
+    {"/rerank", "POST", rerank},
+    {"/v1/reranking", "POST", rerank},
     {kMessagesPath, "POST", messages_create},
     {"/v1/messages/count_tokens", "POST", messages_count_tokens},
 }};

@@ -17,6 +17,15 @@ uint64_t model_id(const gguf::File& f) {
     return h;
 }
 
+// A fill-in-the-middle request needs the model's FIM tokens, and runs without a session.
+void check_infill(const GenerateRequest& request, const tokenizer::Tokenizer& tokenizer) {
+    if (const std::string missing = tokenizer::missing_fim_tokens(tokenizer); !missing.empty())
+        throw EngineError(Errc::InvalidParams, "Infill is not supported by this model: " + missing +
+                                                   "(it has no tokenizer.ggml.fim_pre/suf/mid_token_id)", "input_prefix");
+    if (!request.session.empty())
+        throw EngineError(Errc::InvalidParams, "an infill request runs without a session", "session");
+}
+
 }  // namespace
 
 void Engine::Impl::log(int priority, const std::string& message) const {
@@ -121,10 +130,16 @@ uint64_t Engine::submit(GenerateRequest request, std::shared_ptr<Sink> sink) {
             throw EngineError(Errc::InvalidParams, "cannot render messages: " + m.model_template_problem, "chat_template");
         }
     }
+    if (request.infill) check_infill(request, *m.tokenizer);
     if (request.sampling.penalty_last_n < 0) request.sampling.penalty_last_n = m.context;
     std::lock_guard lk(m.mu);
     if (m.sched->stopping()) throw EngineError(Errc::ShuttingDown, "the daemon is shutting down");
     check_request(request, m.limits, m.model->hparams().n_vocab);
+    const bool reranker = m.model->hparams().pooling == model::Pooling::Rank;
+    if (!request.embed.empty() && std::holds_alternative<RerankPair>(request.embed[0]) && !reranker)
+        throw EngineError(Errc::InvalidParams,
+                          "this model is not a reranker: its pooling_type is not rank (a cross-encoder with a classification head, "
+                          "or Qwen3-Reranker)", "model");
     if (request.embed.empty() && !m.model->hparams().output_head)
         throw EngineError(Errc::InvalidParams, "this model has no output layer: it computes embeddings only (embed, /v1/embeddings)",
                           request.prompt ? "prompt" : "messages");

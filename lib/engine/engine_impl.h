@@ -170,6 +170,8 @@ struct Engine::Impl {
     // embed.cpp (engine thread)
     void prepare_embed(Active& a);
     void start_embed_input(Active& a);
+    void next_embed_input(Active& a, std::vector<float> vector);
+    std::vector<int32_t> input_tokens(const EmbedInput& input) const;
     void pool_hidden(Active& a, const float* rows, size_t n);
 };
 

@@ -1,5 +1,5 @@
 // engine/prompt.cpp — how a request's input becomes the session's token sequence: raw
-// prompts appended to the history here; chat messages through chat::Prompt (the model's own
+// prompts appended to the history here; fill-in-the-middle inputs laid out by tokenizer/layouts.h; chat messages through chat::Prompt (the model's own
 // Jinja template or a built-in family, and limits.context_overflow = truncate_middle), with
 // its errors as EngineErrors. Must not touch: scheduling, KV, sampling, chat formats.
 #include "chat/prompt.h"
@@ -26,6 +26,7 @@ EngineError engine_error(const chat::PromptError& e) {
 std::vector<int32_t> Engine::Impl::render(Active& a) {
     Session& s = *a.session;
     const GenerateRequest& r = a.p.req;
+    if (r.infill) return tokenizer::infill_tokens(*tokenizer, *r.infill, {batch_tokens, r.max_tokens, context});
     if (r.messages.empty()) {
         if (s.chat) throw EngineError(Errc::InvalidParams, "session \"" + s.name + "\" is a chat session: send messages, or reset it", "prompt");
         std::vector<int32_t> full = s.tokens;

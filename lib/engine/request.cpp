@@ -30,6 +30,7 @@ void check_embed_request(const GenerateRequest& r, int32_t n_vocab) {
     if (!r.session.empty()) throw EngineError(Errc::InvalidParams, "embeddings do not use a session", "session");
     for (size_t i = 0; i < r.embed.size(); ++i) {
         const std::string field = "input[" + std::to_string(i) + "]";
+        if (std::holds_alternative<RerankPair>(r.embed[i])) continue;  // an empty document is a document
         const auto* ids = std::get_if<std::vector<int32_t>>(&r.embed[i]);
         if (ids ? ids->empty() : std::get<std::string>(r.embed[i]).empty())
             throw EngineError(Errc::InvalidParams, field + " is empty", field);
@@ -49,7 +50,9 @@ void check_request(const GenerateRequest& r, const Limits& limits, int32_t n_voc
     if (r.timeout.count() < 0)
         throw EngineError(Errc::InvalidParams, "timeout must not be negative", "timeout");
     if (!r.embed.empty()) return check_embed_request(r, n_vocab);
-    if (r.prompt.has_value() == !r.messages.empty())
+    if (r.infill && (r.prompt || !r.messages.empty()))
+        throw EngineError(Errc::InvalidParams, "an infill request has neither prompt nor messages", r.prompt ? "prompt" : "messages");
+    if (!r.infill && r.prompt.has_value() == !r.messages.empty())
         throw EngineError(Errc::InvalidParams, "give exactly one of prompt and messages", r.prompt ? "messages" : "prompt");
     for (size_t i = 0; i < r.messages.size(); ++i) {
         const auto& role = r.messages[i].role;

@@ -20,6 +20,7 @@
 #include "engine/config.h"
 #include "grammar/grammar.h"
 #include "sampling/params.h"
+#include "tokenizer/layouts.h"
 
 namespace strata::engine {
 // Stable error codes; the daemon maps them to JSON-RPC codes and HTTP statuses.
@@ -56,9 +57,17 @@ bool uses_tools(const GenerateRequest& request);
 // EngineError(InvalidParams) naming the field.
 void check_request(const GenerateRequest& request, const Limits& limits, int32_t n_vocab);
 
+// A query and a document for a reranker (pooling_type rank): laid out by the file's
+// tokenizer.chat_template.rerank ({query} and {document} replaced, special tokens parsed) when
+// it has one (Qwen3-Reranker), else as llama.cpp's server pairs them (tokenizer/layouts.h).
+struct RerankPair {
+    std::string query, document;
+};
+
 // One input of an embeddings request: text (tokenized as a prompt, special tokens parsed,
-// as llama-server does) or token ids.
-using EmbedInput = std::variant<std::string, std::vector<int32_t>>;
+// as llama-server does), token ids, or a query/document pair (whose "embedding" is the
+// reranker's scores: Model::classify, not normalised; only for a reranker).
+using EmbedInput = std::variant<std::string, std::vector<int32_t>, RerankPair>;
 
 // A generated token (or an alternative to it) with its log-probability under the model.
 struct TokenChoice {
@@ -94,6 +103,10 @@ struct GenerateRequest {
     // other through the scheduler like prompts; prompt, messages, sampling, max_tokens, stop and
     // grammar do not apply, and there is no session.
     std::vector<EmbedInput> embed;
+    // Set: a fill-in-the-middle request (/infill) instead of prompt or messages, its prompt
+    // laid out as llama.cpp's server lays it out (tokenizer/layouts.h) with the model's FIM
+    // tokens, budgeted by engine.batch_tokens, max_tokens and the context; no session.
+    std::optional<tokenizer::InfillInput> infill;
 };
 
 struct Usage {

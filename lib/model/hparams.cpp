@@ -127,7 +127,7 @@ HParams HParams::from_gguf(const gguf::File& f) {
     if (h.n_rot % 2) throw std::runtime_error("model metadata: rope.dimension_count is odd");
     h.n_ctx_train = r.optional("context_length", 2048, 1, 1 << 24);
     h.rms_eps = r.real("attention.layer_norm_rms_epsilon", 1e-5, 0, 1);
-    h.pooling = static_cast<Pooling>(r.optional("pooling_type", 0, 0, 3));
+    h.pooling = static_cast<Pooling>(r.optional("pooling_type", 0, 0, 4));
     h.rope.base = r.real("rope.freq_base", 10000.0, 1, 1e12);
     read_rope_scaling(r, h);
     h.rope_swa = h.rope;

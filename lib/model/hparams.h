@@ -16,8 +16,19 @@
 namespace strata::model {
 
 // How a sequence's hidden states become one embedding (<arch>.pooling_type, llama.cpp's
-// numbering): None (the file does not say), their mean, the first token's (CLS), the last's.
-enum class Pooling { None = 0, Mean = 1, Cls = 2, Last = 3 };
+// numbering): None (the file does not say), their mean, the first token's (CLS), the last's;
+// Rank: a reranker's, one token's state (RankHead::token) through its classification head.
+enum class Pooling { None = 0, Mean = 1, Cls = 2, Last = 3, Rank = 4 };
+
+// How a reranker (pooling_type rank) scores its input, as llama.cpp's build_pooling: the
+// state of one token (Cls: the first, as cross-encoders; Last: the last, as Qwen3-Reranker)
+// through the file's classification head — cls.weight/bias then tanh when present,
+// cls.output.weight/bias when present — and with `softmax` a softmax over its outputs
+// (Qwen3-Reranker's yes/no pair). The score is the first output.
+struct RankHead {
+    Pooling token = Pooling::Cls;
+    bool softmax = false;
+};
 
 // How one kind of layer rotates q and k (ggml_rope_ext's parameters).
 struct Rope {
@@ -45,7 +56,8 @@ struct HParams {
     // Mixture of experts (expert_count > 0): the FFN is n_expert_used of n_expert experts of
     // n_ff_exp rows each, chosen per token by a softmax router over all experts.
     int32_t n_expert = 0, n_expert_used = 0, n_ff_exp = 0;
-    Pooling pooling = Pooling::None;  // pooling_type (0-3; 4, rank, is not supported)
+    Pooling pooling = Pooling::None;  // pooling_type (0-4)
+    RankHead rank;                    // with Pooling::Rank (set by the family's builder)
 
     // Set by the family's builder.
     std::vector<Layer> layers;        // what each layer does

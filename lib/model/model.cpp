@@ -165,6 +165,7 @@ void Model::Impl::bind_tensors() {
         slot_info.push_back(info);
     }
     if (hp.learned_positions) bind_positions(require, add_global);
+    if (hp.pooling == Pooling::Rank) bind_rank_head();
     layout.expert_tensors.emplace_back();  // the head has none
     layout.n_expert = hp.n_expert;
     layout.n_expert_used = hp.n_expert_used;

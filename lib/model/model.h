@@ -77,6 +77,11 @@ public:
     // count. On an exception (bad token id, context full, weight read error) no cache has changed.
     void forward(std::span<const SequenceBatch> batch, std::vector<float>& logits, std::vector<float>* hidden = nullptr);
 
+    // A reranker's (pooling_type rank) scores of one pooled hidden state (n_embd floats: the
+    // state of the token HParams::rank names) through its classification head (RankHead); the
+    // first is the relevance score. Throws std::logic_error for a model that is not a reranker.
+    std::vector<float> classify(std::span<const float> pooled) const;
+
     struct Impl;
 
 private:

@@ -121,6 +121,7 @@ struct Model::Impl {
     int g_rope_freqs = -1;  // index into layout.globals, or -1
     int g_rope_long = -1, g_rope_short = -1;  // LongRoPE factors (with hp.longrope)
     int g_pos_embd = -1, g_token_types = -1, g_embd_norm = -1, g_embd_norm_b = -1;  // hp.learned_positions
+    int g_cls = -1, g_cls_b = -1, g_cls_out = -1, g_cls_out_b = -1;  // a reranker's head (rank_head.cpp), -1 absent
     // The head is the last layout layer: [0] the final norm, [1] the output matrix (empty
     // without hp.output_head).
     std::unique_ptr<weights::WeightSource> weights;
@@ -136,6 +137,8 @@ struct Model::Impl {
     void bind_tensors();
     template <class Require, class AddGlobal>
     void bind_positions(Require& require, AddGlobal& add_global);
+    // rank_head.cpp: a reranker's classification head, checked and kept as globals.
+    void bind_rank_head();
     LayerWeights layer_weights(int l, std::span<const uint8_t* const> ptrs) const;
     // Fills layout.resident_types: each matrix in the layout kernels::resident_layout
     // prefers for the active ISA.

@@ -143,6 +143,11 @@ int32_t Tokenizer::eos() const { return impl_->vocab.eos; }
 int32_t Tokenizer::eot() const { return impl_->vocab.eot; }
 bool Tokenizer::add_bos() const { return impl_->vocab.add_bos; }
 bool Tokenizer::add_eos() const { return impl_->vocab.add_eos; }
+const FimTokens& Tokenizer::fim() const { return impl_->vocab.fim; }
+PairTokens Tokenizer::pair() const {
+    const Vocab& v = impl_->vocab;
+    return {v.bos, v.eos >= 0 ? v.eos : v.sep, v.sep, v.add_bos, v.pair_add_eos, v.pair_add_sep};
+}
 bool Tokenizer::adds_space_prefix() const { return impl_->vocab.add_space_prefix; }
 std::string_view Tokenizer::model() const { return impl_->vocab.model; }
 std::string_view Tokenizer::pre() const { return impl_->vocab.pre; }

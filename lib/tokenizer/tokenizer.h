@@ -47,6 +47,22 @@ enum class TokenType : int32_t {
     Byte = 6,  // <0xNN> fallback tokens of SentencePiece vocabularies
 };
 
+// The fill-in-the-middle tokens of the vocabulary (-1: none): prefix, suffix and middle
+// (tokenizer.ggml.fim_pre/suf/mid_token_id, or the older prefix/suffix/middle_token_id, or
+// found by their text), and the repository and file separators of repo-level prompts.
+struct FimTokens {
+    int32_t pre = -1, suf = -1, mid = -1, rep = -1, sep = -1;
+};
+
+// How llama.cpp's server joins a query and a document for a cross-encoder: [BOS if add_bos]
+// query [EOS if add_eos] [SEP if add_sep] document [EOS if add_eos], with llama.cpp's
+// defaults for each vocabulary kind (WordPiece: no EOS, a [SEP]); `eos` is the separator when
+// the vocabulary has no EOS.
+struct PairTokens {
+    int32_t bos = -1, eos = -1, sep = -1;
+    bool add_bos = false, add_eos = false, add_sep = false;
+};
+
 class Tokenizer {
 public:
     // Builds the tokenizer from the `tokenizer.*` metadata of a GGUF file (the file may be
@@ -85,6 +101,8 @@ public:
     int32_t eot() const;  // end of turn (<|eot_id|>, <|im_end|>, <end_of_turn>...), or -1
     bool add_bos() const;
     bool add_eos() const;
+    const FimTokens& fim() const;
+    PairTokens pair() const;
     // Ends generation: EOS, EOT, EOM and the other end-of-turn tokens of the vocabulary.
     bool is_eog(int32_t id) const;
     std::span<const int32_t> eog_ids() const;

@@ -29,7 +29,15 @@ constexpr std::array kEomTexts{"<|eom_id|>"};
 constexpr std::array kEogTexts{"<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>",   "<|endoftext|>", "</s>",
                                "<|eom_id|>", "<EOT>",      "_<EOT>",  "<|end_of_text|>", "<end_of_utterance>",
                                "<|return|>", "<|call|>"};
-// Fill-in-the-middle tokens that end generation, found by text when the file has no id for them.
+// Fill-in-the-middle tokens, found by text when the file has no id for them (as llama.cpp's
+// loader: Qwen, StarCoder, Granite, DeepSeek, CodeLlama, GLM-4.5, Falcon-H1 spellings). The
+// pad, repo and file-separator tokens also end generation.
+constexpr std::array kFimPreTexts{"<|fim_prefix|>", "<fim-prefix>", "<fim_prefix>", "<\xef\xbd\x9c" "fim\xe2\x96\x81" "begin\xef\xbd\x9c>",
+                                  "<PRE>", "\xe2\x96\x81<PRE>", "<|code_prefix|>", "<|prefix|>"};
+constexpr std::array kFimSufTexts{"<|fim_suffix|>", "<fim-suffix>", "<fim_suffix>", "<\xef\xbd\x9c" "fim\xe2\x96\x81" "hole\xef\xbd\x9c>",
+                                  "<SUF>", "\xe2\x96\x81<SUF>", "<|code_suffix|>", "<|suffix|>"};
+constexpr std::array kFimMidTexts{"<|fim_middle|>", "<fim-middle>", "<fim_middle>", "<\xef\xbd\x9c" "fim\xe2\x96\x81" "end\xef\xbd\x9c>",
+                                  "<MID>", "\xe2\x96\x81<MID>", "<|code_middle|>", "<|middle|>"};
 constexpr std::array kFimPadTexts{"<|fim_pad|>", "<fim-pad>", "<fim_pad>", "<PAD>"};
 constexpr std::array kFimRepTexts{"<|fim_repo|>", "<|repo_name|>", "<fim-repo>", "<REPO>", "<reponame>"};
 constexpr std::array kFimSepTexts{"<|file_sep|>"};
@@ -144,6 +152,21 @@ bool read_flag(const gguf::File& f, std::string_view key, bool fallback) {
     return b ? *b : fallback;
 }
 
+// A fill-in-the-middle id under its key, else its older key (tokenizer.ggml.prefix_token_id,
+// ...), else found by text.
+template <size_t N>
+int32_t read_fim_id(const gguf::File& f, Vocab& v, std::string_view key, std::string_view old_key,
+                    const std::array<const char*, N>& texts) {
+    if (auto id = read_special_id(f, v, key)) return *id;
+    return read_special_id(f, v, old_key, texts);
+}
+
+void read_fim(const gguf::File& f, Vocab& v) {
+    v.fim.pre = read_fim_id(f, v, "tokenizer.ggml.fim_pre_token_id", "tokenizer.ggml.prefix_token_id", kFimPreTexts);
+    v.fim.suf = read_fim_id(f, v, "tokenizer.ggml.fim_suf_token_id", "tokenizer.ggml.suffix_token_id", kFimSufTexts);
+    v.fim.mid = read_fim_id(f, v, "tokenizer.ggml.fim_mid_token_id", "tokenizer.ggml.middle_token_id", kFimMidTexts);
+}
+
 void read_specials(const gguf::File& f, Vocab& v) {
     bool spm = v.kind == VocabKind::Spm, wpm = v.kind == VocabKind::Wpm;
     v.bos = read_special_id(f, v, "tokenizer.ggml.bos_token_id", wpm ? read_special_id(f, v, "tokenizer.ggml.cls_token_id", -1) : spm ? 1 : -1);
@@ -151,10 +174,9 @@ void read_specials(const gguf::File& f, Vocab& v) {
     v.unk = read_special_id(f, v, "tokenizer.ggml.unknown_token_id", spm ? 0 : -1);
     v.eot = read_special_id(f, v, "tokenizer.ggml.eot_token_id", kEotTexts);
     v.eom = read_special_id(f, v, "tokenizer.ggml.eom_token_id", kEomTexts);
-    v.eog = {v.eos, v.eot, v.eom,
-             read_special_id(f, v, "tokenizer.ggml.fim_pad_token_id", kFimPadTexts),
-             read_special_id(f, v, "tokenizer.ggml.fim_rep_token_id", kFimRepTexts),
-             read_special_id(f, v, "tokenizer.ggml.fim_sep_token_id", kFimSepTexts)};
+    v.fim.rep = read_special_id(f, v, "tokenizer.ggml.fim_rep_token_id", kFimRepTexts);
+    v.fim.sep = read_special_id(f, v, "tokenizer.ggml.fim_sep_token_id", kFimSepTexts);
+    v.eog = {v.eos, v.eot, v.eom, read_special_id(f, v, "tokenizer.ggml.fim_pad_token_id", kFimPadTexts), v.fim.rep, v.fim.sep};
     for (const char* t : kEogTexts) {
         if (int32_t id = v.find(t); id >= 0) {
             v.type[id] = TokenType::Control;
@@ -173,6 +195,9 @@ void read_specials(const gguf::File& f, Vocab& v) {
     v.add_bos = read_flag(f, "tokenizer.ggml.add_bos_token", spm || wpm || family_bos);
     v.add_eos = wpm ? read_flag(f, "tokenizer.ggml.add_sep_token", true) : read_flag(f, "tokenizer.ggml.add_eos_token", false);
     v.tail = wpm ? read_special_id(f, v, "tokenizer.ggml.seperator_token_id", v.eos) : v.eos;
+    v.sep = read_special_id(f, v, "tokenizer.ggml.seperator_token_id", wpm ? 102 : -1);
+    v.pair_add_eos = read_flag(f, "tokenizer.ggml.add_eos_token", false);
+    v.pair_add_sep = read_flag(f, "tokenizer.ggml.add_sep_token", wpm);
     v.add_space_prefix = (spm && read_flag(f, "tokenizer.ggml.add_space_prefix", true)) || wpm;
     if (v.add_bos && v.bos < 0) throw error("tokenizer.ggml.add_bos_token", "is set but there is no BOS token");
     if (v.add_eos && v.tail < 0) throw error(wpm ? "tokenizer.ggml.seperator_token_id" : "tokenizer.ggml.add_eos_token",
@@ -272,6 +297,7 @@ Vocab Vocab::from_gguf(const gguf::File& f) {
     read_types(f, v);
     if (v.kind == VocabKind::Bpe) read_merges(f, v);
     read_specials(f, v);
+    read_fim(f, v);
     read_strip_flags(f, v);
     build_pieces(v);
     return v;

@@ -43,6 +43,10 @@ struct Vocab {
     int32_t tail = -1;  // what add_eos appends: EOS, or WordPiece's separator ([SEP])
     bool add_bos = false, add_eos = false, add_space_prefix = false;
     std::vector<int32_t> eog;
+    FimTokens fim;
+    // What llama.cpp's server puts between a query and a document (PairTokens).
+    int32_t sep = -1;                                   // tokenizer.ggml.seperator_token_id
+    bool pair_add_eos = false, pair_add_sep = false;    // add_eos_token, add_sep_token as llama.cpp reads them
 
     static constexpr uint8_t kStripLeft = 1, kStripRight = 2;
 

@@ -1,4 +1,4 @@
-// peer-embed MODEL.gguf TOKENS_FILE OUT.f32 [--pooling model|none|mean|cls|last] [--threads N] [--warmup]
+// peer-embed MODEL.gguf TOKENS_FILE OUT.f32 [--pooling model|none|mean|cls|last|rank] [--threads N] [--warmup]
 //                  [--fa on|off|auto]
 // llama.cpp's pooled embedding of one sequence, for strata's embedding goldens
 // (tests/data/embed/make_embed.sh). Evaluates the whitespace-separated token ids as one
@@ -6,7 +6,8 @@
 // llama_get_embeddings_seq (the hidden states after the output norm, pooled as asked;
 // "model" keeps the file's pooling_type), L2-normalises it as llama-server does by default
 // (common_embd_normalize with norm 2: the sum of squares in double) and writes n_embd float32
-// little-endian values; stderr gets the decode time (decode_s, for tests/bench/embed_bench.py;
+// little-endian values (a reranker's, pooling rank: its llama_model_n_cls_out scores as they
+// are, not normalised, what llama-server's /rerank reports the first of); stderr gets the decode time (decode_s, for tests/bench/embed_bench.py;
 // --warmup times a second decode, after one that warms caches and buffers up).
 // Built against the peer harness of ../../../shared/tools/peer (see make_embed.sh); not part
 // of strata's build.
@@ -15,6 +16,7 @@
 #include <cmath>
 
 extern "C" float* llama_get_embeddings_seq(struct llama_context* ctx, llama_seq_id seq_id);
+extern "C" uint32_t llama_model_n_cls_out(const struct llama_model* model);
 
 static int pooling_of(const std::string& s) {
     if (s == "model") return LLAMA_POOLING_TYPE_UNSPECIFIED;
@@ -22,7 +24,8 @@ static int pooling_of(const std::string& s) {
     if (s == "mean") return 1;
     if (s == "cls") return 2;
     if (s == "last") return 3;
-    fprintf(stderr, "error: --pooling expects model|none|mean|cls|last\n");
+    if (s == "rank") return 4;
+    fprintf(stderr, "error: --pooling expects model|none|mean|cls|last|rank\n");
     exit(1);
 }
 
@@ -81,10 +84,11 @@ int main(int argc, char** argv) {
     const double t1 = peer::now_s();
     const float* e = llama_get_embeddings_seq(ctx, 0);
     if (!e) { fprintf(stderr, "error: no pooled embedding (pooling none?)\n"); return 1; }
-    const int n_embd = llama_model_n_embd(model);
+    const bool rank = pooling == 4;
+    const int n_embd = rank ? (int)llama_model_n_cls_out(model) : llama_model_n_embd(model);
     double sum = 0;
     for (int i = 0; i < n_embd; i++) sum += (double)e[i] * e[i];
-    const double scale = sum > 0 ? 1.0 / std::sqrt(sum) : 0.0;
+    const double scale = rank ? 1.0 : sum > 0 ? 1.0 / std::sqrt(sum) : 0.0;
     std::vector<float> out(n_embd);
     for (int i = 0; i < n_embd; i++) out[i] = (float)(e[i] * scale);
     FILE* f = fopen(pos[2].c_str(), "wb");

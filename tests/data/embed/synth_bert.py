@@ -4,7 +4,8 @@ converter writes it) with a WordPiece vocabulary, for tests/data/embed (make_emb
 
 Tensors: token_embd, token_types (2 rows), position_embd (context rows), token_embd_norm.{weight,bias};
 per layer attn_{q,k,v,output}.{weight,bias}, attn_output_norm.{weight,bias}, ffn_{up,down}.{weight,bias},
-layer_output_norm.{weight,bias}. Matrices normal(0, std) (F16 or F32), LayerNorm weights 1 + normal(0, 0.1),
+layer_output_norm.{weight,bias}; with --pooling rank also the classification head cls.{weight,bias} and
+cls.output.{weight,bias} (one label). Matrices normal(0, std) (F16 or F32), LayerNorm weights 1 + normal(0, 0.1),
 biases normal(0, std), 1-D tensors F32. Vocabulary (tokenizer.ggml.model "bert"): [PAD] [UNK] [CLS] [SEP]
 [MASK], then word-initial pieces stored with the U+2581 prefix the converter adds, then continuation pieces
 (WordPiece's "##" removed, as the converter does). Uses the GGUF writer of the peer harness's synth_gguf.py
@@ -49,7 +50,7 @@ def build(args):
           ("bert.context_length", g.T_UINT32, C), ("bert.embedding_length", g.T_UINT32, E),
           ("bert.feed_forward_length", g.T_UINT32, F), ("bert.block_count", g.T_UINT32, L),
           ("bert.attention.head_count", g.T_UINT32, H), ("bert.attention.layer_norm_epsilon", g.T_FLOAT32, 1e-12),
-          ("bert.attention.causal", g.T_BOOL, False), ("bert.pooling_type", g.T_UINT32, {"mean": 1, "cls": 2}[args.pooling]),
+          ("bert.attention.causal", g.T_BOOL, False), ("bert.pooling_type", g.T_UINT32, {"mean": 1, "cls": 2, "rank": 4}[args.pooling]),
           ("general.file_type", g.T_UINT32, 1 if args.dtype == "f16" else 0),
           ("tokenizer.ggml.model", g.T_STRING, "bert"), ("tokenizer.ggml.tokens", g.T_ARRAY, toks, g.T_STRING),
           ("tokenizer.ggml.token_type", g.T_ARRAY, types, g.T_INT32),
@@ -69,6 +70,9 @@ def build(args):
               (p + "ffn_up.weight", [E, F], mat, "w"), (p + "ffn_up.bias", [F], g.GGML_F32, "w"),
               (p + "ffn_down.weight", [F, E], mat, "w"), (p + "ffn_down.bias", [E], g.GGML_F32, "w"),
               (p + "layer_output_norm.weight", [E], g.GGML_F32, "norm"), (p + "layer_output_norm.bias", [E], g.GGML_F32, "w")]
+    if args.pooling == "rank":  # a cross-encoder's classification head (bge-reranker, as the converter names it)
+        t += [("cls.weight", [E, E], mat, "w"), ("cls.bias", [E], g.GGML_F32, "w"),
+              ("cls.output.weight", [E, 1], mat, "w"), ("cls.output.bias", [1], g.GGML_F32, "w")]
     dims = dict(n_embd=E, n_layer=L, n_ff=F, n_head=H, n_head_kv=H)
     return dims, n_vocab, kv, t
 
@@ -80,7 +84,7 @@ def main():
     ap.add_argument("--n-ff", type=int, default=128)
     ap.add_argument("--n-head", type=int, default=2)
     ap.add_argument("--ctx", type=int, default=128)
-    ap.add_argument("--pooling", choices=["mean", "cls"], default="mean")
+    ap.add_argument("--pooling", choices=["mean", "cls", "rank"], default="mean")
     ap.add_argument("--dtype", choices=["f16", "f32"], default="f16")
     ap.add_argument("--std", type=float, default=0.1)
     ap.add_argument("--seed", type=int, default=1)
