@@ -6,7 +6,8 @@ thinking), and Qwen3's. A grammar makes the tiny model write a thinking part and
 OpenAI chat completions: reasoning_content whole and streamed as deltas (the same text);
 chat_template_kwargs {"enable_thinking": false} and reasoning_effort reach the template (they
 were a 400); Anthropic messages: thinking blocks and thinking_delta events, thinking disabled;
-the native protocol: "reasoning" beside "text" in the result and the token notifications."""
+the native protocol: "reasoning" beside "text" in the result and the token notifications; the
+`strata` client hides thinking unless --show-reasoning (then on standard error)."""
 import json
 import os
 import subprocess
@@ -96,6 +97,20 @@ class StartsInsideThinking(DaemonWith, unittest.TestCase):
             result, _ = c.generate({"prompt": "Once", "grammar": grammar, "max_tokens": 60, "stream": False})
             self.assertEqual(result["result"]["text"], "Hmm, a greeting.</think>Hi there.")
             self.assertNotIn("reasoning", result["result"])
+
+    def test_client_shows_reasoning_only_when_asked(self):
+        strata = [os.path.join(BUILD, "client", "strata"), "--socket", self.daemon.socket, "-n", "8",
+                  "--temperature", "0"]
+        quiet = subprocess.run(strata + ["Say hi."], capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60)
+        self.assertEqual(quiet.returncode, 0, quiet.stderr)
+        self.assertEqual(quiet.stdout.strip(), "")  # the whole reply is thinking: no answer yet
+        self.assertEqual(quiet.stderr, "")
+        shown = subprocess.run(strata + ["--show-reasoning", "Say hi."], capture_output=True, text=True,
+                               stdin=subprocess.DEVNULL, timeout=60)
+        self.assertEqual(shown.returncode, 0, shown.stderr)
+        self.assertEqual(shown.stdout.strip(), "")
+        self.assertTrue(shown.stderr.strip(), "the thinking is on standard error")
+        self.assertNotIn("\033", shown.stderr)  # not a terminal: plain text
 
 
 class Qwen3(DaemonWith, unittest.TestCase):
