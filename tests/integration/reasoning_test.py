@@ -98,6 +98,18 @@ class StartsInsideThinking(DaemonWith, unittest.TestCase):
             self.assertEqual(result["result"]["text"], "Hmm, a greeting.</think>Hi there.")
             self.assertNotIn("reasoning", result["result"])
 
+    def test_thinking_stays_out_of_the_sessions_next_prompt(self):
+        grammar = 'root ::= "Hmm, a greeting." "</think>" "Hi there."'
+        again = [{"role": "user", "content": "And again?"}]
+        with self.daemon.client() as c:
+            first, _ = c.generate({"session": "thinker", "messages": ASK, "grammar": grammar, "max_tokens": 60, "stream": False})
+            self.assertEqual(first["result"]["text"], "Hi there.")
+            second, _ = c.generate({"session": "thinker", "messages": again, "max_tokens": 1, "stream": False})
+            # The template renders an earlier reply without its thinking, as if it were the answer alone.
+            whole, _ = c.generate({"messages": ASK + [{"role": "assistant", "content": "Hi there."}] + again,
+                                   "max_tokens": 1, "stream": False})
+            self.assertEqual(second["result"]["usage"]["prompt_tokens"], whole["result"]["usage"]["prompt_tokens"])
+
     def test_client_shows_reasoning_only_when_asked(self):
         strata = [os.path.join(BUILD, "client", "strata"), "--socket", self.daemon.socket, "-n", "8",
                   "--temperature", "0"]
