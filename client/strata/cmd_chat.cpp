@@ -62,7 +62,8 @@ void run_turn(RpcClient& client, const Options& options, ChatState& state, const
                                              [&](std::string_view piece) {
                                                  write_stdout(piece);
                                                  if (!piece.empty()) last = piece.back();
-                                             });
+                                             },
+                                             reasoning_writer(options.show_reasoning));
         if (last != '\n') write_stdout("\n");
         if (outcome.cancelled && state.interactive) std::fputs("[reply stopped]\n", stderr);
         if (outcome.cut_off) {

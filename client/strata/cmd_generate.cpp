@@ -58,7 +58,8 @@ int run_generate(const Options& given) {
                                          [&](std::string_view text) {
                                              write_stdout(text);
                                              if (!text.empty()) last = text.back();
-                                         });
+                                         },
+                                         reasoning_writer(options.show_reasoning));
     if (last != '\n') write_stdout("\n");
     if (options.verbose && !outcome.result.empty()) std::fputs(render_speed(outcome.result).c_str(), stderr);
     if (outcome.cut_off) {

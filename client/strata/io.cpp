@@ -91,4 +91,11 @@ void write_stdout(std::string_view data) {
     if (err != 0) throw std::system_error(err, std::generic_category(), "writing standard output");
 }
 
+std::function<void(std::string_view)> reasoning_writer(bool show) {
+    if (!show) return [](std::string_view) {};
+    return [tty = ::isatty(STDERR_FILENO) != 0](std::string_view data) {
+        if (!data.empty()) write_all(STDERR_FILENO, tty ? "\033[2m" + std::string(data) + "\033[0m" : std::string(data));
+    };
+}
+
 }  // namespace strata::client

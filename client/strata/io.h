@@ -3,6 +3,7 @@
 // a timeout, and complete writes. No protocol knowledge here.
 #pragma once
 
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -46,5 +47,8 @@ private:
 int write_all(int fd, std::string_view data);
 // Writes to standard output at once (the output streams); throws StdoutClosed on EPIPE.
 void write_stdout(std::string_view data);
+// What to do with a reasoning model's thinking: with `show` (--show-reasoning), write it to
+// standard error, faint on a terminal, so that standard output stays the answer; else drop it.
+std::function<void(std::string_view)> reasoning_writer(bool show);
 
 }  // namespace strata::client

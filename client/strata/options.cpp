@@ -49,6 +49,7 @@ constexpr std::array kSpecs = {
     Spec{"socket", 0, true, [](Options& o, const std::string&, const std::string& v) { o.socket = v; }},
     Spec{"system", 0, true, [](Options& o, const std::string&, const std::string& v) { o.system = v; }},
     Spec{"raw", 0, false, [](Options& o, const std::string&, const std::string&) { o.raw = true; }},
+    Spec{"show-reasoning", 0, false, [](Options& o, const std::string&, const std::string&) { o.show_reasoning = true; }},
     Spec{"encoding", 0, true,
          [](Options& o, const std::string& n, const std::string& v) {
              if (v == "utf-8" || v == "utf8") o.encoding = Encoding::Utf8;
@@ -197,6 +198,8 @@ options:
   -s, --session NAME       continue (or start) the named session
       --system TEXT        add a system message
       --raw                send a raw prompt even if the model has a chat template
+      --show-reasoning     show a reasoning model's thinking (on standard error, faint
+                           on a terminal); hidden by default
       --encoding ENC       of the input: utf-8 (default; invalid bytes are an error),
                            latin1, or replace (invalid bytes become U+FFFD)
   -n, --max-tokens N       stop after N tokens

@@ -54,6 +54,7 @@ struct Options {
     std::optional<std::string> socket;    // --socket PATH
     std::optional<std::string> system;    // --system TEXT
     bool raw = false;                     // --raw: never use the chat template
+    bool show_reasoning = false;          // --show-reasoning: a reasoning model's thinking on stderr
     bool json = false;                    // --json: print the protocol lines as received
     bool verbose = false;                 // -v: token rates on stderr
     Encoding encoding = Encoding::Utf8;   // --encoding: of the prompt, standard input and --system

@@ -154,7 +154,8 @@ json::object RpcClient::call(std::string_view method, json::object params) {
     }
 }
 
-RpcClient::Outcome RpcClient::generate(json::object params, const std::function<void(std::string_view)>& on_text) {
+RpcClient::Outcome RpcClient::generate(json::object params, const std::function<void(std::string_view)>& on_text,
+                                       const std::function<void(std::string_view)>& on_reasoning) {
     const int64_t id = send("generate", std::move(params));
     int stopped_by = 0;  // the signal that cancelled the request
     for (;;) {
@@ -171,8 +172,10 @@ RpcClient::Outcome RpcClient::generate(json::object params, const std::function<
         }
         if (string_at(message, "method") == "token") {
             const json::value* p = message.if_contains("params");
-            if (p != nullptr && p->is_object() && has_id(p->get_object(), id) && !echo_)
+            if (p != nullptr && p->is_object() && has_id(p->get_object(), id) && !echo_) {
+                on_reasoning(string_at(p->get_object(), "reasoning"));
                 on_text(string_at(p->get_object(), "text"));
+            }
         } else if (has_id(message, id) || (has_null_id(message) && message.contains("error"))) {
             if (stopped_by == 0) {
                 json::object result = result_of(message);

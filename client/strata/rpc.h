@@ -67,7 +67,9 @@ public:
     // The first signal sends `cancel` and waits a few seconds at most for the cancelled
     // result: after SIGINT the outcome says `cancelled`; after SIGTERM or SIGHUP, and on a
     // second signal or when the wait runs out, Interrupted is thrown.
-    Outcome generate(boost::json::object params, const std::function<void(std::string_view)>& on_text);
+    // A reasoning model's thinking ("reasoning" beside "text") goes to `on_reasoning`.
+    Outcome generate(boost::json::object params, const std::function<void(std::string_view)>& on_text,
+                     const std::function<void(std::string_view)>& on_reasoning = [](std::string_view) {});
 
 private:
     explicit RpcClient(int fd) : fd_(fd), reader_(fd) {}

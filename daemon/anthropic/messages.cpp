@@ -192,8 +192,9 @@ void read_tool_use(const Fields& fields, ToolFormat format, MessagesCall& call) 
     call.tools = std::make_shared<const ToolUse>(ToolUse{std::move(tools), format, parallel});
 }
 
-// thinking {type: disabled | enabled | adaptive}: accepted, never produced.
-void read_thinking(const Fields& fields) {
+// thinking {type: disabled | enabled | adaptive, display}: disabled turns the template's
+// thinking off (enable_thinking false); display "omitted" leaves thinking blocks out of the reply.
+void read_thinking(const Fields& fields, MessagesCall& call) {
     const json::value* value = fields.find("thinking");
     if (value == nullptr)
         return;
@@ -201,6 +202,12 @@ void read_thinking(const Fields& fields) {
     const std::string type(string_value(f.required("type"), "thinking.type", 32));
     if (type != "disabled" && type != "enabled" && type != "adaptive")
         throw invalid_params("thinking.type", "thinking.type must be \"disabled\", \"enabled\" or \"adaptive\"");
+    const std::string display = f.string("display", 32).value_or("summarized");
+    if (display != "summarized" && display != "omitted")
+        throw invalid_params("thinking.display", "thinking.display must be \"summarized\" or \"omitted\"");
+    if (type == "disabled")
+        call.request.template_variables.set(chat::Value(std::string("enable_thinking")), chat::Value(false));
+    call.show_thinking = type != "disabled" && display != "omitted";
 }
 
 std::vector<std::string> read_stop_sequences(const Fields& fields) {
@@ -269,17 +276,17 @@ MessagesCall parse_messages(MessagesKind kind, const json::object& body, const R
     if (!call.stop_sequences.empty())
         call.request.logprobs = 0;  // to tell which one matched
     read_tool_use(fields, format, call);
-    read_thinking(fields);
+    read_thinking(fields, call);
     call.stream = kind == MessagesKind::Create && fields.boolean("stream").value_or(false);
     return call;
 }
 
 MessagesReply new_messages_reply(const MessagesCall& call) {
-    return {"msg_" + random_hex(24), call.model, call.tools, call.stop_sequences};
+    return {"msg_" + random_hex(24), call.model, call.tools, call.stop_sequences, call.reasoning, call.show_thinking};
 }
 
-ParsedReply parse_content(const MessagesReply& reply, std::string_view text) {
-    return reply.tools ? parse_reply(*reply.tools, text) : ParsedReply{std::string(text), {}};
+json::object thinking_block(const std::string& thinking) {
+    return {{"type", "thinking"}, {"thinking", thinking}, {"signature", ""}};
 }
 
 StopReason stop_reason(const MessagesReply& reply, const engine::Result& result, const ParsedReply& parsed) {
@@ -308,8 +315,11 @@ json::object messages_usage(const engine::Usage& usage) {
 }
 
 json::object message_json(const MessagesReply& reply, const engine::Result& result) {
-    const ParsedReply parsed = parse_content(reply, result.text);
+    const ChatReply reply_parts = parse_chat_reply(result.text, reply.reasoning, reply.tools);
+    const ParsedReply& parsed = reply_parts.answer;
     json::array content;
+    if (reply.show_thinking && !reply_parts.reasoning.empty())
+        content.push_back(thinking_block(reply_parts.reasoning));
     if (!parsed.content.empty())
         content.push_back(json::object{{"type", "text"}, {"text", parsed.content}});
     for (const ToolCall& call : parsed.calls)

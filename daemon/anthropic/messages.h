@@ -3,8 +3,10 @@
 // with text / tool_use / tool_result blocks, tools and tool_choice, max_tokens,
 // stop_sequences, sampling), and results → Anthropic message objects, count_tokens answers
 // and error bodies ({"type":"error","error":{"type","message"}}) with Anthropic's statuses.
-// Thinking is not produced: `thinking` is accepted (disabled, enabled, adaptive) and answered
-// without thinking blocks; thinking blocks sent back in assistant turns are left out.
+// The model's thinking (protocol/reply_stream.h) comes back as a `thinking` block before the
+// answer (its signature empty); `thinking` is accepted (disabled: the template's
+// enable_thinking is false; display omitted: no thinking blocks); thinking blocks sent back in
+// assistant turns are left out (as the templates of thinking models leave earlier thinking out).
 // Owns: Anthropic shapes. Must not touch: HTTP framing and routing (openai/http_*.h), event
 // streams (anthropic/messages_stream.h), the OpenAI shapes (openai/openai.h).
 #pragma once
@@ -16,6 +18,7 @@
 #include "engine/engine.h"
 #include "protocol/errors.h"
 #include "protocol/generate_params.h"
+#include "protocol/reply_stream.h"
 #include "protocol/tool_calls.h"
 
 namespace strata::daemon {
@@ -29,6 +32,8 @@ struct MessagesCall {
     std::vector<std::string> stop_sequences;
     bool stream = false;
     std::string model;  // as the request names it (echoed back)
+    chat::ReasoningSyntax reasoning;  // how the reply separates thinking (set by the router)
+    bool show_thinking = true;        // thinking blocks in the reply
 };
 
 // Throws ApiError (invalid_params naming the field, also for what strata does not support:
@@ -44,6 +49,8 @@ struct MessagesReply {
     std::string model;
     std::shared_ptr<const ToolUse> tools;
     std::vector<std::string> stop_sequences;
+    chat::ReasoningSyntax reasoning;
+    bool show_thinking = true;
 };
 MessagesReply new_messages_reply(const MessagesCall& call);
 
@@ -53,8 +60,7 @@ struct StopReason {
     boost::json::value sequence;
 };
 StopReason stop_reason(const MessagesReply& reply, const engine::Result& result, const ParsedReply& parsed);
-// The reply's text and calls (no calls without tools).
-ParsedReply parse_content(const MessagesReply& reply, std::string_view text);
+boost::json::object thinking_block(const std::string& thinking);  // "" when streamed
 
 boost::json::object tool_use_block(const ToolCall& call, bool with_input);  // input {} when streamed
 boost::json::object messages_usage(const engine::Usage& usage);

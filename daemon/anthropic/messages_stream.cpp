@@ -26,42 +26,43 @@ std::string MessagesStream::start() const {
     return event("message_start", {{"type", "message_start"}, {"message", message}}) + event("ping", {{"type", "ping"}});
 }
 
-std::string MessagesStream::text(std::string_view piece) {
-    if (!reply_.tools)
-        return text_events(std::string(piece));
-    held_ += piece;
-    const size_t content = content_prefix(held_, reply_.tools->format);
-    const std::string out = content > sent_ ? held_.substr(sent_, content - sent_) : std::string();
-    sent_ = std::max(sent_, content);
-    return text_events(out);
+std::string MessagesStream::text(std::string_view piece) { return parts_events(parts_.feed(piece)); }
+
+std::string MessagesStream::parts_events(const ChatReply& parts) {
+    std::string out = reply_.show_thinking ? block_events(Block::Thinking, parts.reasoning) : std::string();
+    return out + block_events(Block::Text, parts.answer.content);
 }
 
-std::string MessagesStream::text_events(const std::string& text) {
+// A delta of a thinking or text block, opening it (and closing another) first.
+std::string MessagesStream::block_events(Block block, const std::string& text) {
     if (text.empty())
         return {};
+    const bool thinking = block == Block::Thinking;
     std::string out;
-    if (!text_open_) {
-        text_open_ = true;
+    if (open_ != block) {
+        out = close_block();
+        open_ = block;
         out += event("content_block_start", {{"type", "content_block_start"},
                                              {"index", index_},
-                                             {"content_block", json::object{{"type", "text"}, {"text", ""}}}});
+                                             {"content_block", thinking ? thinking_block("") : json::object{{"type", "text"}, {"text", ""}}}});
     }
-    return out + event("content_block_delta", {{"type", "content_block_delta"},
-                                               {"index", index_},
-                                               {"delta", json::object{{"type", "text_delta"}, {"text", text}}}});
+    const json::object delta = thinking ? json::object{{"type", "thinking_delta"}, {"thinking", text}}
+                                        : json::object{{"type", "text_delta"}, {"text", text}};
+    return out + event("content_block_delta", {{"type", "content_block_delta"}, {"index", index_}, {"delta", delta}});
 }
 
 std::string MessagesStream::close_block() {
-    if (!text_open_)
+    if (open_ == Block::None)
         return {};
-    text_open_ = false;
+    open_ = Block::None;
     return event("content_block_stop", {{"type", "content_block_stop"}, {"index", index_++}});
 }
 
 // The held text and the calls, then the message's end.
 std::string MessagesStream::end(const engine::Result& result) {
-    const ParsedReply parsed = parse_content(reply_, std::string_view(held_).substr(std::min(sent_, held_.size())));
-    std::string out = reply_.tools ? text_events(parsed.content) : std::string();
+    const ChatReply rest = parts_.finish();
+    const ParsedReply& parsed = rest.answer;
+    std::string out = parts_events(rest);
     out += close_block();
     for (const ToolCall& call : parsed.calls) {
         out += event("content_block_start",

@@ -1,8 +1,9 @@
 // daemon/anthropic/messages_stream.h — a streamed /v1/messages reply as Anthropic's server-sent
 // events, each "event: NAME\ndata: JSON\n\n": message_start and ping, then per content block
-// content_block_start, content_block_delta (text_delta, input_json_delta) and
+// content_block_start, content_block_delta (thinking_delta, text_delta, input_json_delta) and
 // content_block_stop, then message_delta (stop_reason, stop_sequence, usage) and message_stop;
-// an error after the start is an `error` event. With tools, text that may begin a call is
+// an error after the start is an `error` event. The model's thinking streams as a thinking
+// block before the text block. With tools, text that may begin a call is
 // held until the call is parsed (as the OpenAI stream does); each call goes out as one
 // tool_use block whose input is one input_json_delta.
 // Owns: the events and their order. Must not touch: HTTP framing (openai/http_connection.h).
@@ -17,7 +18,7 @@ namespace strata::daemon {
 
 class MessagesStream {
 public:
-    explicit MessagesStream(MessagesReply reply) : reply_(std::move(reply)) {}
+    explicit MessagesStream(MessagesReply reply) : reply_(std::move(reply)), parts_(reply_.reasoning, reply_.tools) {}
 
     const MessagesReply& reply() const { return reply_; }
     // Each returns the events to send, in order ("" when there are none yet).
@@ -27,14 +28,15 @@ public:
     static std::string error(const ApiError& error);
 
 private:
-    std::string text_events(const std::string& text);
+    enum class Block { None, Thinking, Text };
+    std::string parts_events(const ChatReply& parts);
+    std::string block_events(Block block, const std::string& text);
     std::string close_block();
 
     MessagesReply reply_;
-    int index_ = 0;           // of the next content block
-    bool text_open_ = false;  // a text block is open (at index_)
-    std::string held_;        // with tools: the output so far,
-    size_t sent_ = 0;         // of which this much went out as text
+    ReplyStream parts_;
+    int index_ = 0;             // of the next content block
+    Block open_ = Block::None;  // the block open at index_
 };
 
 }  // namespace strata::daemon

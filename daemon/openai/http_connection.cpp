@@ -211,6 +211,7 @@ void HttpConnection::begin_generation(OpenAiCall call) {
     active.include_usage = call.include_usage;
     active.reply = new_reply(call.kind, server_.model_id());
     active.reply.tools = call.tools;
+    active.reply.reasoning = call.reasoning;
     if (call.n > 1)
         active.rest = call.request;
     submit_choice(active, std::move(call.request));
@@ -374,7 +375,8 @@ void HttpConnection::on_text(uint64_t key, std::string text) {
         stream_text(i, text);
 }
 
-// Text goes out as it comes; with tools, only what cannot be the start of a call.
+// Text goes out as it comes; a chat reply's thinking as reasoning_content, and of its answer
+// only what cannot be the start of a call.
 void HttpConnection::stream_text(int index, const std::string& text) {
     if (active_->messages) {
         send_stream(active_->messages->text(text));
@@ -386,21 +388,27 @@ void HttpConnection::stream_text(int index, const std::string& text) {
         return;
     }
     Choice& choice = active_->choices[static_cast<size_t>(index)];
-    std::string out = text;
-    if (const auto& tools = active_->reply.tools) {
-        choice.text += text;
-        const size_t content = content_prefix(choice.text, tools->format);
-        out = content > choice.sent ? choice.text.substr(choice.sent, content - choice.sent) : std::string();
-        choice.sent = std::max(choice.sent, content);
-    }
-    if (out.empty() && choice.logprobs.empty())
+    if (active_->reply.kind != OpenAiKind::Chat) {
+        send_event(json::serialize(text_chunk_json(active_->reply, index, text, choice.logprobs)));
+        choice.logprobs.clear();
         return;
-    send_event(json::serialize(text_chunk_json(active_->reply, index, out, choice.logprobs)));
+    }
+    if (!choice.reply)
+        choice.reply.emplace(active_->reply.reasoning, active_->reply.tools);
+    stream_parts(index, choice.reply->feed(text));
+}
+
+void HttpConnection::stream_parts(int index, const ChatReply& parts) {
+    Choice& choice = active_->choices[static_cast<size_t>(index)];
+    if (!parts.reasoning.empty())
+        send_event(json::serialize(reasoning_chunk_json(active_->reply, index, parts.reasoning)));
+    if (parts.answer.content.empty() && choice.logprobs.empty())
+        return;
+    send_event(json::serialize(text_chunk_json(active_->reply, index, parts.answer.content, choice.logprobs)));
     choice.logprobs.clear();
 }
 
-// A choice's last chunks: with tools, the held text as content and/or its calls; then its
-// finish reason.
+// A choice's last chunks: a chat reply's held text and its calls; then its finish reason.
 void HttpConnection::stream_end(int index, const engine::Result& result) {
     if (active_->messages) {
         send_stream(active_->messages->end(result));
@@ -412,13 +420,17 @@ void HttpConnection::stream_end(int index, const engine::Result& result) {
     }
     Choice& choice = active_->choices[static_cast<size_t>(index)];
     std::string finish_reason = result.finish_reason;
-    if (const auto& tools = active_->reply.tools) {
-        const ParsedReply parsed = parse_reply(*tools, std::string_view(choice.text).substr(choice.sent));
-        if (!parsed.content.empty())
-            send_event(json::serialize(text_chunk_json(active_->reply, index, parsed.content, {})));
-        if (!parsed.calls.empty())
-            send_event(json::serialize(tool_calls_chunk_json(active_->reply, index, parsed.calls)));
-        finish_reason = finish_reason_of(parsed, finish_reason);
+    if (active_->reply.kind == OpenAiKind::Chat) {
+        if (!choice.reply)
+            choice.reply.emplace(active_->reply.reasoning, active_->reply.tools);
+        const ChatReply rest = choice.reply->finish();
+        if (!rest.reasoning.empty())
+            send_event(json::serialize(reasoning_chunk_json(active_->reply, index, rest.reasoning)));
+        if (!rest.answer.content.empty())
+            send_event(json::serialize(text_chunk_json(active_->reply, index, rest.answer.content, {})));
+        if (!rest.answer.calls.empty())
+            send_event(json::serialize(tool_calls_chunk_json(active_->reply, index, rest.answer.calls)));
+        finish_reason = finish_reason_of(rest.answer, finish_reason);
     }
     send_event(json::serialize(final_chunk_json(active_->reply, index, finish_reason, choice.logprobs)));
     choice.logprobs.clear();

@@ -57,8 +57,7 @@ private:
         uint64_t handle = 0;
         std::optional<engine::Result> result;         // once it ended
         std::vector<engine::TokenLogprobs> logprobs;  // streaming: those of tokens whose text is not sent yet
-        std::string text;                             // streaming with tools: the reply so far,
-        size_t sent = 0;                              // of which this much went out as content
+        std::optional<ReplyStream> reply;             // streaming a chat reply: its thinking, answer and calls
     };
     struct Active {
         std::vector<Choice> choices;
@@ -96,6 +95,7 @@ private:
     void answer_choices();              // every choice has ended
     void stream_text(int index, const std::string& text);
     void stream_end(int index, const engine::Result& result);
+    void stream_parts(int index, const ChatReply& parts);  // a chat choice's thinking and answer text
     void end_generation();
     void start_stream();
     void end_stream();

@@ -77,6 +77,8 @@ Routed generation_call(Server& server, const std::string& body, const Caller& ca
     auto call = parse(parse_body(body, server.settings().server.max_json_depth), server.request_context(caller.uid),
                       tool_format(server.model().chat_template_source));
     join_session(caller, call.request);
+    if (!call.request.messages.empty())
+        call.reasoning = server.engine().reasoning_syntax(call.request);
     return call;
 }
 

@@ -34,7 +34,7 @@ void reject_unsupported(const Fields& fields, OpenAiKind kind) {
         if (const json::value* v = fields.find("functions"); v && !(v->is_array() && v->get_array().empty()))
             unsupported("functions", "functions (the deprecated form of tools)");
         // Other outputs than text, and features that need a service strata is not.
-        for (const char* key : {"audio", "prediction", "web_search_options", "function_call", "reasoning_effort"})
+        for (const char* key : {"audio", "prediction", "web_search_options", "function_call"})
             if (fields.find(key) != nullptr)
                 unsupported(key, std::string(key));
         if (const auto tier = fields.string("service_tier", 32); tier && *tier != "auto" && *tier != "default")
@@ -242,16 +242,17 @@ json::object response_json(const OpenAiReply& reply, std::span<const engine::Res
     for (size_t i = 0; i < results.size(); ++i) {
         const engine::Result& result = results[i];
         json::object choice{{"index", i}, {"logprobs", choice_logprobs(reply.kind, result.logprobs)}, {"finish_reason", result.finish_reason}};
-        if (reply.kind == OpenAiKind::Chat && reply.tools) {
-            const ParsedReply parsed = parse_reply(*reply.tools, result.text);
+        if (reply.kind == OpenAiKind::Chat) {
+            const ChatReply parsed = parse_chat_reply(result.text, reply.reasoning, reply.tools);
             json::object message{{"role", "assistant"}, {"refusal", nullptr}};
-            message["content"] = parsed.content.empty() && !parsed.calls.empty() ? json::value(nullptr) : json::value(parsed.content);
-            if (!parsed.calls.empty())
-                message["tool_calls"] = tool_calls_json(parsed.calls, false);
+            const ParsedReply& answer = parsed.answer;
+            message["content"] = answer.content.empty() && !answer.calls.empty() ? json::value(nullptr) : json::value(answer.content);
+            if (!answer.calls.empty())
+                message["tool_calls"] = tool_calls_json(answer.calls, false);
+            if (!parsed.reasoning.empty())
+                message["reasoning_content"] = parsed.reasoning;
             choice["message"] = std::move(message);
-            choice["finish_reason"] = finish_reason_of(parsed, result.finish_reason);
-        } else if (reply.kind == OpenAiKind::Chat) {
-            choice["message"] = json::object{{"role", "assistant"}, {"content", result.text}, {"refusal", nullptr}};
+            choice["finish_reason"] = finish_reason_of(answer, result.finish_reason);
         } else {
             choice["text"] = result.text;
         }
@@ -270,6 +271,10 @@ json::object role_chunk_json(const OpenAiReply& reply, int32_t index) {
 json::object text_chunk_json(const OpenAiReply& reply, int32_t index, const std::string& text,
                              std::span<const engine::TokenLogprobs> logprobs) {
     return envelope(reply, true, json::array{chunk_choice(reply.kind, index, {{"content", text}}, text, nullptr, logprobs)});
+}
+
+json::object reasoning_chunk_json(const OpenAiReply& reply, int32_t index, const std::string& text) {
+    return envelope(reply, true, json::array{chunk_choice(reply.kind, index, {{"reasoning_content", text}}, "", nullptr)});
 }
 
 json::object final_chunk_json(const OpenAiReply& reply, int32_t index, const std::string& finish_reason,

@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include "engine/engine.h"
+#include "protocol/reply_stream.h"
 #include "protocol/tool_calls.h"
 #include "protocol/errors.h"
 #include "protocol/generate_params.h"
@@ -27,6 +28,7 @@ inline constexpr int32_t kMaxChoices = 8;
 struct OpenAiCall {
     OpenAiKind kind = OpenAiKind::Completion;
     std::shared_ptr<const ToolUse> tools;  // null: tools absent or tool_choice none
+    chat::ReasoningSyntax reasoning;       // chat: how the reply separates thinking (set by the router)
     engine::GenerateRequest request;
     int32_t n = 1;               // choices: the request again with the seed + i (no session)
     bool stream = false;
@@ -45,6 +47,7 @@ struct OpenAiReply {
     int64_t created = 0;  // unix seconds
     std::string model;
     std::shared_ptr<const ToolUse> tools;  // outputs are parsed for calls
+    chat::ReasoningSyntax reasoning;       // chat: thinking goes to reasoning_content
 };
 OpenAiReply new_reply(OpenAiKind kind, const std::string& model);
 
@@ -56,6 +59,8 @@ boost::json::object role_chunk_json(const OpenAiReply& reply, int32_t index);  /
 // A chunk's logprobs are those of the tokens whose text it carries (the final chunk: any left).
 boost::json::object text_chunk_json(const OpenAiReply& reply, int32_t index, const std::string& text,
                                     std::span<const engine::TokenLogprobs> logprobs);
+// A chat choice's thinking: a delta with reasoning_content.
+boost::json::object reasoning_chunk_json(const OpenAiReply& reply, int32_t index, const std::string& text);
 boost::json::object final_chunk_json(const OpenAiReply& reply, int32_t index, const std::string& finish_reason,
                                      std::span<const engine::TokenLogprobs> logprobs);
 boost::json::object usage_chunk_json(const OpenAiReply& reply, const engine::Usage& usage);

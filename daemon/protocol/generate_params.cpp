@@ -224,6 +224,14 @@ std::vector<engine::Message> read_messages(const json::value& value, const std::
     return messages;
 }
 
+void read_template_variables(const Fields& fields, engine::GenerateRequest& request) {
+    if (const json::value* kwargs = fields.find("chat_template_kwargs"))
+        for (const auto& [key, value] : object_value(*kwargs, "chat_template_kwargs"))
+            request.template_variables.set(chat::Value(std::string(key)), chat::to_value(value));
+    if (const auto effort = fields.string("reasoning_effort", 32))
+        request.template_variables.set(chat::Value(std::string("reasoning_effort")), chat::Value(*effort));
+}
+
 void read_common_fields(const Fields& fields, const RequestContext& context, std::string_view max_tokens_key,
                         engine::GenerateRequest& request) {
     request.uid = context.uid;
@@ -235,6 +243,7 @@ void read_common_fields(const Fields& fields, const RequestContext& context, std
     if (const json::value* stop = fields.find("stop"))
         request.stop = read_stop(*stop, fields.name("stop"));
     request.chat_template = fields.string("chat_template", SIZE_MAX).value_or("");
+    read_template_variables(fields, request);
     request.ignore_eos = fields.boolean("ignore_eos").value_or(false);
     if (const auto seconds = fields.number("timeout"))
         request.timeout = request_timeout(*seconds, fields.name("timeout"));
@@ -245,7 +254,7 @@ GenerateCall parse_generate(const json::object& params, const RequestContext& co
     fields.allow_only({"session", "prompt", "messages", "stream", "max_tokens", "temperature", "top_k", "top_p",
                        "min_p", "typical_p", "repeat_penalty", "frequency_penalty", "presence_penalty",
                        "penalty_last_n", "min_keep", "seed", "logit_bias", "stop", "chat_template", "ignore_eos", "grammar", "json_schema",
-                       "timeout", "logprobs"});
+                       "timeout", "logprobs", "chat_template_kwargs", "reasoning_effort"});
     GenerateCall call;
     call.request.logprobs = static_cast<int32_t>(fields.integer("logprobs", 0, sampling::kMaxTopLogprobs).value_or(-1));
     const json::value* schema = fields.find("json_schema");

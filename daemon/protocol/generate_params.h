@@ -43,9 +43,14 @@ std::vector<engine::Message> read_messages(const boost::json::value& value, cons
 // a list of them): {"id", "type": "function", "function": {"name", "arguments": {...}}}.
 chat::Value tool_call_value(const std::string& id, const std::string& name, const boost::json::value& arguments);
 
+// chat_template_kwargs (an object: each member a top-level variable of the model's template,
+// as transformers' apply_chat_template passes **kwargs, e.g. {"enable_thinking": false}) and
+// reasoning_effort (a string, the template variable of that name, as gpt-oss's reads it).
+void read_template_variables(const Fields& fields, engine::GenerateRequest& request);
+
 // The fields both protocols spell the same way: sampling (temperature ... seed, logit_bias),
-// stop, session, chat_template, ignore_eos, timeout (seconds), and max_tokens under the name
-// `max_tokens_key`.
+// stop, session, chat_template, chat_template_kwargs, reasoning_effort, ignore_eos, timeout
+// (seconds), and max_tokens under the name `max_tokens_key`.
 // The seed is drawn at random when absent (the result reports it).
 void read_common_fields(const Fields& fields, const RequestContext& context, std::string_view max_tokens_key,
                         engine::GenerateRequest& request);

@@ -188,7 +188,11 @@ void RpcConnection::start_generate(RpcRequest& request) {
     check_room(request);
     GenerateCall call = parse_generate(request.params, server_.request_context(*uid_));
     const uint64_t key = next_key_++;
-    InFlight entry{request.id, call.stream, 0, call.request.session, call.request.sampling.seed, std::nullopt};
+    InFlight entry{request.id, call.stream, 0, call.request.session, call.request.sampling.seed, std::nullopt, {}, std::nullopt};
+    if (!call.request.messages.empty())
+        entry.reasoning = server_.engine().reasoning_syntax(call.request);
+    if (entry.reasoning.format != chat::ReasoningFormat::None)
+        entry.reply.emplace(entry.reasoning, nullptr);
     entry.handle = server_.submit(std::move(call.request), weak_from_this(), key, Endpoint::Generate);
     in_flight_.emplace(key, std::move(entry));
 }
@@ -197,7 +201,7 @@ void RpcConnection::start_embed(RpcRequest& request) {
     check_room(request);
     EmbedCall call = parse_embed(request.params, server_.request_context(*uid_), server_.model().n_embd, server_.model().n_vocab);
     const uint64_t key = next_key_++;
-    InFlight entry{request.id, false, 0, {}, 0, call.base64};
+    InFlight entry{request.id, false, 0, {}, 0, call.base64, {}, std::nullopt};
     entry.handle = server_.submit(std::move(call.request), weak_from_this(), key, Endpoint::Embeddings);
     in_flight_.emplace(key, std::move(entry));
 }
@@ -234,12 +238,33 @@ void RpcConnection::on_text(uint64_t key, std::string text) {
     const auto it = in_flight_.find(key);
     if (it == in_flight_.end() || !it->second.stream || !it->second.id)
         return;
-    send(notification_line("token", json::object{{"id", *it->second.id}, {"text", std::move(text)}}), true);
+    if (it->second.reply)
+        send_parts(it->second, it->second.reply->feed(text));
+    else
+        send(notification_line("token", json::object{{"id", *it->second.id}, {"text", std::move(text)}}), true);
+}
+
+void RpcConnection::send_parts(const InFlight& entry, const ChatReply& parts) {
+    if (parts.reasoning.empty() && parts.answer.content.empty())
+        return;
+    json::object token{{"id", *entry.id}, {"text", parts.answer.content}};
+    if (!parts.reasoning.empty())
+        token["reasoning"] = parts.reasoning;
+    send(notification_line("token", std::move(token)), true);
 }
 
 void RpcConnection::on_done(uint64_t key, engine::Result result) {
     finish(key, [&](const json::value& id) {
-        const InFlight& entry = in_flight_.at(key);
+        InFlight& entry = in_flight_.at(key);
+        if (entry.reply) {
+            if (entry.stream)
+                send_parts(entry, entry.reply->finish());
+            const ChatReply whole = parse_chat_reply(result.text, entry.reasoning, nullptr);
+            json::object out = result_json(result, entry.session, entry.seed);
+            out["text"] = whole.answer.content;
+            out["reasoning"] = whole.reasoning;
+            return result_line(id, std::move(out));
+        }
         if (!entry.embed_base64)
             return result_line(id, result_json(result, entry.session, entry.seed));
         if (result.finish_reason != "stop")

@@ -21,6 +21,7 @@
 #include <string>
 
 #include "rpc/jsonrpc.h"
+#include "protocol/reply_stream.h"
 #include "transport/client_connection.h"
 
 namespace strata::daemon {
@@ -49,7 +50,10 @@ private:
         std::string session;
         uint64_t seed = 0;
         std::optional<bool> embed_base64;  // an `embed` request: its encoding (absent: a generation)
+        chat::ReasoningSyntax reasoning;   // a chat reply with thinking: "reasoning" apart from "text"
+        std::optional<ReplyStream> reply;  // and its stream
     };
+    void send_parts(const InFlight& entry, const ChatReply& parts);  // a token notification
 
     void feed(std::string_view bytes);
     bool consume(std::string_view bytes);  // false: stopped early, the rest is in held_

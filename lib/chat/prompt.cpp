@@ -38,8 +38,8 @@ bool has_tool_turns(std::span<const Message> conversation) {
 
 }  // namespace
 
-Prompt::Prompt(const Template& model_template, const tokenizer::Tokenizer& tokenizer)
-    : template_(&model_template), tokenizer_(tokenizer), specials_(special_texts(tokenizer)) {}
+Prompt::Prompt(const Template& model_template, const tokenizer::Tokenizer& tokenizer, Dict variables)
+    : template_(&model_template), variables_(std::move(variables)), tokenizer_(tokenizer), specials_(special_texts(tokenizer)) {}
 
 Prompt::Prompt(ChatFamily family, const tokenizer::Tokenizer& tokenizer)
     : family_(family), tokenizer_(tokenizer), specials_(special_texts(tokenizer)) {}
@@ -59,6 +59,7 @@ std::vector<int32_t> Prompt::tokens(std::span<const Message> conversation, const
 // fails this conversation only.
 std::string Prompt::template_text(std::span<const Message> conversation, const Value& tools) const {
     ChatInput in;
+    in.extra = variables_;
     in.messages = template_messages(conversation);
     in.tools = tools;
     in.bos_token = specials_.bos;
@@ -83,6 +84,16 @@ std::string Prompt::family_text(std::span<const Message> conversation, const Val
     } catch (const ChatTemplateError& e) {
         throw PromptError(PromptError::Kind::Invalid, e.what(), "messages");
     }
+}
+
+ReasoningSyntax Prompt::reasoning(std::string_view source) const {
+    const Message probe{"user", "Hi"};
+    std::string generation_prompt;
+    try {
+        generation_prompt = text(std::span(&probe, 1), Value::none());
+    } catch (const PromptError&) {  // a template that refuses this conversation: its source decides
+    }
+    return reasoning_syntax(source, generation_prompt);
 }
 
 Truncation Prompt::truncate_middle(std::span<const Message> conversation, const Value& tools, std::vector<int32_t> tokens,

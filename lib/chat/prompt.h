@@ -16,6 +16,7 @@
 
 #include "chat/families.h"
 #include "chat/message.h"
+#include "chat/reasoning.h"
 #include "chat/template.h"
 #include "chat/value.h"
 #include "tokenizer/tokenizer.h"
@@ -47,8 +48,9 @@ struct Truncation {
 // One model's chat format. Holds references: the template and tokenizer must outlive it.
 class Prompt {
 public:
-    // The model's own template. Tools and tool turns are passed to it.
-    Prompt(const Template& model_template, const tokenizer::Tokenizer& tokenizer);
+    // The model's own template. Tools and tool turns are passed to it, and `variables` as
+    // top-level template variables (apply_chat_template's **kwargs: enable_thinking, ...).
+    Prompt(const Template& model_template, const tokenizer::Tokenizer& tokenizer, Dict variables = {});
     // A built-in family. Tools and tool turns are an error (field "tools").
     Prompt(ChatFamily family, const tokenizer::Tokenizer& tokenizer);
 
@@ -58,6 +60,11 @@ public:
     // one itself (the template: its text starts with the BOS token's text, as llama.cpp
     // decides; a family: chat_family_renders_bos).
     std::vector<int32_t> tokens(std::span<const Message> conversation, const Value& tools) const;
+
+    // How this format's replies separate thinking from the answer: `source` is the
+    // template's text ("" for a family), and the generation prompt after one user message
+    // tells whether a reply starts inside thinking.
+    ReasoningSyntax reasoning(std::string_view source) const;
 
     // limits.context_overflow = truncate_middle: drops whole turns after the leading system
     // message(s), oldest first (each drop runs up to the next user message, so the turns
@@ -72,6 +79,7 @@ private:
     std::string family_text(std::span<const Message> conversation, const Value& tools) const;
 
     const Template* template_ = nullptr;  // null: family_
+    Dict variables_;                      // the template's extra variables
     ChatFamily family_ = ChatFamily::Plain;
     const tokenizer::Tokenizer& tokenizer_;
     ChatTokens specials_;  // the BOS and EOS tokens' text

@@ -2,6 +2,7 @@
 // (every limit is checked before a request is queued: request.cpp), sessions, shutdown.
 #include <algorithm>
 
+#include "chat/prompt.h"
 #include "engine/engine_impl.h"
 
 namespace strata::engine {
@@ -114,22 +115,36 @@ Session* Engine::Impl::reserve_session(const GenerateRequest& r) {
     return &s;
 }
 
-uint64_t Engine::submit(GenerateRequest request, std::shared_ptr<Sink> sink) {
-    Impl& m = *impl_;
-    std::optional<chat::ChatFamily> family;
-    if (!request.messages.empty()) {
-        if (!request.chat_template.empty()) {
-            try {
-                family = chat::chat_family_from_name(request.chat_template);
-            } catch (const chat::ChatTemplateError& e) {
-                throw EngineError(Errc::InvalidParams, e.what(), "chat_template");
-            }
-        } else if (m.model_family) {
-            family = m.model_family;
-        } else if (!m.model_template) {
-            throw EngineError(Errc::InvalidParams, "cannot render messages: " + m.model_template_problem, "chat_template");
+// A chat request's built-in family, or null for the model's own template.
+std::optional<chat::ChatFamily> Engine::Impl::chat_family(const GenerateRequest& request) const {
+    if (!request.chat_template.empty()) {
+        try {
+            return chat::chat_family_from_name(request.chat_template);
+        } catch (const chat::ChatTemplateError& e) {
+            throw EngineError(Errc::InvalidParams, e.what(), "chat_template");
         }
     }
+    if (!model_family && !model_template)
+        throw EngineError(Errc::InvalidParams, "cannot render messages: " + model_template_problem, "chat_template");
+    return model_family;
+}
+
+chat::ReasoningSyntax Engine::reasoning_syntax(const GenerateRequest& request) const {
+    const Impl& m = *impl_;
+    std::optional<chat::ChatFamily> family;
+    try {
+        family = m.chat_family(request);
+    } catch (const EngineError&) {
+        return {};  // submit() refuses the request
+    }
+    if (family) return chat::Prompt(*family, *m.tokenizer).reasoning("");
+    const std::string source(m.file->get_string("tokenizer.chat_template").value_or(""));
+    return chat::Prompt(*m.model_template, *m.tokenizer, request.template_variables).reasoning(source);
+}
+
+uint64_t Engine::submit(GenerateRequest request, std::shared_ptr<Sink> sink) {
+    Impl& m = *impl_;
+    const std::optional<chat::ChatFamily> family = request.messages.empty() ? std::nullopt : m.chat_family(request);
     if (request.infill) check_infill(request, *m.tokenizer);
     if (request.sampling.penalty_last_n < 0) request.sampling.penalty_last_n = m.context;
     std::lock_guard lk(m.mu);

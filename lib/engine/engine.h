@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "chat/reasoning.h"
 #include "engine/config.h"
 #include "engine/request.h"
 #include "figures/figures.h"
@@ -66,6 +67,10 @@ public:
     // (the text so far). Unknown or finished handles are ignored. A request whose timeout
     // runs out ends the same way (queued or running) with finish_reason "timeout".
     void cancel(uint64_t handle);
+
+    // How a chat request's reply separates thinking from the answer (its chat format and
+    // template variables decide); none when it cannot be rendered (submit() says why).
+    chat::ReasoningSyntax reasoning_syntax(const GenerateRequest& request) const;
 
     std::vector<int32_t> tokenize(std::string_view text, bool add_special, bool parse_special) const;
     std::string detokenize(const std::vector<int32_t>& ids) const;  // InvalidParams for ids out of range

@@ -94,6 +94,8 @@ struct Engine::Impl {
     std::unique_ptr<chat::Template> model_template;      // the GGUF's tokenizer.chat_template, parsed
     std::optional<chat::ChatFamily> model_family;       // configured, or the fallback when the template does not parse
     std::string model_template_problem;                 // why the model has no usable template
+    // A chat request's built-in family (null: the model's template); InvalidParams when neither.
+    std::optional<chat::ChatFamily> chat_family(const GenerateRequest& request) const;
     SessionStore store;
     int32_t context = 0;
     int32_t batch_tokens = 0;

@@ -11,7 +11,7 @@ namespace {
 // The request's chat format: a built-in family (asked for, configured or the fallback), or
 // the model's own template.
 chat::Prompt prompt_format(const Active& a, const chat::Template* model_template, const tokenizer::Tokenizer& tokenizer) {
-    return a.p.family ? chat::Prompt(*a.p.family, tokenizer) : chat::Prompt(*model_template, tokenizer);
+    return a.p.family ? chat::Prompt(*a.p.family, tokenizer) : chat::Prompt(*model_template, tokenizer, a.p.req.template_variables);
 }
 
 EngineError engine_error(const chat::PromptError& e) {

@@ -89,6 +89,8 @@ struct GenerateRequest {
     std::vector<Message> messages;       // or chat turns, appended to the session's conversation
     chat::Value tools = chat::Value::none();  // tools for the model's chat template (list of dicts; no session)
     std::string chat_template;           // family name overriding the model's template ("" = auto)
+    chat::Dict template_variables;       // more top-level variables for the model's template
+                                         // (chat_template_kwargs, reasoning_effort)
     sampling::SamplingParams sampling;
     int32_t max_tokens = 256;
     std::vector<std::string> stop;       // stop strings (not included in the output)
