@@ -10,19 +10,21 @@
 namespace strata::engine {
 namespace {
 
-// The bytes of a cache's live blocks that `counts`.
+// The bytes of a cache's live blocks and recurrent state that `counts` (given a shared
+// pointer to either).
 template <class Counts>
 uint64_t block_bytes(const kv::KvCache& c, Counts counts) {
     uint64_t bytes = 0;
     for (int32_t i = 0; i * kv::kBlockTokens < c.size(); ++i)
         for (const kv::BlockRef* part : c.block(i).parts())
             if (*part && counts(*part)) bytes += (*part)->bytes();
+    if (c.state_ref() && counts(c.state_ref())) bytes += c.state_ref()->bytes();
     return bytes;
 }
 
-// Bytes of a cache's blocks that nothing else holds.
+// Bytes of a cache's blocks and state that nothing else holds.
 uint64_t held_alone(const kv::KvCache& c) {
-    return block_bytes(c, [](const kv::BlockRef& b) { return b.use_count() == 1; });
+    return block_bytes(c, [](const auto& b) { return b.use_count() == 1; });
 }
 
 uint64_t session_id(const Session& s) { return reinterpret_cast<uintptr_t>(&s); }
@@ -67,8 +69,8 @@ void Engine::Impl::remember_prefix(Active& a) {
 // KV bytes by holder, for status: blocks of running requests, then of idle sessions, then
 // those only the prefix cache holds (a shared block counts once, for its first holder).
 void Engine::Impl::count_kv_kinds() {
-    std::unordered_set<const kv::Block*> seen;
-    auto count = [&](const kv::KvCache& c) { return block_bytes(c, [&](const kv::BlockRef& b) { return seen.insert(b.get()).second; }); };
+    std::unordered_set<const void*> seen;
+    auto count = [&](const kv::KvCache& c) { return block_bytes(c, [&](const auto& b) { return seen.insert(b.get()).second; }); };
     KvKinds k;
     for (const auto& [handle, a] : actives)  // a released request's session may already be gone (deleted by its owner)
         if (!a.released && a.session->cache) k.running += count(*a.session->cache);

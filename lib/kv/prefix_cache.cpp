@@ -26,6 +26,7 @@ PrefixCache::Entry* PrefixCache::find(uint64_t k, uint64_t parent, const int32_t
 }
 
 void PrefixCache::insert(const std::vector<int32_t>& tokens, KvCache& cache, uint64_t tick) {
+    if (cache.recurrent()) return;  // blocks without the state at their end could never be adopted
     uint64_t parent = 0;
     const int32_t n = std::min<int32_t>(cache.full_blocks(), static_cast<int32_t>(tokens.size() / kBlockTokens));
     for (int32_t i = 0; i < n; ++i) {
@@ -44,7 +45,7 @@ void PrefixCache::insert(const std::vector<int32_t>& tokens, KvCache& cache, uin
 
 int32_t PrefixCache::extend(const std::vector<int32_t>& tokens, KvCache& cache, int32_t limit, uint64_t tick) {
     ++stats_.lookups;
-    if (cache.size() % kBlockTokens != 0) return 0;
+    if (cache.size() % kBlockTokens != 0 || cache.recurrent()) return 0;
     const int32_t had = cache.full_blocks();
     std::vector<Entry*> found;  // the known blocks after the cache's own
     uint64_t parent = 0;

@@ -20,6 +20,8 @@ public:
     // Makes the full blocks of `cache` (holding `tokens`' first cache.size() positions) findable;
     // a block whose prefix is known already is replaced in `cache` by the known one, so equal
     // prefixes computed twice end up stored once. `tick` orders uses (larger = more recent).
+    // A recurrent cache's blocks are not kept: without the state after them they are of no
+    // use (and extend() appends nothing to a recurrent cache).
     void insert(const std::vector<int32_t>& tokens, KvCache& cache, uint64_t tick);
     // Appends to `cache` the known blocks that continue it along `tokens`, while the cache
     // stays under `limit` positions and, for sliding-window layers, up to the deepest block
