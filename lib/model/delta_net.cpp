@@ -63,17 +63,7 @@ void Model::Impl::delta_rule(int l, int h, std::span<const TokenSlot> tokens) {
         float* S = tokens[t].cache->state(l) + state_at;
         const float* row = ws.dn_qkv.data() + t * C;
         const float *q = row + kh * D, *k = row + s.key_dim() + kh * D, *v = row + 2 * s.key_dim() + int64_t(h) * D;
-        const float decay = std::exp(ws.dn_gate[t * H + h]), beta = ws.dn_beta[t * H + h];
-        float* o = ws.dn_out_f.data() + t * V + int64_t(h) * D;
-        for (int64_t j = 0; j < D; ++j) {
-            float* Sj = S + j * D;
-            float sk = 0;
-            for (int64_t i = 0; i < D; ++i) sk += (Sj[i] *= decay) * k[i];
-            const float d = (v[j] - sk) * beta;
-            float sq = 0;
-            for (int64_t i = 0; i < D; ++i) sq += (Sj[i] += d * k[i]) * q[i];
-            o[j] = sq * scale;
-        }
+        kernels::delta_rule(S, D, q, k, v, std::exp(ws.dn_gate[t * H + h]), ws.dn_beta[t * H + h], scale, ws.dn_out_f.data() + t * V + int64_t(h) * D);
     }
 }
 
