@@ -60,10 +60,14 @@ void Engine::Impl::evict(const std::vector<Evictable>& victims) {
     }
 }
 
-// Makes the full blocks of the request's sequence so far findable by later requests.
-void Engine::Impl::remember_prefix(Active& a) {
+// Makes the full blocks of the request's sequence so far findable by later requests, with a
+// snapshot of a recurrent sequence's state where it is now when asked (the prompt's pause
+// before its last token, the end of the reply).
+void Engine::Impl::remember_prefix(Active& a, bool snapshot) {
+    const kv::KvCache& cache = *a.session->cache;
+    const kv::Snapshot snap = snapshot && cache.recurrent() ? cache.snapshot() : kv::Snapshot{};
     std::lock_guard lk(mu);
-    prefixes.insert(a.gen->history(), *a.session->cache, ++kv_tick);
+    prefixes.insert(a.gen->history(), *a.session->cache, ++kv_tick, snap.state ? &snap : nullptr);
 }
 
 // KV bytes by holder, for status: blocks of running requests, then of idle sessions, then

@@ -193,6 +193,23 @@ void KvCache::adopt(Blocks blocks) {
     let_go_of_window();
 }
 
+Snapshot KvCache::snapshot() const {
+    if (!state_) throw std::logic_error("KvCache::snapshot of a cache without recurrent layers");
+    Snapshot s{size_, state_, {}};
+    if (size_ % kBlockTokens) s.partial = blocks_[size_t(size_ / kBlockTokens)];
+    return s;
+}
+
+void KvCache::restore(std::vector<Blocks> full, const Snapshot& s) {
+    if (size_ != 0 || !state_ || !s.state || s.state->floats() != state_->floats() || s.positions > capacity_ ||
+        int32_t(full.size()) != s.positions / kBlockTokens)
+        throw std::logic_error("KvCache::restore into a cache that is not empty, or of another shape");
+    blocks_ = std::move(full);
+    if (s.positions % kBlockTokens) blocks_.push_back(s.partial);
+    size_ = s.positions;
+    state_ = s.state;
+}
+
 void KvCache::replace(int32_t i, const Blocks& blocks) {
     if (i < 0 || i >= full_blocks()) throw std::out_of_range("KvCache::replace of a block that is not full");
     Blocks& mine = blocks_[size_t(i)];

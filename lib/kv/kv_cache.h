@@ -141,6 +141,15 @@ struct Blocks {
     std::array<const BlockRef*, 2> parts() const { return {&full, &window}; }
 };
 
+// A recurrent cache as it was at `positions`: its state and, when positions is inside a
+// block, that block (shared, so copy-on-write keeps both as they were) — what a later
+// sequence with the same tokens continues from (the prefix cache's snapshots).
+struct Snapshot {
+    int32_t positions = 0;
+    std::shared_ptr<State> state;
+    Blocks partial;
+};
+
 // Which layers a cache holds: n_layer layers of `dim` (= n_head_kv * head_dim) values per
 // position; the layers marked in `sliding` (empty: none) attend only to the last `window`
 // positions (the query's own included), so only those are kept; a layer with `state`
@@ -212,6 +221,11 @@ public:
     const float* state(int32_t l) const { return state_offset_[size_t(l)] < 0 ? nullptr : state_->data() + state_offset_[size_t(l)]; }
     // The state itself (null when not recurrent), for who counts its bytes and sharing.
     const std::shared_ptr<State>& state_ref() const { return state_; }
+    // This recurrent cache now, shared (see Snapshot).
+    Snapshot snapshot() const;
+    // An empty recurrent cache becomes `full` blocks (a prefix's, positions / kBlockTokens of
+    // them) continued by the snapshot taken at its end; std::logic_error otherwise.
+    void restore(std::vector<Blocks> full, const Snapshot& s);
 
     // The first position whose window layers a sequence of `size` positions still needs
     // (`size` when there are no such layers).

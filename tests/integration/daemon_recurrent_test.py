@@ -5,9 +5,9 @@ later turns continue on its recurrent state (cached_tokens >= 90 % of the prompt
 sessions decoding in one batch each keep their own state and answer as they do alone; a
 session saved at SIGTERM continues on its restored state after a restart and answers as a
 session that never stopped; after a kill -9 (its saved state was used once, as every
-model's .kv file is) it is recomputed from its history and still answers the same; a prompt
-whose prefix another request computed is recomputed (no recurrent snapshots yet), not
-answered from a wrong state."""
+model's .kv file is) it is recomputed from its history and still answers the same;
+stateless requests continue from the prefix cache's snapshots (before a prompt's last
+token, at a reply's end) and answer as a cold daemon does."""
 import os
 import signal
 import sys
@@ -86,12 +86,24 @@ class RecurrentModelTest(unittest.TestCase):
             self.assertEqual(after["text"], expected["text"])
             self.assertEqual(after["usage"]["cached_tokens"], 0)
 
-    def test_a_prefix_computed_elsewhere_is_recomputed(self):
+    def test_requests_continue_from_snapshots_and_answer_as_cold(self):
+        """Stateless requests: the same prompt again (a regenerated answer) continues from the
+        snapshot before its last token, a longer one from there or from the reply's end; each
+        answers as a daemon that never saw the prefix."""
+        prompts = [STORY, STORY + " And", None]
         with self.daemon.client() as c:
             first = generate(c, None, STORY)
-            again = generate(c, None, STORY + " And")
-            self.assertEqual(again["usage"]["cached_tokens"], 0)
-            self.assertEqual(generate(c, None, STORY)["text"], first["text"])
+            prompts[2] = STORY + first["text"] + " Then"
+            again = generate(c, None, STORY)
+            self.assertEqual(again["usage"]["cached_tokens"], again["usage"]["prompt_tokens"] - 1)
+            self.assertEqual(again["text"], first["text"])
+            warm = [again] + [generate(c, None, p) for p in prompts[1:]]
+            for r in warm[1:]:
+                self.assertGreaterEqual(r["usage"]["cached_tokens"], 0.8 * r["usage"]["prompt_tokens"], r["usage"])
+            self.assertGreater(c.call("status")["result"]["prefix_cache_hits"], 0)
+        with Daemon(model=MODEL) as cold, cold.client() as c:
+            for p, r in zip(prompts, warm):
+                self.assertEqual(generate(c, None, p)["text"], r["text"], p[-20:])
 
 
 if __name__ == "__main__":

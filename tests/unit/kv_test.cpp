@@ -183,13 +183,44 @@ BOOST_AUTO_TEST_CASE(a_recurrent_state_is_counted_copied_on_write_and_never_cut_
     BOOST_TEST(c.state(1)[9] == 10.0f);
     BOOST_TEST(c.truncate(19) == 0);  // before it: gone, the state zero
     BOOST_TEST(std::all_of(c.state(1), c.state(1) + 10, [](float x) { return x == 0.0f; }));
-    // The prefix cache keeps nothing of it and gives it nothing.
+    // The prefix cache gives a recurrent cache nothing without a snapshot of its state.
     PrefixCache prefixes;
     prefixes.insert(tokens(20), copy, 1);
-    BOOST_TEST(prefixes.entries() == 0u);
     KvCache empty(shape, 64, ledger);
     BOOST_TEST(prefixes.extend(tokens(20), empty, 20, 2) == 0);
     BOOST_CHECK_THROW(empty.adopt(copy.block(0)), std::logic_error);
+}
+
+// A snapshot at position 20 (a full block and 4 positions): an empty cache along the same
+// tokens continues from it (the blocks, the partial block, the state), sharing them until
+// it writes; other tokens get nothing; the snapshot is stored once and counts as held alone.
+BOOST_AUTO_TEST_CASE(a_recurrent_snapshot_is_continued_from) {
+    const Shape shape{kLayers, kDim, 0, {}, {0, 10, 0}};
+    auto ledger = std::make_shared<Ledger>();
+    PrefixCache prefixes;
+    {
+        KvCache c(shape, 64, ledger);
+        fill(c, 0, 20, 4);
+        std::iota(c.state(1), c.state(1) + 10, 3.0f);
+        const Snapshot snap = c.snapshot();
+        prefixes.insert(tokens(21), c, 1, &snap);
+        prefixes.insert(tokens(21), c, 2, &snap);  // the same position again: stored once
+        fill(c, 20, 5, 9);                           // the live cache moves on (copy-on-write)
+        c.state(1)[0] = -1;
+    }
+    BOOST_TEST(prefixes.entries() == 1u);
+    BOOST_TEST(prefixes.bytes_held_alone() > 40u);
+    KvCache again(shape, 64, ledger);
+    BOOST_TEST(prefixes.extend(tokens(24), again, 23, 3) == 20);
+    BOOST_TEST(again.size() == 20);
+    BOOST_TEST(holds(again, 0, 20, 4));
+    BOOST_TEST(again.state(1)[0] == 3.0f);
+    BOOST_TEST(again.state(1)[9] == 12.0f);
+    KvCache short_limit(shape, 64, ledger), other(shape, 64, ledger);
+    BOOST_TEST(prefixes.extend(tokens(24), short_limit, 19, 4) == 0);
+    BOOST_TEST(prefixes.extend(tokens(24, 2), other, 23, 4) == 0);
+    fill(again, 20, 2, 4);  // writing copies the shared partial block and state first
+    BOOST_TEST(again.state_ref().use_count() == 1);
 }
 
 BOOST_AUTO_TEST_CASE(a_recurrent_state_round_trips_through_the_file) {
