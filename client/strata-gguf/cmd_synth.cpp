@@ -1,6 +1,7 @@
 // client/strata-gguf/cmd_synth.cpp — `strata-gguf synth OUT`: a random-weight model of
 // any decoder family strata runs (llama, qwen2, qwen3, gemma2, gemma3, phi3, granite,
-// olmo2, the mixtures of experts qwen3moe, olmoe and gpt-oss) and any weight type, deterministic
+// olmo2, the mixtures of experts qwen3moe, olmoe and gpt-oss, the Qwen3.5 hybrids qwen35 and
+// qwen35moe) and any weight type, deterministic
 // from --seed (for tests and benchmarks, e.g. Llama-3.1-8B or Qwen3-30B-A3B shapes at F16
 // or Q4_K_M). A layer's tensors are those the family's builder requires
 // (model::layer_tensors, from the hyperparameters the keys written give); the family's own
@@ -38,7 +39,22 @@ struct Shape {
     int64_t head_dim = 0;  // 0: n_embd / n_head
     int64_t n_expert = 0, n_expert_used = 0;  // experts (n_ff is then each expert's width)
     int64_t window = 0;                       // the sliding window of Gemma and gpt-oss (--window)
+    // Qwen3.5's Gated DeltaNet layers (ssm.*: state size, key heads, value heads) and shared expert.
+    int64_t ssm_state = 128, ssm_groups = 16, ssm_heads = 16, n_ff_shexp = 0;
 };
+
+bool hybrid(const std::string& arch) { return arch == "qwen35" || arch == "qwen35moe"; }
+
+// Qwen3.5 shapes: 0.8B and 4B dense, Qwen3.6-35B-A3B (tiny: a small one for tests).
+Shape hybrid_preset(const std::string& name, bool moe) {
+    if (moe && name == "tiny") return {256, 4, 64, 4, 1, 512, 2048, 10000000.0, 64, 8, 2, 0, 32, 2, 4, 128};
+    if (moe && name == "35b-a3b") return {2048, 40, 512, 16, 2, 248320, 262144, 10000000.0, 256, 256, 8, 0, 128, 16, 32, 512};
+    if (moe) throw UsageError("unknown preset '" + name + "' for qwen35moe (tiny, 35b-a3b)");
+    if (name == "tiny") return {64, 4, 192, 2, 1, 512, 2048, 10000000.0, 64, 0, 0, 0, 32, 2, 4};
+    if (name == "0.8b") return {1024, 24, 3584, 8, 2, 248320, 262144, 10000000.0, 256, 0, 0, 0, 128, 16, 16};
+    if (name == "4b") return {2560, 32, 9216, 16, 4, 248320, 262144, 10000000.0, 256, 0, 0, 0, 128, 16, 32};
+    throw UsageError("unknown preset '" + name + "' for qwen35 (tiny, 0.8b, 4b)");
+}
 
 Shape preset(const std::string& name, bool moe) {
     if (moe && name == "tiny") return {256, 2, 64, 8, 2, 512, 2048, 1000000.0, 64, 8, 2};
@@ -184,6 +200,18 @@ void add_random(gguf::Writer& w, const std::string& name, DType type, std::vecto
 // Gemma's sliding window, Granite's four multipliers, Phi-3's LongRoPE original context.
 void family_keys(gguf::Writer& w, const std::string& arch, const Shape& s) {
     const std::string a = arch + ".";
+    if (hybrid(arch)) {  // every 4th layer attention over a quarter of the head rotated, IMROPE sections
+        const int64_t hd = s.head_dim ? s.head_dim : s.n_embd / s.n_head, half = hd / 8, third = (half + 2) / 3;
+        w.set_u32(a + "rope.dimension_count", static_cast<uint32_t>(hd / 4));
+        w.set_i32s(a + "rope.dimension_sections", {int32_t(third), int32_t(third), int32_t(half - 2 * third), 0});
+        w.set_u32(a + "full_attention_interval", 4);
+        w.set_u32(a + "ssm.conv_kernel", 4);
+        w.set_u32(a + "ssm.state_size", static_cast<uint32_t>(s.ssm_state));
+        w.set_u32(a + "ssm.group_count", static_cast<uint32_t>(s.ssm_groups));
+        w.set_u32(a + "ssm.time_step_rank", static_cast<uint32_t>(s.ssm_heads));
+        w.set_u32(a + "ssm.inner_size", static_cast<uint32_t>(s.ssm_state * s.ssm_heads));
+        if (s.n_ff_shexp) w.set_u32(a + "expert_shared_feed_forward_length", static_cast<uint32_t>(s.n_ff_shexp));
+    }
     if (arch == "gemma2" || arch == "gemma3" || arch == "gpt-oss") w.set_u32(a + "attention.sliding_window", static_cast<uint32_t>(s.window));
     if (arch == "gpt-oss") {  // YaRN x32 from 4096, as the released files
         w.set_string(a + "rope.scaling.type", "yarn");
@@ -235,13 +263,15 @@ model::HParams read_back(const gguf::Writer& w, const std::string& out) {
 int cmd_synth(const Argv& argv) {
     Args args(argv,
               {"preset", "arch", "n-embd", "n-layer", "n-ff", "n-head", "n-head-kv", "head-dim", "n-expert", "n-expert-used", "vocab", "ctx",
-               "rope-base", "window", "type", "seed", "std", "vocab-from", "threads"},
+               "rope-base", "window", "type", "seed", "std", "vocab-from", "threads", "ssm-state", "ssm-groups", "ssm-heads", "n-ff-shexp"},
               {"tie-embeddings"});
     const std::string out = args.pos(0, "OUT");
     const std::string arch = args.get_or("arch", "llama");
     if (!model::find_builder(arch) || arch == "bert")
         throw UsageError("--arch must be a decoder family strata runs (" + model::arch_names() + " but bert)");
-    Shape s = preset(args.get_or("preset", "tiny"), arch == "qwen3moe" || arch == "olmoe" || arch == "gpt-oss");
+    const std::string preset_name = args.get_or("preset", "tiny");
+    Shape s = hybrid(arch) ? hybrid_preset(preset_name, arch == "qwen35moe")
+                           : preset(preset_name, arch == "qwen3moe" || arch == "olmoe" || arch == "gpt-oss");
     if (arch == "olmoe") {  // OLMoE: heads span n_embd (Qwen3's are 128 wide), no grouped keys
         s.head_dim = 0;
         s.n_head_kv = s.n_head;
@@ -258,6 +288,10 @@ int cmd_synth(const Argv& argv) {
     s.ctx = args.get_int("ctx", s.ctx, 16, 1 << 24);
     s.window = args.get_int("window", s.window ? s.window : std::min<int64_t>(4096, s.ctx), 1, s.ctx);
     s.rope_base = args.get_double("rope-base", s.rope_base);
+    s.ssm_state = args.get_int("ssm-state", s.ssm_state, 1, 1024);
+    s.ssm_groups = args.get_int("ssm-groups", s.ssm_groups, 1, 1024);
+    s.ssm_heads = args.get_int("ssm-heads", s.ssm_heads, s.ssm_groups, 1024);
+    s.n_ff_shexp = args.get_int("n-ff-shexp", s.n_ff_shexp, 0, 1 << 18);
     if (!s.head_dim && (s.n_embd % s.n_head || (s.n_embd / s.n_head) % 2))
         throw UsageError("n-embd must be a multiple of n-head (even head size), or give --head-dim");
     if (s.n_head % s.n_head_kv || (s.head_dim % 2)) throw UsageError("n-head must be a multiple of n-head-kv, head-dim even");
@@ -284,7 +318,7 @@ int cmd_synth(const Argv& argv) {
     w.set_u32(a + "attention.head_count_kv", static_cast<uint32_t>(s.n_head_kv));
     w.set_f32(a + "rope.freq_base", static_cast<float>(s.rope_base));
     const int64_t hd = s.head_dim ? s.head_dim : s.n_embd / s.n_head;
-    w.set_u32(a + "rope.dimension_count", static_cast<uint32_t>(hd));
+    if (!hybrid(arch)) w.set_u32(a + "rope.dimension_count", static_cast<uint32_t>(hd));
     if (s.head_dim) {
         w.set_u32(a + "attention.key_length", static_cast<uint32_t>(hd));
         w.set_u32(a + "attention.value_length", static_cast<uint32_t>(hd));
@@ -317,10 +351,12 @@ int cmd_synth(const Argv& argv) {
     for (int l = 0; l < s.n_layer; ++l) {
         for (const model::LayerTensor& t : model::layer_tensors(hp, l)) {
             if (!t.required) continue;
-            const bool norm = t.name.find("norm") != std::string::npos;
-            const bool keep_f32 = t.name.ends_with(".bias") || t.name.find("ffn_gate_inp") != std::string::npos;  // biases, routers
-            if (t.ne.size() == 1) vector(t.name, t.ne[0], norm ? 1.0f : 0.0f, norm ? std / 2.5f : std);
-            else matrix(t.name, t.ne, keep_f32 ? DType::F32 : matrix_type);
+            const bool norm = t.name.find("norm") != std::string::npos, decay = t.name.ends_with(".ssm_a");
+            const bool f32 = t.name.ends_with(".bias") || t.name.find("ffn_gate_inp") != std::string::npos ||
+                             t.name.find("ssm_conv1d") != std::string::npos;
+            // A DeltaNet's A is negative (a decay), about -0.5 here.
+            if (t.ne.size() == 1) vector(t.name, t.ne[0], norm ? 1.0f : decay ? -0.5f : 0.0f, norm ? std / 2.5f : decay ? 0.1f : std);
+            else matrix(t.name, t.ne, f32 ? DType::F32 : matrix_type);  // biases, routers and convolution kernels stay F32
         }
     }
     if (plain) {

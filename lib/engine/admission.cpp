@@ -63,7 +63,7 @@ void Engine::Impl::prepare(Active& a) {
     a.history = std::move(full);
     a.usage.prompt_tokens = static_cast<int32_t>(a.history.size());
     a.usage.cached_tokens = static_cast<int32_t>(a.history.size() - a.prompt.size());
-    sched->prepared(a.p.handle, {fresh, static_cast<int32_t>(a.prompt.size()), false, true});
+    sched->prepared(a.p.handle, {fresh, static_cast<int32_t>(a.prompt.size()), false, true, recurrent_pause(a)});
 }
 
 // Its KV reserved (counted in the ledger from now on), its generation made.

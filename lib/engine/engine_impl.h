@@ -163,7 +163,8 @@ struct Engine::Impl {
     // kv_room.cpp (engine thread)
     KvView kv_view();
     void evict(const std::vector<Evictable>& victims);
-    void remember_prefix(Active& a);
+    void remember_prefix(Active& a, bool snapshot);
+    int32_t recurrent_pause(const Active& a) const;
     void count_kv_kinds();
     // prompt.cpp (engine thread)
     std::vector<int32_t> render(Active& a);

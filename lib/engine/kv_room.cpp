@@ -10,19 +10,21 @@
 namespace strata::engine {
 namespace {
 
-// The bytes of a cache's live blocks that `counts`.
+// The bytes of a cache's live blocks and recurrent state that `counts` (given a shared
+// pointer to either).
 template <class Counts>
 uint64_t block_bytes(const kv::KvCache& c, Counts counts) {
     uint64_t bytes = 0;
     for (int32_t i = 0; i * kv::kBlockTokens < c.size(); ++i)
         for (const kv::BlockRef* part : c.block(i).parts())
             if (*part && counts(*part)) bytes += (*part)->bytes();
+    if (c.state_ref() && counts(c.state_ref())) bytes += c.state_ref()->bytes();
     return bytes;
 }
 
-// Bytes of a cache's blocks that nothing else holds.
+// Bytes of a cache's blocks and state that nothing else holds.
 uint64_t held_alone(const kv::KvCache& c) {
-    return block_bytes(c, [](const kv::BlockRef& b) { return b.use_count() == 1; });
+    return block_bytes(c, [](const auto& b) { return b.use_count() == 1; });
 }
 
 uint64_t session_id(const Session& s) { return reinterpret_cast<uintptr_t>(&s); }
@@ -58,17 +60,21 @@ void Engine::Impl::evict(const std::vector<Evictable>& victims) {
     }
 }
 
-// Makes the full blocks of the request's sequence so far findable by later requests.
-void Engine::Impl::remember_prefix(Active& a) {
+// Makes the full blocks of the request's sequence so far findable by later requests, with a
+// snapshot of a recurrent sequence's state where it is now when asked (the prompt's pause
+// before its last token, the end of the reply).
+void Engine::Impl::remember_prefix(Active& a, bool snapshot) {
+    const kv::KvCache& cache = *a.session->cache;
+    const kv::Snapshot snap = snapshot && cache.recurrent() ? cache.snapshot() : kv::Snapshot{};
     std::lock_guard lk(mu);
-    prefixes.insert(a.gen->history(), *a.session->cache, ++kv_tick);
+    prefixes.insert(a.gen->history(), *a.session->cache, ++kv_tick, snap.state ? &snap : nullptr);
 }
 
 // KV bytes by holder, for status: blocks of running requests, then of idle sessions, then
 // those only the prefix cache holds (a shared block counts once, for its first holder).
 void Engine::Impl::count_kv_kinds() {
-    std::unordered_set<const kv::Block*> seen;
-    auto count = [&](const kv::KvCache& c) { return block_bytes(c, [&](const kv::BlockRef& b) { return seen.insert(b.get()).second; }); };
+    std::unordered_set<const void*> seen;
+    auto count = [&](const kv::KvCache& c) { return block_bytes(c, [&](const auto& b) { return seen.insert(b.get()).second; }); };
     KvKinds k;
     for (const auto& [handle, a] : actives)  // a released request's session may already be gone (deleted by its owner)
         if (!a.released && a.session->cache) k.running += count(*a.session->cache);

@@ -165,6 +165,7 @@ void Scheduler::admit_ready(const KvView& kv, StepPlan& plan) {
         e->stage = Stage::Running;
         e->order = next_order_++;
         e->pending = e->need.prompt_tokens;
+        e->pause = e->need.pause;
         e->decoding = false;
         plan.admit.push_back(e->handle);
     }
@@ -187,7 +188,7 @@ void Scheduler::fill_batch(StepPlan& plan) {
     }
     for (const Entry* e : running) {
         if (e->decoding || budget == 0 || (e->need.whole && e->pending > budget)) continue;
-        const int32_t n = std::min(e->pending, budget);
+        const int32_t n = std::min({e->pending, budget, e->pause > 0 ? e->pause : e->pending});
         const bool last = n == e->pending && e->need.logits;
         plan.batch.push_back({e->handle, n, last ? LogitsAt::Last : LogitsAt::None});
         budget -= n;
@@ -206,11 +207,12 @@ void Scheduler::prepared(uint64_t handle, const Prepared& p) {
     it->stage = Stage::Ready;
 }
 
-void Scheduler::feed_next(uint64_t handle, int32_t tokens, bool decoding) {
+void Scheduler::feed_next(uint64_t handle, int32_t tokens, bool decoding, int32_t pause) {
     std::lock_guard lk(mu_);
     const auto it = find(handle);
     if (it == entries_.end()) return;
     it->pending = tokens;
+    it->pause = pause;
     it->decoding = decoding;
 }
 

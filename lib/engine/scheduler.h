@@ -73,6 +73,8 @@ struct Prepared {
     int32_t prompt_tokens = 0;   // tokens left to feed (at least one)
     bool whole = false;          // its prompt must go in one pass (attention that is not causal)
     bool logits = true;          // logits at the prompt's end (false: hidden states only, embeddings)
+    int32_t pause = 0;           // > 0: the prompt's first `pause` tokens end a pass (a recurrent
+                                 // state is kept there), the rest goes after
 };
 
 class Scheduler {
@@ -105,8 +107,9 @@ public:
     // Reports (engine thread).
     void prepared(uint64_t handle, const Prepared& p);
     // After a pass, or to change course: the tokens it has to feed next, and whether they
-    // are generated tokens (logits at every one of them) or the rest of a prompt.
-    void feed_next(uint64_t handle, int32_t tokens, bool decoding);
+    // are generated tokens (logits at every one of them) or the rest of a prompt (whose
+    // first `pause` tokens, when > 0, end a pass).
+    void feed_next(uint64_t handle, int32_t tokens, bool decoding, int32_t pause = 0);
     void remove(uint64_t handle);  // ended, failed, or gone back to waiting outside
 
 private:
@@ -120,6 +123,7 @@ private:
         uint64_t order = 0;          // admission order (prompt chunks go oldest first)
         Prepared need;
         int32_t pending = 0;         // Running: tokens to feed next
+        int32_t pause = 0;           // a prompt's pass ends after this many of them (0: no pause)
         bool decoding = false;
     };
     using Entries = std::list<Entry>;

@@ -123,7 +123,8 @@ void Engine::Impl::take_logits(Active& a, const Feed& f, const float* row) {
         a.next = -1;
     } else {
         a.fed += size_t(f.tokens);
-        if (a.decoding()) remember_prefix(a);
+        if (a.decoding()) remember_prefix(a, false);
+        else if (a.fed + 1 == a.prompt.size() && a.session->cache->recurrent()) remember_prefix(a, true);  // the pause
     }
     if (f.logits != LogitsAt::None) on_token(a, row);
     report_next(a);
@@ -132,7 +133,14 @@ void Engine::Impl::take_logits(Active& a, const Feed& f, const float* row) {
 void Engine::Impl::report_next(const Active& a) {
     if (a.ended) return;
     if (a.decoding()) sched->feed_next(a.p.handle, 1, true);
-    else sched->feed_next(a.p.handle, static_cast<int32_t>(a.prompt.size() - a.fed), false);
+    else sched->feed_next(a.p.handle, static_cast<int32_t>(a.prompt.size() - a.fed), false, recurrent_pause(a));
+}
+
+// A recurrent sequence's prompt pauses before its last token, where a snapshot of its state
+// is kept: the same prompt again (a regenerated answer) continues from there.
+int32_t Engine::Impl::recurrent_pause(const Active& a) const {
+    const auto left = static_cast<int32_t>(a.prompt.size() - a.fed);
+    return a.session->cache && a.session->cache->recurrent() && !a.embedding() && left > 1 ? left - 1 : 0;
 }
 
 // Samples the token after a pass and decides whether the request goes on.
@@ -203,7 +211,7 @@ void Engine::Impl::release(Active& a, bool keep_history) {
     const GenerateRequest& r = a.p.req;
     // Only an admitted request has a history of its own (its generation's) to keep.
     const bool keep = keep_history && a.gen && !a.gen->history().empty() && !a.embedding();
-    if (keep && s.cache) remember_prefix(a);
+    if (keep && s.cache) remember_prefix(a, true);
     {
         std::lock_guard lk(mu);
         s.kv_tick = ++kv_tick;

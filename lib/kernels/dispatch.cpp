@@ -253,6 +253,10 @@ void f32_to_f16(const float* x, uint16_t* y, int64_t n) { table().f32_to_f16(x, 
 void f16_to_f32(const uint16_t* x, float* y, int64_t n) { table().f16_to_f32(x, y, n); }
 float dot_f16(const uint16_t* a, const uint16_t* b, int64_t n) { return table().dot_f16(a, b, n); }
 void axpy_f16(float* y, float a, const uint16_t* x, int64_t n) { table().axpy_f16(y, a, x, n); }
+void delta_rule(float* S, int64_t n, const float* q, const float* k, const float* v, float decay, float beta, float scale, float* o) {
+    if (n % detail::kDeltaRuleStep != 0) return detail::delta_rule_scalar(S, n, q, k, v, decay, beta, scale, o);
+    table().delta_rule(S, n, q, k, v, decay, beta, scale, o);
+}
 void attend_f16(const float* q, int G, int hd, const uint16_t* kt, const uint16_t* v, size_t ldv, int lo, int hi, float scale,
                 float cap, float* m, float* l, float* acc, Ahead ahead) {
     if (lo < 0 || hi > detail::kAttendBlock || lo >= hi) throw std::invalid_argument("attend_f16: bad position range");

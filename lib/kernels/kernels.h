@@ -90,6 +90,11 @@ void f16_to_f32(const uint16_t* x, float* y, int64_t n);
 float dot_f16(const uint16_t* a, const uint16_t* b, int64_t n);
 // y[i] += a * x[i], x F16.
 void axpy_f16(float* y, float a, const uint16_t* x, int64_t n);
+// One token through one Gated DeltaNet head: the n x n state S (row j: value element j's
+// weights over the key's n elements) decays, S *= decay; learns v under k by the delta rule,
+// S += beta (v - S k) k^T; and is read out, o = scale S q. Row by row (each row's products
+// summed in F32; the SIMD variants take n a multiple of 16, others run the scalar one).
+void delta_rule(float* S, int64_t n, const float* q, const float* k, const float* v, float decay, float beta, float scale, float* o);
 // Flash attention's inner step over one KV block of 16 positions: G query rows q[g] (F32,
 // hd floats each, one after another) against the block's positions j in [lo, hi), whose
 // keys are stored transposed (one KV head: element d of position j at kt[d * 16 + j], F16)

@@ -167,6 +167,18 @@ void attend_q8_0_scalar(const float* q, int G, int hd, const int8_t* kq, const u
         });
 }
 
+void delta_rule_scalar(float* S, int64_t n, const float* q, const float* k, const float* v, float decay, float beta, float scale, float* o) {
+    for (int64_t j = 0; j < n; ++j) {
+        float* row = S + j * n;
+        float sk = 0;
+        for (int64_t i = 0; i < n; ++i) sk += (row[i] *= decay) * k[i];
+        const float d = (v[j] - sk) * beta;
+        float sq = 0;
+        for (int64_t i = 0; i < n; ++i) sq += (row[i] += d * k[i]) * q[i];
+        o[j] = sq * scale;
+    }
+}
+
 void install_scalar(Table& t) {
     install_scalar_gemm(t);
     for (size_t i = 0; i < kTypeSlots; ++i) t.resident[i] = row_layout_of(static_cast<DType>(i));
@@ -184,6 +196,7 @@ void install_scalar(Table& t) {
     t.f16_to_f32 = f16_to_f32;
     t.dot_f16 = dot_f16;
     t.axpy_f16 = axpy_f16;
+    t.delta_rule = delta_rule_scalar;
     t.attend_f16 = attend_f16_scalar;
     t.attend_q8_0 = attend_q8_0_scalar;
 }

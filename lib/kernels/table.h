@@ -54,6 +54,8 @@ struct Table {
     void (*f16_to_f32)(const uint16_t* x, float* y, int64_t n) = nullptr;
     float (*dot_f16)(const uint16_t* a, const uint16_t* b, int64_t n) = nullptr;
     void (*axpy_f16)(float* y, float a, const uint16_t* x, int64_t n) = nullptr;
+    void (*delta_rule)(float* S, int64_t n, const float* q, const float* k, const float* v, float decay, float beta, float scale,
+                       float* o) = nullptr;
     void (*attend_f16)(const float* q, int G, int hd, const uint16_t* kt, const uint16_t* v, size_t ldv, int lo, int hi,
                        float scale, float cap, float* m, float* l, float* acc, Ahead ahead) = nullptr;
     void (*attend_q8_0)(const float* q, int G, int hd, const int8_t* kq, const uint16_t* ks, const uint8_t* v, size_t ldv, int lo,
@@ -63,6 +65,9 @@ struct Table {
 // attend_f16: positions per KV block, and the largest query group the SIMD variants take
 // (the scalar reference takes any; the SIMD variants hand it what they cannot take).
 constexpr int kAttendBlock = 16, kAttendMaxGroup = 64;
+// delta_rule: the SIMD variants take rows of a multiple of kDeltaRuleStep floats.
+constexpr int64_t kDeltaRuleStep = 16;
+void delta_rule_scalar(float* S, int64_t n, const float* q, const float* k, const float* v, float decay, float beta, float scale, float* o);
 void attend_f16_scalar(const float* q, int G, int hd, const uint16_t* kt, const uint16_t* v, size_t ldv, int lo, int hi, float scale,
                        float cap, float* m, float* l, float* acc, Ahead ahead);
 void attend_q8_0_scalar(const float* q, int G, int hd, const int8_t* kq, const uint16_t* ks, const uint8_t* v, size_t ldv, int lo,

@@ -39,17 +39,36 @@ Block::Block(const Block& other)
 
 Block::~Block() { ledger_->give(data_, bytes_); }
 
+State::State(size_t floats, std::shared_ptr<Ledger> ledger)
+    : bytes_(floats * sizeof(float)), ledger_(std::move(ledger)), data_(ledger_->take(bytes_)) {}
+
+State::State(const State& other) : bytes_(other.bytes_), ledger_(other.ledger_), data_(ledger_->take(bytes_)) {
+    std::memcpy(data_, other.data_, bytes_);
+}
+
+State::~State() { ledger_->give(data_, bytes_); }
+
+void State::clear() { std::memset(data_, 0, bytes_); }
+
 KvCache::KvCache(Shape shape, int32_t capacity, std::shared_ptr<Ledger> ledger, KvType type)
     : shape_(std::move(shape)), capacity_(capacity), format_{type, shape_.dim}, ledger_(ledger ? std::move(ledger) : std::make_shared<Ledger>()) {
     const int32_t dim = shape_.dim;
     if (shape_.n_layer < 1 || dim < 1 || capacity < 1 || shape_.window < 0 ||
-        !(shape_.sliding.empty() || shape_.sliding.size() == size_t(shape_.n_layer)))
+        !(shape_.sliding.empty() || shape_.sliding.size() == size_t(shape_.n_layer)) ||
+        !(shape_.state.empty() || shape_.state.size() == size_t(shape_.n_layer)))
         throw std::invalid_argument("KvCache: bad geometry");
     if (type == KvType::Q8_0 && (dim % 32 != 0 || dim / 32 > kMaxQ8Blocks))
         throw std::invalid_argument("a q8_0 KV cache needs key/value rows that are a multiple of 32 values, at most 8192 (this model's are " +
                                     std::to_string(dim) + ")");
     if (shape_.window == 0) shape_.sliding.clear();
-    for (int32_t l = 0; l < shape_.n_layer; ++l) slot_.push_back(sliding(l) ? n_window_++ : n_full_++);
+    int64_t floats = 0;
+    for (int32_t l = 0; l < shape_.n_layer; ++l) {
+        const int64_t state = shape_.state.empty() ? 0 : shape_.state[size_t(l)];
+        state_offset_.push_back(state > 0 ? floats : -1);
+        floats += std::max<int64_t>(state, 0);
+        slot_.push_back(state > 0 ? -1 : sliding(l) ? n_window_++ : n_full_++);
+    }
+    if (floats > 0) state_ = std::make_shared<State>(size_t(floats), ledger_);
 }
 
 uint64_t KvCache::bytes() const {
@@ -57,13 +76,13 @@ uint64_t KvCache::bytes() const {
     for (const Blocks& b : blocks_)
         for (const BlockRef* part : b.parts())
             if (*part) total += (*part)->bytes();
-    return total;
+    return total + (state_ ? state_->bytes() : 0);
 }
 
 uint64_t KvCache::bytes_for(int32_t positions, int32_t pass) const {
     const auto blocks = [](int64_t n) { return uint64_t((n + kBlockTokens - 1) / kBlockTokens); };
     const uint64_t window = n_window_ ? std::min(blocks(positions), blocks(int64_t(shape_.window) - 1 + kWindowSlack + pass) + 1) : 0;
-    return (blocks(positions) * n_full_ + window * n_window_) * format_.layer_bytes();
+    return (blocks(positions) * n_full_ + window * n_window_) * format_.layer_bytes() + (state_ ? state_->bytes() : 0);
 }
 
 int32_t KvCache::window_start(int32_t size) const { return n_window_ ? std::max(0, size - shape_.window + 1) : size; }
@@ -73,6 +92,7 @@ void KvCache::reserve(int32_t n, bool window_layers) {
         throw std::length_error("context full: " + std::to_string(size_) + " + " + std::to_string(n) + " tokens exceed the context of " +
                                 std::to_string(capacity_));
     if (n == 0) return;
+    if (state_ && state_.use_count() > 1) state_ = std::make_shared<State>(*state_);
     const size_t first = size_t(size_ / kBlockTokens), end = size_t((size_ + n + kBlockTokens - 1) / kBlockTokens);
     if (blocks_.size() < end) blocks_.resize(end);
     const auto own = [&](BlockRef& part, int32_t layers) {
@@ -153,6 +173,11 @@ void KvCache::let_go_of_window() {
 int32_t KvCache::truncate(int32_t n) {
     if (n < 0 || n > size_) throw std::out_of_range("KvCache::truncate past the end");
     if (window_start(n) < int32_t(window_gone_) * kBlockTokens) n = 0;  // its window was let go
+    if (state_ && n < size_) n = 0;                                      // the state holds every position
+    if (state_ && n == 0) {
+        if (state_.use_count() > 1) state_ = std::make_shared<State>(state_->floats(), ledger_);
+        else state_->clear();
+    }
     size_ = n;
     blocks_.resize(size_t((n + kBlockTokens - 1) / kBlockTokens));
     window_gone_ = std::min(window_gone_, blocks_.size());
@@ -160,11 +185,29 @@ int32_t KvCache::truncate(int32_t n) {
 }
 
 void KvCache::adopt(Blocks blocks) {
-    if (size_ % kBlockTokens != 0 || size_ + kBlockTokens > capacity_) throw std::logic_error("KvCache::adopt past a partial block or the capacity");
+    if (size_ % kBlockTokens != 0 || size_ + kBlockTokens > capacity_ || state_)
+        throw std::logic_error("KvCache::adopt past a partial block or the capacity, or into a recurrent cache");
     blocks_.resize(size_t(size_ / kBlockTokens));
     blocks_.push_back(std::move(blocks));
     size_ += kBlockTokens;
     let_go_of_window();
+}
+
+Snapshot KvCache::snapshot() const {
+    if (!state_) throw std::logic_error("KvCache::snapshot of a cache without recurrent layers");
+    Snapshot s{size_, state_, {}};
+    if (size_ % kBlockTokens) s.partial = blocks_[size_t(size_ / kBlockTokens)];
+    return s;
+}
+
+void KvCache::restore(std::vector<Blocks> full, const Snapshot& s) {
+    if (size_ != 0 || !state_ || !s.state || s.state->floats() != state_->floats() || s.positions > capacity_ ||
+        int32_t(full.size()) != s.positions / kBlockTokens)
+        throw std::logic_error("KvCache::restore into a cache that is not empty, or of another shape");
+    blocks_ = std::move(full);
+    if (s.positions % kBlockTokens) blocks_.push_back(s.partial);
+    size_ = s.positions;
+    state_ = s.state;
 }
 
 void KvCache::replace(int32_t i, const Blocks& blocks) {
@@ -177,7 +220,10 @@ void KvCache::replace(int32_t i, const Blocks& blocks) {
 namespace {
 
 constexpr char kMagic[8] = {'S', 'T', 'R', 'A', 'T', 'A', 'K', 'V'};
-constexpr uint32_t kVersion = 1;
+// Version 1: the header, then every layer's keys and values. Version 2 (written now): the
+// attention layers' only, then the recurrent state (a uint64 count of floats, the floats);
+// a version 1 file is a version 2 file of a model without recurrent layers, minus the count.
+constexpr uint32_t kVersion = 2;
 
 struct Header {
     char magic[8];
@@ -210,6 +256,7 @@ void KvCache::write(std::FILE* out, uint64_t model_id) const {
                std::fwrite(rows.data() + skip, sizeof(uint16_t), rows.size() - skip, out) == rows.size() - skip;
     };
     for (int32_t l = 0; ok && l < n_layer(); ++l) {
+        if (!has_kv(l)) continue;
         const int32_t from = sliding(l) ? kept : 0;
         for (int32_t p = from; p < size_; ++p) {
             load(l, p, k.data(), v.data());
@@ -220,6 +267,8 @@ void KvCache::write(std::FILE* out, uint64_t model_id) const {
         }
         ok = put(k16, from) && put(v16, from);
     }
+    const uint64_t floats = state_ ? state_->floats() : 0;
+    ok = ok && std::fwrite(&floats, sizeof floats, 1, out) == 1 && (!state_ || std::fwrite(state_->data(), sizeof(float), floats, out) == floats);
     if (!ok) throw std::system_error(errno, std::generic_category(), "cannot write the KV cache");
 }
 
@@ -228,14 +277,19 @@ std::optional<KvCache> KvCache::load(const std::string& path, uint64_t model_id,
     FilePtr f(std::fopen(path.c_str(), "rb"), std::fclose);
     if (!f) return std::nullopt;
     Header h{};
-    if (std::fread(&h, sizeof h, 1, f.get()) != 1 || std::memcmp(h.magic, kMagic, sizeof kMagic) != 0 || h.version != kVersion ||
+    if (std::fread(&h, sizeof h, 1, f.get()) != 1 || std::memcmp(h.magic, kMagic, sizeof kMagic) != 0 || (h.version != 1 && h.version != kVersion) ||
         h.model_id != model_id || h.n_layer != shape.n_layer || h.dim != shape.dim || h.size < 0 || h.size > capacity)
         return std::nullopt;
     const int32_t dim = shape.dim;
     const long row = long(dim) * sizeof(uint16_t), layer = 2 * row * h.size;
-    if (std::fseek(f.get(), 0, SEEK_END) != 0 || std::ftell(f.get()) != long(sizeof h) + layer * shape.n_layer)
-        return std::nullopt;  // cut short, or trailing bytes: not our file
     KvCache c(shape, capacity, std::move(ledger), type);
+    int32_t kv_layers = 0;
+    for (int32_t l = 0; l < shape.n_layer; ++l) kv_layers += c.has_kv(l);
+    const uint64_t floats = c.state_ ? c.state_->floats() : 0;
+    const long state_at = long(sizeof h) + layer * kv_layers;
+    const long state_bytes = h.version == 1 ? 0 : long(sizeof floats + floats * sizeof(float));
+    if ((h.version == 1 && c.state_) || std::fseek(f.get(), 0, SEEK_END) != 0 || std::ftell(f.get()) != state_at + state_bytes)
+        return std::nullopt;  // cut short, or trailing bytes: not our file
     const int32_t kept = c.window_start(h.size);
     std::vector<uint16_t> k16(size_t(dim) * kBlockTokens), v16(size_t(dim) * kBlockTokens);
     std::vector<float> k(dim), v(dim);
@@ -244,11 +298,12 @@ std::optional<KvCache> KvCache::load(const std::string& path, uint64_t model_id,
     for (int32_t p0 = 0; p0 < h.size; p0 += kBlockTokens) {
         const int32_t end = std::min(p0 + kBlockTokens, h.size);
         c.reserve_append(end - p0);
-        for (int32_t l = 0; l < shape.n_layer; ++l) {
+        for (int32_t l = 0, file_layer = 0; l < shape.n_layer; ++l) {
+            if (!c.has_kv(l)) continue;
             const int32_t first = c.sliding(l) ? std::max(p0, kept) : p0;
+            const long at = long(sizeof h) + layer * file_layer++ + row * first;
             if (first >= end) continue;
             const size_t values = size_t(end - first) * dim;
-            const long at = long(sizeof h) + layer * l + row * first;
             if (std::fseek(f.get(), at, SEEK_SET) != 0 || std::fread(k16.data(), sizeof(uint16_t), values, f.get()) != values ||
                 std::fseek(f.get(), at + row * h.size, SEEK_SET) != 0 || std::fread(v16.data(), sizeof(uint16_t), values, f.get()) != values)
                 return std::nullopt;
@@ -263,6 +318,10 @@ std::optional<KvCache> KvCache::load(const std::string& path, uint64_t model_id,
         }
         c.commit(end - p0);
     }
+    uint64_t count = 0;
+    if (c.state_ && (std::fseek(f.get(), state_at, SEEK_SET) != 0 || std::fread(&count, sizeof count, 1, f.get()) != 1 || count != floats ||
+                     std::fread(c.state_->data(), sizeof(float), floats, f.get()) != floats))
+        return std::nullopt;
     return c;
 }
 

@@ -1,7 +1,9 @@
 // kv/kv_cache.h — one sequence's key/value cache, held in fixed-size blocks that several
 // sequences may share.
-// Owns: F16 or Q8_0 keys and values of every layer for positions 0..size()-1 of one
-// sequence, in blocks of kBlockTokens positions; growth up to a fixed capacity; keeping
+// Owns: F16 or Q8_0 keys and values of every attention layer for positions 0..size()-1
+// of one sequence, in blocks of kBlockTokens positions; the recurrent state of the layers
+// that keep one instead (the conv and DeltaNet states of hybrid models: the sequence's
+// state after its size() positions, which cannot be cut back to a shorter prefix); growth up to a fixed capacity; keeping
 // only the window of sliding-window layers; copy-on-write of shared blocks before any
 // write; truncation; adopting another cache's blocks (prefix sharing); the bytes every
 // live block takes, in the pool of memory it lives in (Ledger, block_pool.h); saving to
@@ -13,6 +15,9 @@
 // sliding-window layers, which attend to their last Shape::window positions only. Once
 // the sequence has moved a window past a block, its `window` part is let go, so those
 // layers hold about one window whatever the sequence's length (llama.cpp's "iswa" split).
+//
+// A recurrent state is one State for all such layers, shared by copies of the cache and
+// copied before a pass writes it (reserve_append), counted in the Ledger as blocks are.
 //
 // Sharing contract: a block reachable from more than one owner (caches, the prefix
 // cache) is read-only; reserve_append() copies such a block before positions in it are
@@ -108,6 +113,26 @@ private:
 
 using BlockRef = std::shared_ptr<Block>;
 
+// The recurrent state of a sequence's recurrent layers: floats, zero at first.
+class State {
+public:
+    State(size_t floats, std::shared_ptr<Ledger> ledger);
+    State(const State& other);  // a private copy (copy-on-write)
+    State& operator=(const State&) = delete;
+    ~State();
+
+    float* data() { return reinterpret_cast<float*>(data_); }
+    const float* data() const { return reinterpret_cast<const float*>(data_); }
+    size_t floats() const { return bytes_ / sizeof(float); }
+    uint64_t bytes() const { return bytes_; }
+    void clear();
+
+private:
+    size_t bytes_;
+    std::shared_ptr<Ledger> ledger_;
+    uint8_t* data_;  // from ledger_
+};
+
 // The two parts of kBlockTokens positions: the full-attention layers' and the
 // sliding-window layers'. A part is null when no layer is of its kind, and `window` is
 // null too once the sequence has moved its window and kWindowSlack past the block.
@@ -116,13 +141,24 @@ struct Blocks {
     std::array<const BlockRef*, 2> parts() const { return {&full, &window}; }
 };
 
+// A recurrent cache as it was at `positions`: its state and, when positions is inside a
+// block, that block (shared, so copy-on-write keeps both as they were) — what a later
+// sequence with the same tokens continues from (the prefix cache's snapshots).
+struct Snapshot {
+    int32_t positions = 0;
+    std::shared_ptr<State> state;
+    Blocks partial;
+};
+
 // Which layers a cache holds: n_layer layers of `dim` (= n_head_kv * head_dim) values per
 // position; the layers marked in `sliding` (empty: none) attend only to the last `window`
-// positions (the query's own included), so only those are kept.
+// positions (the query's own included), so only those are kept; a layer with `state`
+// floats (empty: none has) is recurrent: it keeps that state instead of keys and values.
 struct Shape {
     int32_t n_layer = 0, dim = 0;
     int32_t window = 0;
     std::vector<bool> sliding;
+    std::vector<int64_t> state;
 };
 
 class KvCache {
@@ -140,15 +176,17 @@ public:
     KvType type() const { return format_.type; }
     const BlockFormat& format() const { return format_; }
     const std::shared_ptr<Ledger>& ledger() const { return ledger_; }
-    // Bytes of the blocks this cache holds, shared ones included (see Ledger for the total).
+    // Bytes of the blocks and the recurrent state this cache holds, shared ones included (see
+    // Ledger for the total).
     uint64_t bytes() const;
     // The most bytes a sequence of `positions` holds while a forward pass of `pass` of them
     // runs (0: between passes): every full-attention layer's positions and, of the others,
-    // a window, kWindowSlack and the pass (block-rounded).
+    // a window, kWindowSlack and the pass (block-rounded); the recurrent state.
     uint64_t bytes_for(int32_t positions, int32_t pass = 0) const;
 
     // Makes room for positions [size(), size() + n) in every layer, each in a block of its
-    // own (shared blocks among them are copied first); throws std::length_error past capacity.
+    // own (shared blocks among them, and a shared recurrent state, are copied first); throws
+    // std::length_error past capacity.
     void reserve_append(int32_t n) { reserve(n, true); }
     // The same for the full-attention layers only: a prompt about to be fed in several
     // passes counts its positions now; each pass's reserve_append() adds the window layers'
@@ -171,9 +209,23 @@ public:
     // window_start(size()) - kWindowSlack are let go.
     void commit(int32_t n);
     // Forgets positions >= n (n <= size()); blocks past the new end are let go. When the
-    // window layers no longer hold the window that position n needs (it was let go), the
-    // cache empties instead. Returns the new size (n or 0).
+    // window layers no longer hold the window that position n needs (it was let go), or the
+    // cache is recurrent and n < size() (its state holds every position), the cache empties
+    // instead (a zero state). Returns the new size (n or 0).
     int32_t truncate(int32_t n);
+
+    // Recurrent layers: whether there are any, and layer l's state (null for other layers),
+    // written by the forward pass after reserve_append().
+    bool recurrent() const { return state_ != nullptr; }
+    float* state(int32_t l) { return state_offset_[size_t(l)] < 0 ? nullptr : state_->data() + state_offset_[size_t(l)]; }
+    const float* state(int32_t l) const { return state_offset_[size_t(l)] < 0 ? nullptr : state_->data() + state_offset_[size_t(l)]; }
+    // The state itself (null when not recurrent), for who counts its bytes and sharing.
+    const std::shared_ptr<State>& state_ref() const { return state_; }
+    // This recurrent cache now, shared (see Snapshot).
+    Snapshot snapshot() const;
+    // An empty recurrent cache becomes `full` blocks (a prefix's, positions / kBlockTokens of
+    // them) continued by the snapshot taken at its end; std::logic_error otherwise.
+    void restore(std::vector<Blocks> full, const Snapshot& s);
 
     // The first position whose window layers a sequence of `size` positions still needs
     // (`size` when there are no such layers).
@@ -183,15 +235,16 @@ public:
     const Blocks& block(int32_t i) const { return blocks_[size_t(i)]; }
     int32_t full_blocks() const { return size_ / kBlockTokens; }
     // Appends full blocks of another cache of the same shape (size() must be a multiple of
-    // kBlockTokens); they are shared, never written through this cache. A null `window`
-    // part is fine for blocks out of the window of where adopting ends.
+    // kBlockTokens; never to a recurrent cache, whose state they do not carry); they are
+    // shared, never written through this cache. A null `window` part is fine for blocks
+    // out of the window of where adopting ends.
     void adopt(Blocks blocks);
     // Puts `blocks` in place of full block i, whose contents they must equal (deduplication);
     // a window part this cache has let go stays let go.
     void replace(int32_t i, const Blocks& blocks);
 
     // Writes positions [0, size()) to `out` (the window layers' from window_start(size())),
-    // tagged with `model_id` so that a cache is never restored into another model (the
+    // then the recurrent state, tagged with `model_id` so that a cache is never restored into another model (the
     // caller makes the file durable). Throws std::system_error on I/O errors.
     void write(std::FILE* out, uint64_t model_id) const;
     // Reads a cache written by write(); nullopt when the file is absent, damaged, made for
@@ -199,8 +252,9 @@ public:
     static std::optional<KvCache> load(const std::string& path, uint64_t model_id, const Shape& shape, int32_t capacity,
                                        std::shared_ptr<Ledger> ledger = nullptr, KvType type = KvType::F16);
 
-    // Whether layer l keeps only the window.
+    // Whether layer l keeps only the window; whether it keeps keys and values at all.
     bool sliding(int32_t l) const { return !shape_.sliding.empty() && shape_.sliding[size_t(l)]; }
+    bool has_kv(int32_t l) const { return slot_[size_t(l)] >= 0; }
 
 private:
     const BlockRef& part(int32_t l, int32_t b) const { return sliding(l) ? blocks_[size_t(b)].window : blocks_[size_t(b)].full; }
@@ -217,6 +271,8 @@ private:
     std::vector<Blocks> blocks_;
     size_t window_gone_ = 0;             // blocks before this one hold no window part
     std::shared_ptr<Ledger> ledger_;
+    std::vector<int64_t> state_offset_;  // layer -> its floats in state_, -1 for attention layers
+    std::shared_ptr<State> state_;       // null: no recurrent layer
 };
 
 }  // namespace strata::kv

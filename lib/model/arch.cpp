@@ -3,6 +3,8 @@
 #include "model/arch.h"
 
 #include <algorithm>
+#include <numeric>
+#include <stdexcept>
 
 namespace strata::model {
 namespace {
@@ -41,6 +43,47 @@ bool swa_layer(int l, int32_t n) { return n == 0 || l % n < n - 1; }
 Layer sandwich_norm(const Attention& attention, const Block& ffn) {
     return {{{.pre = rms_norm(AttnNorm), .block = attention, .post = rms_norm(PostAttnNorm)},
              {.pre = rms_norm(FfnNorm), .block = ffn, .post = rms_norm(PostFfnNorm)}}};
+}
+
+}  // namespace strata::model
+
+namespace strata::model {
+namespace {
+
+// IMROPE (ggml_rope_multi) gives rotary pair i the position of section i % 3 of the first
+// three (t, h, w) while i % sum(sections) is inside it, else the fourth's; text positions
+// are equal in the first three, so when those cover every pair it is NEOX RoPE.
+void check_rope_sections(const Keys& keys, const HParams& hp) {
+    const std::vector<int64_t> s = keys.ints("rope.dimension_sections");
+    if (s.empty()) return;
+    const int64_t dims = std::accumulate(s.begin(), s.end(), int64_t{0});
+    for (int i = 0; i < hp.n_rot / 2 && dims > 0; ++i) {
+        const int64_t sector = i % dims, third = sector % 3;
+        if (third >= int64_t(s.size()) || sector >= 3 * s[size_t(third)])
+            throw std::runtime_error("model metadata: " + hp.arch + ".rope.dimension_sections leaves rotary pair " + std::to_string(i) +
+                                     " to a section strata does not run (text positions use the first three)");
+    }
+}
+
+}  // namespace
+
+void delta_net_hybrid(const Keys& keys, HParams& hp, const Block& ffn) {
+    auto& s = hp.ssm;
+    s.d_conv = keys.required("ssm.conv_kernel", 2, 64);
+    s.d_state = keys.required("ssm.state_size", 1, 1024);
+    s.n_k_heads = keys.required("ssm.group_count", 1, 1024);
+    s.n_v_heads = keys.required("ssm.time_step_rank", 1, 1024);
+    if (s.n_v_heads % s.n_k_heads)
+        throw std::runtime_error("model metadata: " + hp.arch + ".ssm.time_step_rank is not a multiple of ssm.group_count");
+    if (keys.optional("ssm.inner_size", s.value_dim(), 1, 1 << 20) != s.value_dim())
+        throw std::runtime_error("model metadata: " + hp.arch + ".ssm.inner_size is not ssm.state_size x ssm.time_step_rank");
+    const int32_t interval = keys.optional("full_attention_interval", 4, 1, 512);
+    check_rope_sections(keys, hp);
+    const Attention attention{.qk_norm = QkNorm::PerHead, .rope = RopeStyle::Neox, .gated = true};
+    for (int l = 0; l < hp.n_layer; ++l) {
+        const Block mixer = (l + 1) % interval == 0 ? Block(attention) : Block(DeltaNet{});
+        hp.layers.push_back({{{.pre = rms_norm(AttnNorm), .block = mixer}, {.pre = rms_norm(PostAttnNorm), .block = ffn}}});
+    }
 }
 
 }  // namespace strata::model

@@ -51,6 +51,11 @@ Layer sandwich_norm(const Attention& attention, const Block& ffn);
 // RoPE and q scaled before the dot by 1/sqrt(n_embd/n_head) on the 27B (n_layer ==
 // layers_27b, as llama.cpp tells it apart), by 1/sqrt(head_dim) otherwise.
 Attention gemma_attention(HParams& hp, int32_t layers_27b);
+// Qwen3.5's hybrid layers (archs/qwen35.cpp, qwen35moe.cpp): every full_attention_interval-th
+// layer gated attention (per-head q/k norms, NEOX-ordered multi-section RoPE over the text
+// positions), the others Gated DeltaNet (ssm.* keys), each followed by `ffn` behind
+// post_attention_norm.
+void delta_net_hybrid(const Keys& keys, HParams& hp, const Block& ffn);
 // Whether layer l slides its window under llama.cpp's set_swa_pattern(n): l % n < n - 1
 // (n = 0: every layer).
 bool swa_layer(int l, int32_t n);

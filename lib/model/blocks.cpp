@@ -1,7 +1,8 @@
 // model/blocks.cpp — running what hp.layers says a layer does: its residual branches (norms
 // around a block, the residual add), attention (q/k/v projection fused or not, biases, q/k
 // norms, RoPE, F16 KV cache, grouped-query causal attention with optional soft-capping and
-// sliding window), the gated and the plain feed-forward (the mixture of experts is moe.cpp).
+// sliding window, sigmoid output gate), the gated and the plain feed-forward (the mixture of
+// experts is moe.cpp, Gated DeltaNet delta_net.cpp).
 // Must not touch: architecture names, weight I/O.
 #include <algorithm>
 #include <cmath>
@@ -63,7 +64,17 @@ void Model::Impl::project_qkv(const Attention& a, const LayerWeights& w, const R
             std::memcpy(ws.v.data() + size_t(t) * KV, r + Q + KV, KV * sizeof(float));
         }
     } else {
-        matmul(w.mat(Wq), in, T, ws.q.data(), Q);
+        if (a.gated) {  // per head [q | gate]: the gates stay in ws.qkv for gate_output()
+            if (ws.qkv.size() < size_t(2) * Q * T) ws.qkv.resize(size_t(2) * Q * T);
+            matmul(w.mat(Wq), in, T, ws.qkv.data(), 2 * size_t(Q));
+            const int hd = hp.head_dim;
+            for (int32_t t = 0; t < T; ++t)
+                for (int h = 0; h < hp.n_head; ++h)
+                    std::memcpy(ws.q.data() + size_t(t) * Q + size_t(h) * hd, ws.qkv.data() + (size_t(t) * 2 * hp.n_head + 2 * h) * hd,
+                                hd * sizeof(float));
+        } else {
+            matmul(w.mat(Wq), in, T, ws.q.data(), Q);
+        }
         matmul(w.mat(Wk), in, T, ws.k.data(), KV);
         matmul(w.mat(Wv), in, T, ws.v.data(), KV);
     }
@@ -96,10 +107,24 @@ void Model::Impl::run(const Attention& a, const LayerWeights& w, const Rows& in,
     if (a.scale_q) scale_rows(ws.q.data(), size_t(T) * Q, kq_scale(a));
     for (int32_t t = 0; t < T; ++t) tokens[t].cache->store(l, tokens[t].pos, ws.k.data() + size_t(t) * KV, ws.v.data() + size_t(t) * KV);
     attend(a, l, tokens, w.vec(Sinks));
+    if (a.gated) gate_output(T);
     float* y = out.write();
     matmul(w.mat(Wo), ws.att, T, y, E);
     if (a.out_bias)
         for (int32_t t = 0; t < T; ++t) kernels::add(y + size_t(t) * E, w.vec(Bo), E);
+}
+
+// The attention's output times sigmoid of its gate (the second half of each head's q row).
+void Model::Impl::gate_output(int32_t T) {
+    const int Q = hp.q_dim(), hd = hp.head_dim;
+    float* att = ws.att.write();
+    for_rows(pool, T, Q, [&](int32_t t) {
+        for (int h = 0; h < hp.n_head; ++h) {
+            const float* gate = ws.qkv.data() + (size_t(t) * 2 * hp.n_head + 2 * h + 1) * hd;
+            float* o = att + size_t(t) * Q + size_t(h) * hd;
+            for (int i = 0; i < hd; ++i) o[i] *= 1.0f / (1.0f + std::exp(-gate[i]));
+        }
+    });
 }
 
 // One KV block's positions [lo, hi) (block start `first`) for the query group of KV head h,
@@ -273,13 +298,19 @@ void Model::Impl::run(const GatedFfn& f, const LayerWeights& w, const Rows& in, 
             std::memcpy(gate + size_t(t) * F, r, F * sizeof(float));
             act_mul(f.act, gate + size_t(t) * F, r + F, F);
         });
+        matmul(w.mat(Down), ws.gate, T, out.write(), E);
     } else {
-        matmul(w.mat(Gate), in, T, ws.gate.write(), F);
-        matmul(w.mat(Up), in, T, ws.up.write(), F);
-        float* gate = ws.gate.write();
-        for_rows(pool, T, F, [&](int32_t t) { act_mul(f.act, gate + size_t(t) * F, ws.up.read() + size_t(t) * F, F); });
+        gated_ffn(w.mat(Gate), w.mat(Up), w.mat(Down), f.act, F, in, T, out.write());
     }
-    matmul(w.mat(Down), ws.gate, T, out.write(), E);
+}
+
+void Model::Impl::gated_ffn(const Matrix& gate_w, const Matrix& up_w, const Matrix& down_w, FfnAct act, int64_t F, const Rows& in, int32_t T,
+                            float* out) {
+    matmul(gate_w, in, T, ws.gate.write(), F);
+    matmul(up_w, in, T, ws.up.write(), F);
+    float* gate = ws.gate.write();
+    for_rows(pool, T, F, [&](int32_t t) { act_mul(act, gate + size_t(t) * F, ws.up.read() + size_t(t) * F, F); });
+    matmul(down_w, ws.gate, T, out, hp.n_embd);
 }
 
 }  // namespace strata::model

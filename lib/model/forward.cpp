@@ -43,7 +43,7 @@ void Workspace::ensure(int32_t n_tokens, const HParams& hp, int n_threads) {
         att.resize(T * hp.q_dim());
         k.resize(T * hp.kv_dim());
         v.resize(T * hp.kv_dim());
-        const size_t ff = std::max(size_t(hp.n_ff), size_t(hp.n_ff_exp) * hp.n_expert_used);
+        const size_t ff = std::max({size_t(hp.n_ff), size_t(hp.n_ff_exp) * hp.n_expert_used, size_t(hp.n_ff_shexp)});
         gate.resize(T * ff);
         const GatedFfn* dense = find_block<GatedFfn>(hp.layers);
         up.resize(T * ff * (dense && dense->fused ? 2 : 1));
@@ -53,6 +53,16 @@ void Workspace::ensure(int32_t n_tokens, const HParams& hp, int n_threads) {
             moe_choice.resize(T * hp.n_expert_used);
             moe_in.resize(T * hp.n_expert_used * hp.n_embd);
             moe_out.resize(T * hp.n_expert_used * hp.n_embd);
+            moe_shared.resize(hp.n_ff_shexp ? T * hp.n_embd : 0);
+        }
+        if (hp.ssm.d_state > 0) {
+            const size_t V = hp.ssm.value_dim(), H = hp.ssm.n_v_heads;
+            dn_qkv.resize(T * hp.ssm.conv_dim());
+            dn_z.resize(T * V);
+            dn_beta.resize(T * H);
+            dn_gate.resize(T * H);
+            dn_out_f.resize(T * V);
+            dn_out.resize(T * V);
         }
         for (int i = 0; i < (hp.any_swa() ? 2 : 1); ++i) {
             rope_cos[i].resize(T * hp.n_rot / 2);

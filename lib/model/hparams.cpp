@@ -38,6 +38,17 @@ std::string Keys::text(std::string_view key, std::string_view def) const {
     return std::string(f_.get_string(full(key)).value_or(def));
 }
 
+std::vector<int64_t> Keys::ints(std::string_view key) const {
+    std::vector<int64_t> out;
+    if (const gguf::Value* v = f_.get_array(full(key)))
+        for (uint64_t i = 0; i < v->array_count; ++i) {
+            const auto x = v->int_at(i);
+            if (!x) throw std::runtime_error("model metadata: " + full(key) + " is not an array of integers");
+            out.push_back(*x);
+        }
+    return out;
+}
+
 // HParams --------------------------------------------------------------------------------
 
 namespace {

@@ -58,6 +58,15 @@ struct HParams {
     int32_t n_expert = 0, n_expert_used = 0, n_ff_exp = 0;
     Pooling pooling = Pooling::None;  // pooling_type (0-4)
     RankHead rank;                    // with Pooling::Rank (set by the family's builder)
+    int32_t n_ff_shexp = 0;           // a mixture's shared expert (expert_shared_feed_forward_length)
+    // Gated DeltaNet layers (ssm.*): conv_kernel, state_size (= the head size of k and v),
+    // group_count (k heads), time_step_rank (v heads, a multiple of the k heads).
+    struct Ssm {
+        int32_t d_conv = 0, d_state = 0, n_k_heads = 0, n_v_heads = 0;
+        int64_t key_dim() const { return int64_t(d_state) * n_k_heads; }
+        int64_t value_dim() const { return int64_t(d_state) * n_v_heads; }
+        int64_t conv_dim() const { return 2 * key_dim() + value_dim(); }
+    } ssm;
 
     // Set by the family's builder.
     std::vector<Layer> layers;        // what each layer does
@@ -100,6 +109,8 @@ public:
     float required_real(std::string_view key, double min, double max) const;
     bool has(std::string_view key) const;
     std::string text(std::string_view key, std::string_view def) const;
+    // An integer array (empty when absent).
+    std::vector<int64_t> ints(std::string_view key) const;
 
 private:
     std::string full(std::string_view key) const { return prefix_ + std::string(key); }

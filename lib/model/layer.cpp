@@ -20,7 +20,7 @@ void add(Needs& n, const Norm& norm, const HParams& hp) {
 void add(Needs& n, const Attention& a, const HParams& hp) {
     const int64_t E = hp.n_embd, Q = hp.q_dim(), KV = hp.kv_dim();
     if (a.fused_qkv) n.push_back({Wqkv, {E, Q + 2 * KV}});
-    else n.insert(n.end(), {{Wq, {E, Q}}, {Wk, {E, KV}}, {Wv, {E, KV}}});
+    else n.insert(n.end(), {{Wq, {E, a.gated ? 2 * Q : Q}}, {Wk, {E, KV}}, {Wv, {E, KV}}});
     if (a.qkv_bias != Presence::None) {
         const bool required = a.qkv_bias == Presence::Required;
         n.insert(n.end(), {{Bq, {Q}, required}, {Bk, {KV}, required}, {Bv, {KV}, required}});
@@ -42,9 +42,17 @@ void add(Needs& n, const GatedFfn& f, const HParams& hp) {
 }
 
 void add(Needs& n, const Moe& m, const HParams& hp) {
-    const int64_t E = hp.n_embd, X = hp.n_expert, FX = hp.n_ff_exp;
+    const int64_t E = hp.n_embd, X = hp.n_expert, FX = hp.n_ff_exp, FS = hp.n_ff_shexp;
     n.insert(n.end(), {{Router, {E, X}}, {GateExps, {E, FX, X}}, {UpExps, {E, FX, X}}, {DownExps, {FX, E, X}}});
     if (m.biases) n.insert(n.end(), {{RouterB, {X}}, {GateExpsB, {FX, X}}, {UpExpsB, {FX, X}}, {DownExpsB, {E, X}}});
+    if (m.shared_expert) n.insert(n.end(), {{GateInpShexp, {E}}, {GateShexp, {E, FS}}, {UpShexp, {E, FS}}, {DownShexp, {FS, E}}});
+}
+
+void add(Needs& n, const DeltaNet&, const HParams& hp) {
+    const auto& s = hp.ssm;
+    const int64_t E = hp.n_embd, V = s.value_dim(), H = s.n_v_heads;
+    n.insert(n.end(), {{Wqkv, {E, s.conv_dim()}}, {AttnGate, {E, V}}, {SsmConv, {s.d_conv, s.conv_dim()}, true, true}, {SsmDt, {H}},
+                       {SsmA, {H}}, {SsmBeta, {E, H}}, {SsmAlpha, {E, H}}, {SsmNorm, {s.d_state}}, {SsmOut, {V, E}}});
 }
 
 void add(Needs& n, const Mlp&, const HParams& hp) {
@@ -71,6 +79,7 @@ void describe(Words& w, const Attention& a, const HParams& hp) {
     if (a.softcap > 0) w.push_back("attention soft-cap");
     if (a.out_bias) w.push_back("output bias");
     if (a.sinks) w.push_back("attention sinks");
+    if (a.gated) w.push_back("sigmoid-gated attention output");
 }
 
 void describe(Words& w, const GatedFfn& f, const HParams&) {
@@ -83,7 +92,20 @@ void describe(Words& w, const Moe& m, const HParams& hp) {
     w.push_back(std::to_string(hp.n_expert) + " experts (" + std::to_string(hp.n_expert_used) + " used" + weights);
     w.push_back(act_name(m.act));
     if (m.biases) w.push_back("router and expert biases");
+    if (m.shared_expert) w.push_back("sigmoid-gated shared expert");
 }
+
+void describe(Words& w, const DeltaNet&, const HParams& hp) {
+    w.push_back("Gated DeltaNet (" + std::to_string(hp.ssm.n_v_heads) + " heads of " + std::to_string(hp.ssm.d_state) + ", conv " +
+                std::to_string(hp.ssm.d_conv) + ")");
+}
+
+int64_t state_floats(const DeltaNet&, const HParams& hp) {
+    const auto& s = hp.ssm;
+    return (s.d_conv - 1) * s.conv_dim() + int64_t(s.n_v_heads) * s.d_state * s.d_state;
+}
+
+int64_t state_floats(const auto&, const HParams&) { return 0; }
 
 void describe(Words& w, const Mlp&, const HParams&) { w.push_back("GELU ffn with biases"); }
 
@@ -98,6 +120,13 @@ std::vector<TensorNeed> layer_needs(const HParams& hp, int l) {
         add(n, b.after, hp);
     }
     return n;
+}
+
+int64_t layer_state_floats(const HParams& hp, int l) {
+    int64_t floats = 0;
+    for (const Branch& b : hp.layers[size_t(l)].branches)
+        floats += std::visit([&](const auto& block) { return state_floats(block, hp); }, b.block);
+    return floats;
 }
 
 std::vector<std::string> layer_features(const HParams& hp) {

@@ -1,6 +1,7 @@
 // model/layer.h — what one layer of a model does, as its family's builder states it
 // (lib/model/archs/): a list of residual branches, each a block (attention with its
-// options, a gated feed-forward, a mixture of experts, a plain feed-forward) between the
+// options, a gated feed-forward, a mixture of experts, a plain feed-forward, a Gated
+// DeltaNet recurrent mixer) between the
 // norms around it; the tensors ("blk.N.<name>") each block and norm reads, with their
 // shapes; and the words `strata-gguf info` describes them with. The forward pass runs
 // these values (blocks.cpp); a new kind of block is a new type in Block, its tensors and
@@ -24,6 +25,8 @@ enum Slot : int {
     Router, GateExps, UpExps, DownExps,  // mixture of experts
     Bo, AttnOutNorm, AttnOutNormB, UpB, DownB, LayerOutNorm, LayerOutNormB,  // post-norm encoders (LayerNorm with bias)
     Sinks, RouterB, GateExpsB, UpExpsB, DownExpsB,  // attention sinks; router and expert biases
+    AttnGate, SsmConv, SsmDt, SsmA, SsmAlpha, SsmBeta, SsmNorm, SsmOut,      // Gated DeltaNet (with Wqkv)
+    GateInpShexp, GateShexp, UpShexp, DownShexp,                            // a mixture's shared expert
     kSlots
 };
 
@@ -68,6 +71,8 @@ struct Attention {
                                            // cache keeps only them), RoPE from HParams::rope_swa
     bool sinks = false;                    // attn_sinks: one logit per head added to the softmax's
                                            // denominator (weighting no value)
+    bool gated = false;                    // attn_q holds per head [q | gate] (2 q_dim rows); the
+                                           // output is multiplied by sigmoid(gate) before attn_output
 };
 
 // down(act(gate) * up), n_ff wide.
@@ -82,17 +87,28 @@ enum class Gating { Softmax, SoftmaxChosen };
 
 // A router over n_expert experts, the n_expert_used best per token each running a gated FFN
 // n_ff_exp wide, their outputs summed with the router's weights.
+// With shared_expert, a gated FFN HParams::n_ff_shexp wide runs on every token too, its
+// output scaled by sigmoid(x . ffn_gate_inp_shexp).
 struct Moe {
     FfnAct act = FfnAct::Silu;
     bool renormalize = true;  // the chosen experts' weights are scaled to sum 1
     Gating gating = Gating::Softmax;
     bool biases = false;      // ffn_gate_inp.bias and each expert's gate, up and down biases
+    bool shared_expert = false;
 };
 
 // down(gelu(up(x) + up_b)) + down_b (encoders).
 struct Mlp {};
 
-using Block = std::variant<Attention, GatedFfn, Moe, Mlp>;
+// Gated DeltaNet (linear attention with a recurrent state; shapes in HParams::ssm): a fused
+// [q | k | v] projection through a causal depthwise convolution (its last d_conv - 1 inputs
+// kept as state) and SiLU; L2-normalised q and k; per value head a d_state x d_state state
+// decayed by exp(softplus(alpha + dt_bias) * A) and updated by the delta rule with
+// beta = sigmoid(beta projection); the read-out RMS-normalised per head, gated by silu(z)
+// (attn_gate) and projected by ssm_out.
+struct DeltaNet {};
+
+using Block = std::variant<Attention, GatedFfn, Moe, Mlp, DeltaNet>;
 
 // One residual branch: x = after(x + scale * post(block(pre(x)))).
 struct Branch {
@@ -121,16 +137,20 @@ struct Shape {
     int64_t ne0, ne1 = 0, ne2 = 0;
 };
 
-// One tensor of a layer: its slot, its shape, and whether the file must have it.
+// One tensor of a layer: its slot, its shape, whether the file must have it, and whether
+// a 2-D one is F32 values (a convolution's kernel) rather than a weight matrix.
 struct TensorNeed {
     Slot slot;
     Shape shape;
     bool required = true;
+    bool f32 = false;
 };
 
 // The tensors hp.layers[l] reads, in the order its branches read them.
 std::vector<TensorNeed> layer_needs(const HParams& hp, int l);
 // What the model's layers use beyond a plain llama layer (each once), for `info`.
 std::vector<std::string> layer_features(const HParams& hp);
+// Floats of recurrent state hp.layers[l] keeps per sequence (0: none; it keeps KV instead).
+int64_t layer_state_floats(const HParams& hp, int l);
 
 }  // namespace strata::model

@@ -26,6 +26,9 @@ constexpr std::array<const char*, kSlots> kSlotNames = {
     "ffn_up.bias",       "ffn_down.bias",      "layer_output_norm.weight", "layer_output_norm.bias",
     "attn_sinks.weight", "ffn_gate_inp.bias",  "ffn_gate_exps.bias", "ffn_up_exps.bias",
     "ffn_down_exps.bias",
+    "attn_gate.weight",  "ssm_conv1d.weight",  "ssm_dt.bias",        "ssm_a",
+    "ssm_alpha.weight",  "ssm_beta.weight",    "ssm_norm.weight",    "ssm_out.weight",
+    "ffn_gate_inp_shexp.weight", "ffn_gate_shexp.weight", "ffn_up_shexp.weight", "ffn_down_shexp.weight",
 };
 
 // "blk.<layer>.<slot's name>", as llama.cpp's converters name a layer's tensors.
@@ -94,10 +97,13 @@ int physical_cores() {
 uint64_t working_memory_bytes(const HParams& hp, int32_t batch_tokens, int32_t logit_rows, int threads) {
     const uint64_t T = static_cast<uint64_t>(batch_tokens);
     const GatedFfn* dense = find_block<GatedFfn>(hp.layers);
-    const uint64_t ffn = (dense && dense->fused ? 3ull : 2ull) * std::max<uint64_t>(hp.n_ff, uint64_t(hp.n_ff_exp) * hp.n_expert_used) +
-                         (hp.n_expert > 0 ? 2ull * hp.n_expert_used * (1 + hp.n_embd) + hp.n_expert : 0);
-    const uint64_t qkv = 2ull * hp.q_dim() + 2ull * hp.kv_dim() + hp.q_dim() + 2ull * hp.kv_dim();  // q, att, k, v, fused qkv
-    const uint64_t floats = T * (2ull * hp.n_embd + qkv + ffn + (hp.any_swa() ? 2ull : 1ull) * hp.n_rot);
+    const uint64_t ffn = (dense && dense->fused ? 3ull : 2ull) * std::max<uint64_t>({uint64_t(hp.n_ff), uint64_t(hp.n_ff_exp) * hp.n_expert_used,
+                                                                                    uint64_t(hp.n_ff_shexp)}) +
+                         (hp.n_expert > 0 ? 2ull * hp.n_expert_used * (1 + hp.n_embd) + hp.n_expert : 0) + (hp.n_ff_shexp ? hp.n_embd : 0);
+    const Attention* first_attention = find_block<Attention>(hp.layers);
+    const uint64_t qkv = 2ull * hp.q_dim() + 2ull * hp.kv_dim() + (first_attention && first_attention->gated ? 2ull * hp.q_dim() : hp.q_dim() + 2ull * hp.kv_dim());  // q, att, k, v, fused or gated q
+    const uint64_t delta = hp.ssm.d_state ? uint64_t(hp.ssm.conv_dim()) + 3ull * hp.ssm.value_dim() + 2ull * hp.ssm.n_v_heads : 0;
+    const uint64_t floats = T * (2ull * hp.n_embd + qkv + ffn + delta + (hp.any_swa() ? 2ull : 1ull) * hp.n_rot);
     const uint64_t converted =  // at most 2 bytes per value (F16); experts convert [T * used] rows
         T * 2ull * std::max<uint64_t>({uint64_t(hp.n_embd), uint64_t(hp.n_ff), uint64_t(hp.n_embd + hp.n_ff_exp) * hp.n_expert_used});
     const uint64_t group = uint64_t(hp.n_head / hp.n_head_kv) * hp.head_dim;
@@ -150,8 +156,8 @@ void Model::Impl::bind_tensors() {
             const auto* t = need.required ? require(name) : find(name);
             if (!t) continue;
             expect_shape(*t, need.shape);
-            if (need.shape.ne1 && name.ends_with(".weight")) expect_matrix_type(*t);
-            else expect_f32(*t);  // vectors, and the experts' biases (a row per expert)
+            if (need.shape.ne1 && !need.f32 && name.ends_with(".weight")) expect_matrix_type(*t);
+            else expect_f32(*t);  // vectors, the experts' biases (a row per expert), and F32 matrices (ssm_conv1d)
             idx[need.slot] = static_cast<int>(tensors.size());
             info[need.slot] = t;
             tensors.push_back(t);
@@ -273,7 +279,10 @@ kv::KvCache Model::new_cache(int32_t capacity, std::shared_ptr<kv::Ledger> ledge
 }
 
 kv::Shape kv_shape(const HParams& hp) {
-    return {hp.n_layer, hp.kv_dim(), hp.any_swa() ? hp.n_swa : 0, hp.any_swa() ? hp.swa : std::vector<bool>{}};
+    std::vector<int64_t> state(size_t(hp.n_layer));
+    for (int l = 0; l < hp.n_layer; ++l) state[size_t(l)] = layer_state_floats(hp, l);
+    if (std::all_of(state.begin(), state.end(), [](int64_t f) { return f == 0; })) state.clear();
+    return {hp.n_layer, hp.kv_dim(), hp.any_swa() ? hp.n_swa : 0, hp.any_swa() ? hp.swa : std::vector<bool>{}, std::move(state)};
 }
 
 void Model::forward(std::span<const SequenceBatch> batch, std::vector<float>& logits, std::vector<float>* hidden) {
@@ -311,8 +320,8 @@ void Model::forward(std::span<const SequenceBatch> batch, std::vector<float>& lo
             m.run_pass(pass, logits.data(), hidden ? hidden->data() : nullptr);
             for (const auto& t : pass) t.cache->commit(1);
         }
-    } catch (...) {
-        for (size_t j = 0; j < batch.size(); ++j) batch[j].cache->truncate(start_size[j]);
+    } catch (...) {  // a recurrent state written in part cannot be undone: such a cache empties
+        for (size_t j = 0; j < batch.size(); ++j) batch[j].cache->truncate(batch[j].cache->recurrent() ? 0 : start_size[j]);
         throw;
     }
 }

@@ -74,7 +74,8 @@ public:
     // none for None. `hidden` (when given) receives, in batch order, one row of n_embd floats
     // per new token of sequences asking for their hidden states: the last layer's output after
     // the final norm (what llama.cpp pools into embeddings). Each cache grows by its token
-    // count. On an exception (bad token id, context full, weight read error) no cache has changed.
+    // count. On an exception (bad token id, context full, weight read error) no cache has changed,
+    // but a recurrent one (whose state a failed pass may have written) empties.
     void forward(std::span<const SequenceBatch> batch, std::vector<float>& logits, std::vector<float>* hidden = nullptr);
 
     // A reranker's (pooling_type rank) scores of one pooled hidden state (n_embd floats: the

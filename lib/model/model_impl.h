@@ -1,6 +1,7 @@
 // model/model_impl.h — internal: the state behind Model (tensor bindings, working
-// memory, threads) shared by model.cpp (loading), forward.cpp (the pass), blocks.cpp and
-// moe.cpp (running the layers hp.layers describes) and rope.cpp (rotary tables).
+// memory, threads) shared by model.cpp (loading), forward.cpp (the pass), blocks.cpp,
+// moe.cpp and delta_net.cpp (running the layers hp.layers describes) and rope.cpp (rotary
+// tables).
 // Must not touch: architecture names, what a family's layers are (its builder says).
 #pragma once
 
@@ -91,7 +92,12 @@ struct Workspace {
     // tokens' rows grouped by expert [T * used][n_embd] and the experts' outputs (gate and
     // up hold [T * used][n_ff_exp]).
     std::vector<float> moe_logits, moe_weight, moe_out;
+    std::vector<float> moe_shared;                    // [T][n_embd] the shared expert's gated output
     Rows moe_in;
+    // Gated DeltaNet: [T][conv_dim] q|k|v, [T][value_dim] z, [T][v heads] beta and decay
+    // gate, [T][value_dim] the read-out and (a matmul's input) its gated norm.
+    std::vector<float> dn_qkv, dn_z, dn_beta, dn_gate, dn_out_f;
+    Rows dn_out;
     std::vector<int32_t> moe_choice;
     std::array<std::vector<float>, 2> rope_cos, rope_sin;  // [global, sliding-window][token][n_rot/2]
     std::vector<uint8_t> embd_rows;                   // [token] raw embedding rows
@@ -169,8 +175,12 @@ struct Model::Impl {
     void run(const GatedFfn& f, const LayerWeights& w, const Rows& in, Rows& out, std::span<const TokenSlot> tokens);
     void run(const Mlp& f, const LayerWeights& w, const Rows& in, Rows& out, std::span<const TokenSlot> tokens);
     void run(const Moe& m, const LayerWeights& w, const Rows& in, Rows& out, std::span<const TokenSlot> tokens);  // moe.cpp
+    void run(const DeltaNet& d, const LayerWeights& w, const Rows& in, Rows& out, std::span<const TokenSlot> tokens);  // delta_net.cpp
+    // out = down(act(gate in) * up in), F wide (ws.gate, ws.up its scratch).
+    void gated_ffn(const Matrix& gate, const Matrix& up, const Matrix& down, FfnAct act, int64_t F, const Rows& in, int32_t T, float* out);
     void project_qkv(const Attention& a, const LayerWeights& w, const Rows& in, int32_t T);
     void attend(const Attention& a, int l, std::span<const TokenSlot> tokens, const float* sinks);
+    void gate_output(int32_t T);
     void attend_span(const Attention& a, int l, const TokenSlot& tok, const float* queries, int32_t from, int32_t to, int thread,
                      float* states, size_t stride);
     void merge_chunks(int32_t pairs, int64_t chunks, const float* sinks);
@@ -189,6 +199,12 @@ struct Model::Impl {
     void add_expert_bias(const float* bias, std::span<const int32_t> ids, std::span<const int32_t> start, float* y, int64_t width);
     void expert_gemm(std::span<const Matrix> w, std::span<const int32_t> ids, std::span<const int32_t> start, const void* x, size_t ldx,
                      int32_t row0, float* y);
+
+    // delta_net.cpp
+    void delta_conv(const float* kernel, float* qkv, int l, std::span<const TokenSlot> tokens, int64_t c0, int64_t c1);
+    void delta_rule(int l, int h, std::span<const TokenSlot> tokens);
+    // moe.cpp: the shared expert's output, gated, into ws.moe_shared.
+    void shared_expert(const LayerWeights& w, const Rows& in, int32_t T);
 
     // rope.cpp
     void rope_tables(std::span<const TokenSlot> tokens);

@@ -5,7 +5,8 @@
 // it — its rows of the merged 3-D tensors are read once per pass, whatever the batch —
 // then the experts' outputs weighted and summed per token. When the weight source reads
 // experts on demand (a streamed plan), it is asked for the chosen experts only, in groups
-// as large as its expert cache.
+// as large as its expert cache. A shared expert (Qwen3.5 MoE) runs on every token, its
+// output scaled by sigmoid(x . ffn_gate_inp_shexp) and added.
 // Must not touch: architecture names, weight I/O.
 #include <algorithm>
 #include <cmath>
@@ -129,6 +130,7 @@ void Model::Impl::run_experts(const Moe& moe, const LayerWeights& w, std::span<c
 void Model::Impl::run(const Moe& moe, const LayerWeights& w, const Rows& in, Rows& out, std::span<const TokenSlot> tokens) {
     const int32_t T = static_cast<int32_t>(tokens.size());
     const int E = hp.n_embd, X = hp.n_expert, K = hp.n_expert_used;
+    if (moe.shared_expert) shared_expert(w, in, T);
     route(moe, w, in, T);
     // The (token, weight) pairs of each expert, experts in order (a counting sort), and the
     // tokens' rows gathered in that order.
@@ -161,6 +163,22 @@ void Model::Impl::run(const Moe& moe, const LayerWeights& w, const Rows& in, Row
         const float* src = ws.moe_out.data() + size_t(i) * E;
         for (int c = 0; c < E; ++c) dst[c] += weight[i] * src[c];
     }
+    if (moe.shared_expert)
+        for (int32_t t = 0; t < T; ++t) kernels::add(sum + size_t(t) * E, ws.moe_shared.data() + size_t(t) * E, E);
+}
+
+void Model::Impl::shared_expert(const LayerWeights& w, const Rows& in, int32_t T) {
+    const int E = hp.n_embd;
+    float* y = ws.moe_shared.data();
+    gated_ffn(w.mat(GateShexp), w.mat(UpShexp), w.mat(DownShexp), FfnAct::Silu, hp.n_ff_shexp, in, T, y);
+    const float* gate = w.vec(GateInpShexp);
+    for_rows(pool, T, E, [&](int32_t t) {
+        const float* x = in.read() + size_t(t) * E;
+        float dot = 0;
+        for (int c = 0; c < E; ++c) dot += x[c] * gate[c];
+        const float g = 1.0f / (1.0f + std::exp(-dot));
+        for (int c = 0; c < E; ++c) y[size_t(t) * E + c] *= g;
+    });
 }
 
 }  // namespace strata::model

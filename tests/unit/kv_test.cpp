@@ -1,5 +1,6 @@
 // tests/unit/kv_test.cpp — KV blocks (growth, copy-on-write, sharing, the ledger, the file
-// form), the pool of huge-page chunks they live in, and the prefix cache's index (lookup
+// form, version 1 files), recurrent layers' state (counted, copied on write, never cut back
+// to a shorter prefix, saved, kept out of the prefix cache), the pool of huge-page chunks they live in, and the prefix cache's index (lookup
 // along a chain, deduplication, LRU order).
 #include <boost/test/unit_test.hpp>
 
@@ -32,6 +33,7 @@ void fill(KvCache& c, int32_t from, int32_t n, uint16_t tag) {
     float k[kDim], v[kDim];
     for (int32_t p = from; p < from + n; ++p)
         for (int32_t l = 0; l < kLayers; ++l) {
+            if (!c.has_kv(l)) continue;
             for (int32_t d = 0; d < kDim; ++d) {
                 k[d] = float(tag + p + d);
                 v[d] = float(tag + p + d + 1000);
@@ -46,7 +48,7 @@ void fill(KvCache& c, int32_t from, int32_t n, uint16_t tag) {
 bool holds(const KvCache& c, int32_t from, int32_t n, uint16_t tag) {
     float k[kDim], v[kDim];
     for (int32_t l = 0; l < kLayers; ++l)
-        for (int32_t p = c.sliding(l) ? std::max(from, c.window_start(c.size())) : from; p < from + n; ++p) {
+        for (int32_t p = c.sliding(l) ? std::max(from, c.window_start(c.size())) : from; c.has_kv(l) && p < from + n; ++p) {
             c.load(l, p, k, v);
             for (int32_t d = 0; d < kDim; ++d)
                 if (k[d] != float(tag + p + d) || v[d] != float(tag + p + d + 1000)) return false;
@@ -129,6 +131,114 @@ BOOST_AUTO_TEST_CASE(the_file_form_round_trips_across_blocks) {
     BOOST_TEST(holds(*back, 0, 37, 3));
     BOOST_TEST(!KvCache::load(path.string(), 43, {kLayers, kDim}, 64).has_value());  // another model
     BOOST_TEST(!KvCache::load(path.string(), 42, {kLayers, kDim}, 16).has_value());  // over capacity
+    std::filesystem::remove(path);
+}
+
+// A file of version 1 (every layer's keys and values, no state) still loads.
+BOOST_AUTO_TEST_CASE(a_version_1_file_still_loads) {
+    const auto path = std::filesystem::temp_directory_path() / ("strata-kv-test-v1-" + std::to_string(::getpid()));
+    KvCache c({kLayers, kDim}, 64);
+    fill(c, 0, 21, 5);
+    std::FILE* f = std::fopen(path.c_str(), "wb");
+    c.write(f, 42);
+    std::fclose(f);
+    // Version 2 without recurrent layers is version 1 followed by a count of 0 state floats.
+    const auto size = std::filesystem::file_size(path);
+    std::filesystem::resize_file(path, size - sizeof(uint64_t));
+    f = std::fopen(path.c_str(), "r+b");
+    const uint32_t v1 = 1;
+    std::fseek(f, 8, SEEK_SET);
+    std::fwrite(&v1, sizeof v1, 1, f);
+    std::fclose(f);
+    auto back = KvCache::load(path.string(), 42, {kLayers, kDim}, 64);
+    BOOST_REQUIRE(back.has_value());
+    BOOST_TEST(back->size() == 21);
+    BOOST_TEST(holds(*back, 0, 21, 5));
+    BOOST_TEST(!KvCache::load(path.string(), 42, {kLayers, kDim, 0, {}, {0, 10, 0}}, 64).has_value());  // no state in it
+    std::filesystem::remove(path);
+}
+
+// Layer 1 keeps 10 floats of state instead of keys and values.
+BOOST_AUTO_TEST_CASE(a_recurrent_state_is_counted_copied_on_write_and_never_cut_back) {
+    const Shape shape{kLayers, kDim, 0, {}, {0, 10, 0}};
+    auto ledger = std::make_shared<Ledger>();
+    KvCache c(shape, 64, ledger);
+    BOOST_TEST(c.recurrent());
+    BOOST_TEST(!c.has_kv(1));
+    BOOST_TEST(c.state(0) == nullptr);
+    BOOST_TEST(ledger->bytes() == 40u);
+    fill(c, 0, 20, 7);
+    const uint64_t layer_bytes = c.format().layer_bytes();
+    BOOST_TEST(c.bytes() == 2 * 2 * layer_bytes + 40);  // 2 blocks of 2 KV layers
+    BOOST_TEST(c.bytes_for(20) == c.bytes());
+    std::iota(c.state(1), c.state(1) + 10, 1.0f);
+    KvCache copy = c;  // shares the state until a pass writes it
+    BOOST_TEST(ledger->bytes() == c.bytes());
+    copy.reserve_append(1);
+    BOOST_TEST(copy.state(1) != c.state(1));
+    BOOST_TEST(std::equal(c.state(1), c.state(1) + 10, copy.state(1)));
+    copy.state(1)[0] = 99;
+    BOOST_TEST(c.state(1)[0] == 1.0f);
+    BOOST_TEST(c.truncate(20) == 20);  // where the state is: kept
+    BOOST_TEST(c.state(1)[9] == 10.0f);
+    BOOST_TEST(c.truncate(19) == 0);  // before it: gone, the state zero
+    BOOST_TEST(std::all_of(c.state(1), c.state(1) + 10, [](float x) { return x == 0.0f; }));
+    // The prefix cache gives a recurrent cache nothing without a snapshot of its state.
+    PrefixCache prefixes;
+    prefixes.insert(tokens(20), copy, 1);
+    KvCache empty(shape, 64, ledger);
+    BOOST_TEST(prefixes.extend(tokens(20), empty, 20, 2) == 0);
+    BOOST_CHECK_THROW(empty.adopt(copy.block(0)), std::logic_error);
+}
+
+// A snapshot at position 20 (a full block and 4 positions): an empty cache along the same
+// tokens continues from it (the blocks, the partial block, the state), sharing them until
+// it writes; other tokens get nothing; the snapshot is stored once and counts as held alone.
+BOOST_AUTO_TEST_CASE(a_recurrent_snapshot_is_continued_from) {
+    const Shape shape{kLayers, kDim, 0, {}, {0, 10, 0}};
+    auto ledger = std::make_shared<Ledger>();
+    PrefixCache prefixes;
+    {
+        KvCache c(shape, 64, ledger);
+        fill(c, 0, 20, 4);
+        std::iota(c.state(1), c.state(1) + 10, 3.0f);
+        const Snapshot snap = c.snapshot();
+        prefixes.insert(tokens(21), c, 1, &snap);
+        prefixes.insert(tokens(21), c, 2, &snap);  // the same position again: stored once
+        fill(c, 20, 5, 9);                           // the live cache moves on (copy-on-write)
+        c.state(1)[0] = -1;
+    }
+    BOOST_TEST(prefixes.entries() == 1u);
+    BOOST_TEST(prefixes.bytes_held_alone() > 40u);
+    KvCache again(shape, 64, ledger);
+    BOOST_TEST(prefixes.extend(tokens(24), again, 23, 3) == 20);
+    BOOST_TEST(again.size() == 20);
+    BOOST_TEST(holds(again, 0, 20, 4));
+    BOOST_TEST(again.state(1)[0] == 3.0f);
+    BOOST_TEST(again.state(1)[9] == 12.0f);
+    KvCache short_limit(shape, 64, ledger), other(shape, 64, ledger);
+    BOOST_TEST(prefixes.extend(tokens(24), short_limit, 19, 4) == 0);
+    BOOST_TEST(prefixes.extend(tokens(24, 2), other, 23, 4) == 0);
+    fill(again, 20, 2, 4);  // writing copies the shared partial block and state first
+    BOOST_TEST(again.state_ref().use_count() == 1);
+}
+
+BOOST_AUTO_TEST_CASE(a_recurrent_state_round_trips_through_the_file) {
+    const auto path = std::filesystem::temp_directory_path() / ("strata-kv-test-state-" + std::to_string(::getpid()));
+    const Shape shape{kLayers, kDim, 0, {}, {0, 10, 0}};
+    KvCache c(shape, 64);
+    fill(c, 0, 19, 2);
+    std::iota(c.state(1), c.state(1) + 10, 0.5f);
+    std::FILE* f = std::fopen(path.c_str(), "wb");
+    c.write(f, 42);
+    std::fclose(f);
+    auto back = KvCache::load(path.string(), 42, shape, 64);
+    BOOST_REQUIRE(back.has_value());
+    BOOST_TEST(back->size() == 19);
+    BOOST_TEST(holds(*back, 0, 19, 2));
+    BOOST_TEST(std::equal(c.state(1), c.state(1) + 10, back->state(1)));
+    BOOST_TEST(!KvCache::load(path.string(), 42, {kLayers, kDim, 0, {}, {0, 12, 0}}, 64).has_value());  // another state size
+    BOOST_TEST(!KvCache::load(path.string(), 42, {kLayers, kDim}, 64).has_value());                      // no recurrent layer
     std::filesystem::remove(path);
 }
 

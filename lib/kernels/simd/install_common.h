@@ -23,6 +23,7 @@ void install_common(strata::kernels::detail::Table& t) {
     t.f16_to_f32 = f16_to_f32<V>;
     t.dot_f16 = dot_f16<V>;
     t.axpy_f16 = axpy_f16<V>;
+    t.delta_rule = delta_rule<V>;
     t.attend_f16 = attend_f16<V>;
     t.attend_q8_0 = attend_q8_0<V>;
 }

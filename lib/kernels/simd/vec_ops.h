@@ -125,6 +125,30 @@ void add(float* y, const float* x, int64_t n) {
     yt.copy_to(y + i, n - i);
 }
 
+// kernels.h's delta_rule, n a multiple of V::N: per row, the decayed row's dot with k, then
+// the updated row's dot with q, each in one vector accumulator.
+template <class V>
+void delta_rule(float* S, int64_t n, const float* q, const float* k, const float* v, float decay, float beta, float scale, float* o) {
+    const typename V::F dec = V::set1(decay);
+    for (int64_t j = 0; j < n; ++j) {
+        float* row = S + j * n;
+        typename V::F acc = V::zero();
+        for (int64_t i = 0; i < n; i += V::N) {
+            const typename V::F s = V::mul(V::load(row + i), dec);
+            V::store(row + i, s);
+            acc = V::fma(s, V::load(k + i), acc);
+        }
+        const typename V::F d = V::set1((v[j] - V::hsum(acc)) * beta);
+        acc = V::zero();
+        for (int64_t i = 0; i < n; i += V::N) {
+            const typename V::F s = V::fma(d, V::load(k + i), V::load(row + i));
+            V::store(row + i, s);
+            acc = V::fma(s, V::load(q + i), acc);
+        }
+        o[j] = V::hsum(acc) * scale;
+    }
+}
+
 // In GGML's vec_dot_f16 order (its AVX-512 build): four chains of 16 float lanes over
 // 64-element steps, reduced (c0 + c2) + (c1 + c3), the n % 64 tail added in double.
 template <class V>
