@@ -15,6 +15,7 @@
 
 #include "kernels/simd/intrinsics.h"
 #include "tensor/blocks.h"
+#include "tensor/codecs.h"
 #include "tensor/iq_grids.h"
 
 namespace {
@@ -235,14 +236,6 @@ inline __m256i mxfp4_values(const strata::BlockMXFP4& b) {
     return _mm256_setr_m128i(_mm_shuffle_epi8(table, lo), _mm_shuffle_epi8(table, hi));
 }
 
-// 2^(e - 128), as tensor/mxfp4.cpp's mxfp4_scale.
-inline float mxfp4_scale(uint8_t e) {
-    const uint32_t bits = e < 2 ? 0x00200000u << e : static_cast<uint32_t>(e - 1) << 23;
-    float f;
-    std::memcpy(&f, &bits, sizeof f);
-    return f;
-}
-
 // A row of MXFP4 against one token's Q8_0 row: the integer dot of 8 blocks at a time, their
 // int32 lanes reduced together (3 vphaddd), then the reference's float step block by block.
 inline float mxfp4_dot(const strata::BlockMXFP4* w, const strata::BlockQ8_0* a, int64_t blocks) {
@@ -266,7 +259,7 @@ inline float mxfp4_dot(const strata::BlockMXFP4* w, const strata::BlockQ8_0* a, 
         alignas(32) int32_t isum[8];
         _mm256_store_si256(reinterpret_cast<__m256i*>(isum), total);
         for (int i = 0; i < n; ++i) {
-            const float d = half_to_float(a[b0 + i].d) * mxfp4_scale(w[b0 + i].e);
+            const float d = half_to_float(a[b0 + i].d) * strata::mxfp4_scale(w[b0 + i].e);
             sum += d * static_cast<float>(isum[i]);
         }
     }
