@@ -31,7 +31,7 @@ enum class Kernel : uint8_t {
     KQuantR8,       // the 8-row layouts Q4_K_R8, Q5_K_R8, Q6_K_R8, IQ4_XS_R8, read as stored
     Q4KResident,    // one token of Q4_K_R: group sums in lanes of their own
     Mxfp4Blocks,    // MXFP4: 8 blocks' integer dots a step, reduced together
-    LatticeSubs,    // IQ1_S..IQ3_S: each sub-block's entries gathered once for up to 4 tokens
+    LatticeSubs,    // IQ1_S..IQ3_S: each sub-block's entries gathered once for 4 (AVX-512: 8) tokens
 };
 
 constexpr const char* kernel_name(Kernel k) {

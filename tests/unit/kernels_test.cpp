@@ -459,9 +459,9 @@ BOOST_AUTO_TEST_CASE(gemm_matches_scalar_and_float64) {
 }
 
 // MXFP4 and the lattice formats: every ISA's product (simd/gemm_lattice.h on AVX2 and
-// AVX-512) is tensor/dot_ref.h's reference (GGML's generic dot), bit for bit, for 1 token, a
-// partial and a full group of the lattice kernel's 4 tokens, and 64; MXFP4 also on rows whose
-// blocks end in a partial group of 8 (96 = 3 blocks, 2848 = 89).
+// AVX-512) is tensor/dot_ref.h's reference (GGML's generic dot), bit for bit, for 1 token,
+// partial and full groups of the lattice kernel's tokens (4 on AVX2, 8 on AVX-512) and 64;
+// MXFP4 also on rows whose blocks end in a partial group of 8 (96 = 3 blocks, 2848 = 89).
 BOOST_AUTO_TEST_CASE(dot_ref_types_match_dot_ref_exactly) {
     std::mt19937 rng(777);
     for (DType w : kDotRefTypes) {

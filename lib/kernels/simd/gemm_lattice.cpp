@@ -7,8 +7,8 @@ namespace strata::kernels::detail::STRATA_SIMD_NS {
 namespace {
 
 // Tokens a lattice row meets per pass: each sub-block is decoded (its codebook entries
-// gathered) once for all of them.
-constexpr int kLatticeTokens = 4;
+// gathered) once for all of them; as many as the vector registers hold the sums of.
+constexpr int kLatticeTokens = V::kBytes == 64 ? 8 : 4;
 
 template <class Type, int NT>
 void lattice_tokens(const uint8_t* w, int64_t blocks, const uint8_t* x, size_t ldx, float* y, size_t ldy) {
@@ -33,7 +33,11 @@ void lattice_gemm(int64_t k, const void* W, size_t ldw, int64_t r0, int64_t r1, 
                 case 1: lattice_tokens<Type, 1>(w, k / QK_K, xt, ldx, y, ldy); break;
                 case 2: lattice_tokens<Type, 2>(w, k / QK_K, xt, ldx, y, ldy); break;
                 case 3: lattice_tokens<Type, 3>(w, k / QK_K, xt, ldx, y, ldy); break;
-                default: lattice_tokens<Type, 4>(w, k / QK_K, xt, ldx, y, ldy); break;
+                case 4: lattice_tokens<Type, 4>(w, k / QK_K, xt, ldx, y, ldy); break;
+                case 5: lattice_tokens<Type, 5>(w, k / QK_K, xt, ldx, y, ldy); break;
+                case 6: lattice_tokens<Type, 6>(w, k / QK_K, xt, ldx, y, ldy); break;
+                case 7: lattice_tokens<Type, 7>(w, k / QK_K, xt, ldx, y, ldy); break;
+                default: lattice_tokens<Type, kLatticeTokens>(w, k / QK_K, xt, ldx, y, ldy); break;
             }
         }
     }
