@@ -30,6 +30,8 @@ enum class Kernel : uint8_t {
     KQuantX4,       // 4 rows x 4 tokens in every vector's 16 lanes
     KQuantR8,       // the 8-row layouts Q4_K_R8, Q5_K_R8, Q6_K_R8, IQ4_XS_R8, read as stored
     Q4KResident,    // one token of Q4_K_R: group sums in lanes of their own
+    Mxfp4Blocks,    // MXFP4: 8 blocks' integer dots a step, reduced together
+    LatticeSubs,    // IQ1_S..IQ3_S: each sub-block's entries gathered once for 4 (AVX-512: 8) tokens
 };
 
 constexpr const char* kernel_name(Kernel k) {
@@ -47,6 +49,8 @@ constexpr const char* kernel_name(Kernel k) {
         case Kernel::KQuantX4: return "kquant-x4";
         case Kernel::KQuantR8: return "kquant-r8";
         case Kernel::Q4KResident: return "q4k-resident";
+        case Kernel::Mxfp4Blocks: return "mxfp4-blocks";
+        case Kernel::LatticeSubs: return "lattice-subs";
     }
     return "?";
 }
@@ -65,6 +69,7 @@ constexpr const char* kernel_source(Kernel k) {
         case Kernel::KQuantX4: return "simd/gemm_kquant_x4_avx512.h";
         case Kernel::KQuantR8: return "simd/gemm_kquant_r8.h";
         case Kernel::Q4KResident: return "simd/gemm_kquant_q4k_r.h";
+        case Kernel::Mxfp4Blocks: case Kernel::LatticeSubs: return "simd/gemm_lattice.h";
     }
     return "?";
 }
@@ -149,16 +154,15 @@ inline constexpr GemmRow kGemmRows[] = {
     {Isa::Avx2, DType::Q5_K_R8, 1, kAnyTokens, Kernel::KQuantR8},
     {Isa::Avx2, DType::Q6_K_R8, 1, kAnyTokens, Kernel::KQuantR8},
     {Isa::Avx2, DType::IQ4_XS_R8, 1, kAnyTokens, Kernel::KQuantR8},
-    // MXFP4 and the lattice formats: the scalar reference until they have SIMD kernels (the
-    // next step; then these rows name them).
-    {Isa::Avx2, DType::MXFP4, 1, kAnyTokens, Kernel::ScalarDots},
-    {Isa::Avx2, DType::IQ1_S, 1, kAnyTokens, Kernel::ScalarDots},
-    {Isa::Avx2, DType::IQ1_M, 1, kAnyTokens, Kernel::ScalarDots},
-    {Isa::Avx2, DType::IQ2_XXS, 1, kAnyTokens, Kernel::ScalarDots},
-    {Isa::Avx2, DType::IQ2_XS, 1, kAnyTokens, Kernel::ScalarDots},
-    {Isa::Avx2, DType::IQ2_S, 1, kAnyTokens, Kernel::ScalarDots},
-    {Isa::Avx2, DType::IQ3_XXS, 1, kAnyTokens, Kernel::ScalarDots},
-    {Isa::Avx2, DType::IQ3_S, 1, kAnyTokens, Kernel::ScalarDots},
+    // MXFP4 and the lattice formats: GGML's vec_dot structure, bit-exact to the reference.
+    {Isa::Avx2, DType::MXFP4, 1, kAnyTokens, Kernel::Mxfp4Blocks},
+    {Isa::Avx2, DType::IQ1_S, 1, kAnyTokens, Kernel::LatticeSubs},
+    {Isa::Avx2, DType::IQ1_M, 1, kAnyTokens, Kernel::LatticeSubs},
+    {Isa::Avx2, DType::IQ2_XXS, 1, kAnyTokens, Kernel::LatticeSubs},
+    {Isa::Avx2, DType::IQ2_XS, 1, kAnyTokens, Kernel::LatticeSubs},
+    {Isa::Avx2, DType::IQ2_S, 1, kAnyTokens, Kernel::LatticeSubs},
+    {Isa::Avx2, DType::IQ3_XXS, 1, kAnyTokens, Kernel::LatticeSubs},
+    {Isa::Avx2, DType::IQ3_S, 1, kAnyTokens, Kernel::LatticeSubs},
 
     // AVX-512 (F, BW, VL, DQ, VNNI).
     {Isa::Avx512, DType::F32, 1, kFloatFusedAvx512, Kernel::FloatFused},
@@ -201,15 +205,15 @@ inline constexpr GemmRow kGemmRows[] = {
     {Isa::Avx512, DType::Q5_K_R8, 1, kAnyTokens, Kernel::KQuantR8},
     {Isa::Avx512, DType::Q6_K_R8, 1, kAnyTokens, Kernel::KQuantR8},
     {Isa::Avx512, DType::IQ4_XS_R8, 1, kAnyTokens, Kernel::KQuantR8},
-    // MXFP4 and the lattice formats: the scalar reference, as on AVX2, for now.
-    {Isa::Avx512, DType::MXFP4, 1, kAnyTokens, Kernel::ScalarDots},
-    {Isa::Avx512, DType::IQ1_S, 1, kAnyTokens, Kernel::ScalarDots},
-    {Isa::Avx512, DType::IQ1_M, 1, kAnyTokens, Kernel::ScalarDots},
-    {Isa::Avx512, DType::IQ2_XXS, 1, kAnyTokens, Kernel::ScalarDots},
-    {Isa::Avx512, DType::IQ2_XS, 1, kAnyTokens, Kernel::ScalarDots},
-    {Isa::Avx512, DType::IQ2_S, 1, kAnyTokens, Kernel::ScalarDots},
-    {Isa::Avx512, DType::IQ3_XXS, 1, kAnyTokens, Kernel::ScalarDots},
-    {Isa::Avx512, DType::IQ3_S, 1, kAnyTokens, Kernel::ScalarDots},
+    // MXFP4 and the lattice formats: AVX2's 256-bit kernels, with the AVX-512 encodings.
+    {Isa::Avx512, DType::MXFP4, 1, kAnyTokens, Kernel::Mxfp4Blocks},
+    {Isa::Avx512, DType::IQ1_S, 1, kAnyTokens, Kernel::LatticeSubs},
+    {Isa::Avx512, DType::IQ1_M, 1, kAnyTokens, Kernel::LatticeSubs},
+    {Isa::Avx512, DType::IQ2_XXS, 1, kAnyTokens, Kernel::LatticeSubs},
+    {Isa::Avx512, DType::IQ2_XS, 1, kAnyTokens, Kernel::LatticeSubs},
+    {Isa::Avx512, DType::IQ2_S, 1, kAnyTokens, Kernel::LatticeSubs},
+    {Isa::Avx512, DType::IQ3_XXS, 1, kAnyTokens, Kernel::LatticeSubs},
+    {Isa::Avx512, DType::IQ3_S, 1, kAnyTokens, Kernel::LatticeSubs},
 };
 constexpr size_t kGemmRowCount = sizeof(kGemmRows) / sizeof(kGemmRows[0]);
 

@@ -187,7 +187,8 @@ Options parse(int argc, char** argv) {
     if (o.types.empty())
         o.types = {DType::F32,  DType::F16,  DType::BF16, DType::Q8_0, DType::Q4_0, DType::Q4_1, DType::Q5_0,
                    DType::Q5_1, DType::Q2_K, DType::Q3_K, DType::Q4_K, DType::Q5_K, DType::Q6_K,
-                   DType::IQ4_NL, DType::IQ4_XS};
+                   DType::IQ4_NL, DType::IQ4_XS, DType::MXFP4, DType::IQ1_S, DType::IQ1_M, DType::IQ2_XXS,
+                   DType::IQ2_XS, DType::IQ2_S, DType::IQ3_XXS, DType::IQ3_S};
     if (o.isas.empty())
         for (k::Isa isa : {k::Isa::Scalar, k::Isa::Avx2, k::Isa::Avx512})
             if (k::isa_supported(isa)) o.isas.push_back(isa);
@@ -205,7 +206,9 @@ std::vector<size_t> scale_fields(DType t) {
         case DType::Q3_K: return {offsetof(strata::BlockQ3_K, d)};
         case DType::Q4_K: case DType::Q5_K: case DType::Q4_K_R: return {0, 2};
         case DType::Q6_K: return {offsetof(strata::BlockQ6_K, d)};
-        default: return {};
+        case DType::IQ1_S: case DType::IQ2_XXS: case DType::IQ2_XS: case DType::IQ2_S: case DType::IQ3_XXS:
+        case DType::IQ3_S: return {0};
+        default: return {};  // MXFP4's E8M0 and IQ1_M's scattered F16 take any bits
     }
 }
 

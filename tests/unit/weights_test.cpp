@@ -295,6 +295,22 @@ BOOST_AUTO_TEST_CASE(experts_are_read_on_demand_and_cached) {
     BOOST_TEST(moe_cases >= 3);
 }
 
+// MXFP4 experts (17-byte blocks: expert slices start at offsets no alignment divides) read
+// through the smallest expert cache and through one that holds them all: bit for bit the same,
+// and the resident file's logits within rounding (its dense tensors may take other layouts).
+BOOST_AUTO_TEST_CASE(mxfp4_experts_stream_through_the_cache) {
+    const auto path = test::data_dir() / "quant/qwen3moe.mxfp4_moe.gguf";
+    const std::vector<int32_t> toks = {1, 17, 200, 33, 91, 145, 7};
+    auto small = load(path, streaming());
+    auto large = load(path, streaming({}, 64 << 20));
+    const auto got = test::logits_in_chunks(*small, toks, 1);
+    BOOST_TEST(got == test::logits_in_chunks(*large, toks, 1));
+    BOOST_TEST(small->weight_stats().expert_misses > 0u);
+    const auto expected = test::logits_in_chunks(*load(path), toks, 1);
+    const test::Comparison cmp = test::compare_logits(got, expected, static_cast<int32_t>(got.size() / toks.size()), 1e-4);
+    BOOST_TEST(cmp.max_rel <= 1e-4);
+}
+
 BOOST_AUTO_TEST_CASE(read_errors_are_retried_then_reported_and_recovered_from) {
     const auto path = test::data_dir() / "golden/models/llama-f16.gguf";
     auto resident = load(path);

@@ -14,6 +14,7 @@ void install(Table& t) {
     install_float_gemm(t);
     install_legacy_gemm(t);
     install_kquant_gemm(t);
+    install_lattice_gemm(t);
 }
 
 }  // namespace strata::kernels::detail::STRATA_SIMD_NS

@@ -29,6 +29,7 @@ constexpr Isa kIsa = Isa::STRATA_SIMD_ISA;
 void install_float_gemm(Table& t);
 void install_legacy_gemm(Table& t);
 void install_kquant_gemm(Table& t);
+void install_lattice_gemm(Table& t);
 
 template <size_t N>
 void install_products(Table& t, const GemmProduct (&products)[N]) {

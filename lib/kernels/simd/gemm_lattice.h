@@ -1,0 +1,270 @@
+// kernels/simd/gemm_lattice.h — MXFP4 against Q8_0 and the lattice formats (IQ1_S, IQ1_M,
+// IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S) against Q8_K activations, in the structure of
+// GGML's x86 vec_dots for them: each 32-weight sub-block becomes 32 unsigned magnitudes
+// (codebook entries gathered by index) and 32 signs (+-1 bytes; for the IQ1 types, whose
+// entries are signed, the entries themselves over magnitudes of 1), which one vpsignb puts on
+// the activations before one vpmaddubsw and one vpmaddwd by the sub-block's scales. The integer
+// sums per super-block (MXFP4: per 32-block) are exact, and the float steps are
+// tensor/dot_ref.h's, in its order, so that every product equals the scalar reference bit for
+// bit. Both variants run these 256-bit sequences (the AVX-512 one with its wider encodings).
+// Must not touch: other weight families, the codebooks (tensor/iq_grids.*).
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+#include "kernels/simd/intrinsics.h"
+#include "tensor/blocks.h"
+#include "tensor/codecs.h"
+#include "tensor/iq_grids.h"
+
+namespace {
+namespace simd {
+
+using namespace strata::iq;
+
+// A decoded sub-block: weight j is mag[j] * sgn[j] (sgn +-1, or the IQ1 entry itself), its
+// scale ls[j / 16] (as int16 words: 0..7 the first half's, 8..15 the second's) and, for the
+// IQ1 types, the shift term's factor ls * shift of each group of 8 (as words, 4 a group).
+struct LatticeSub {
+    __m256i mag, sgn, scale, shift;
+};
+
+inline uint32_t load_u32(const void* p) {
+    uint32_t v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+}
+
+inline float half_to_float(uint16_t h) { return _cvtsh_ss(h); }
+
+// Four 8-byte codebook entries, element j of group l at byte 8l + j.
+inline __m256i entries8(uint64_t g0, uint64_t g1, uint64_t g2, uint64_t g3) {
+    return _mm256_setr_epi64x(static_cast<long long>(g0), static_cast<long long>(g1), static_cast<long long>(g2),
+                              static_cast<long long>(g3));
+}
+
+// The +-1 bytes of four sign bytes (s4's byte l: group l, bit j for element 8l + j; set = minus).
+inline __m256i signs_of(uint32_t s4) {
+    const __m256i spread = _mm256_shuffle_epi8(
+        _mm256_set1_epi32(static_cast<int>(s4)),
+        _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3));
+    const __m256i bit = _mm256_set1_epi64x(static_cast<long long>(0x8040201008040201ull));
+    const __m256i minus = _mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit);
+    return _mm256_or_si256(minus, _mm256_set1_epi8(1));
+}
+
+// Four 7-bit sign indices (bits 7l..7l + 6 of aux) through kIQ2Signs.
+inline uint32_t signs7(uint32_t aux) {
+    return kIQ2Signs[aux & 127] | kIQ2Signs[(aux >> 7) & 127] << 8 | kIQ2Signs[(aux >> 14) & 127] << 16 |
+           static_cast<uint32_t>(kIQ2Signs[(aux >> 21) & 127]) << 24;
+}
+
+// int16 words: ls0 over the first 8, ls1 over the last 8.
+inline __m256i half_scales(int ls0, int ls1) {
+    return _mm256_setr_m128i(_mm_set1_epi16(static_cast<short>(ls0)), _mm_set1_epi16(static_cast<short>(ls1)));
+}
+
+// The type's scale of a 4-bit field: 2s + 1.
+inline int odd(int s) { return 2 * s + 1; }
+
+struct IQ2XXS {
+    using Block = strata::BlockIQ2_XXS;
+    static constexpr bool kShift = false;
+    static constexpr float kC = 0.125f;  // tensor/iq_lowbit.cpp's Lattice::c
+    static float d(const Block& b) { return half_to_float(b.d); }
+    static void sub(const Block& b, int ib, LatticeSub& s) {
+        const auto* q = reinterpret_cast<const uint8_t*>(b.qs) + 8 * ib;
+        const uint32_t aux = load_u32(q + 4);
+        s.mag = entries8(kIQ2XXSGrid[q[0]], kIQ2XXSGrid[q[1]], kIQ2XXSGrid[q[2]], kIQ2XXSGrid[q[3]]);
+        s.sgn = signs_of(signs7(aux));
+        s.scale = _mm256_set1_epi16(static_cast<short>(odd(static_cast<int>(aux >> 28))));
+    }
+};
+
+struct IQ2XS {
+    using Block = strata::BlockIQ2_XS;
+    static constexpr bool kShift = false;
+    static constexpr float kC = 0.125f;
+    static float d(const Block& b) { return half_to_float(b.d); }
+    static void sub(const Block& b, int ib, LatticeSub& s) {
+        const uint16_t* q = b.qs + 4 * ib;
+        s.mag = entries8(kIQ2XSGrid[q[0] & 511], kIQ2XSGrid[q[1] & 511], kIQ2XSGrid[q[2] & 511], kIQ2XSGrid[q[3] & 511]);
+        s.sgn = signs_of(kIQ2Signs[q[0] >> 9] | kIQ2Signs[q[1] >> 9] << 8 | kIQ2Signs[q[2] >> 9] << 16 |
+                         static_cast<uint32_t>(kIQ2Signs[q[3] >> 9]) << 24);
+        s.scale = half_scales(odd(b.scales[ib] & 0xF), odd(b.scales[ib] >> 4));
+    }
+};
+
+struct IQ2S {
+    using Block = strata::BlockIQ2_S;
+    static constexpr bool kShift = false;
+    static constexpr float kC = 0.125f;
+    static float d(const Block& b) { return half_to_float(b.d); }
+    static void sub(const Block& b, int ib, LatticeSub& s) {
+        const uint8_t* q = b.qs + 4 * ib;
+        const int h = b.qh[ib];
+        s.mag = entries8(kIQ2SGrid[q[0] | (h << 8 & 0x300)], kIQ2SGrid[q[1] | (h << 6 & 0x300)], kIQ2SGrid[q[2] | (h << 4 & 0x300)],
+                         kIQ2SGrid[q[3] | (h << 2 & 0x300)]);
+        s.sgn = signs_of(load_u32(b.qs + strata::QK_K / 8 + 4 * ib));
+        s.scale = half_scales(odd(b.scales[ib] & 0xF), odd(b.scales[ib] >> 4));
+    }
+};
+
+struct IQ3XXS {
+    using Block = strata::BlockIQ3_XXS;
+    static constexpr bool kShift = false;
+    static constexpr float kC = 0.25f;
+    static float d(const Block& b) { return half_to_float(b.d); }
+    static void sub(const Block& b, int ib, LatticeSub& s) {
+        const uint8_t* q = b.qs + 8 * ib;
+        const uint32_t aux = load_u32(b.qs + strata::QK_K / 4 + 4 * ib);
+        s.mag = _mm256_setr_epi32(static_cast<int>(kIQ3XXSGrid[q[0]]), static_cast<int>(kIQ3XXSGrid[q[1]]),
+                                  static_cast<int>(kIQ3XXSGrid[q[2]]), static_cast<int>(kIQ3XXSGrid[q[3]]),
+                                  static_cast<int>(kIQ3XXSGrid[q[4]]), static_cast<int>(kIQ3XXSGrid[q[5]]),
+                                  static_cast<int>(kIQ3XXSGrid[q[6]]), static_cast<int>(kIQ3XXSGrid[q[7]]));
+        s.sgn = signs_of(signs7(aux));
+        s.scale = _mm256_set1_epi16(static_cast<short>(odd(static_cast<int>(aux >> 28))));
+    }
+};
+
+struct IQ3S {
+    using Block = strata::BlockIQ3_S;
+    static constexpr bool kShift = false;
+    static constexpr float kC = 1.0f;
+    static float d(const Block& b) { return half_to_float(b.d); }
+    // Entry e (0..7) of sub-block ib: 8 bits from qs, the ninth bit e of qh[ib].
+    static int grid(const Block& b, int ib, int e) {
+        return static_cast<int>(kIQ3SGrid[b.qs[8 * ib + e] | ((b.qh[ib] >> e & 1) << 8)]);
+    }
+    static void sub(const Block& b, int ib, LatticeSub& s) {
+        s.mag = _mm256_setr_epi32(grid(b, ib, 0), grid(b, ib, 1), grid(b, ib, 2), grid(b, ib, 3), grid(b, ib, 4), grid(b, ib, 5),
+                                  grid(b, ib, 6), grid(b, ib, 7));
+        s.sgn = signs_of(load_u32(b.signs + 4 * ib));
+        s.scale = _mm256_set1_epi16(static_cast<short>(odd(b.scales[ib / 2] >> 4 * (ib % 2) & 0xF)));
+    }
+};
+
+// The IQ1 types: signed entries over magnitudes of 1, and the +-1/8 shift of each group.
+inline __m256i group_words(int f0, int f1, int f2, int f3) {
+    return _mm256_setr_epi64x(0x0001000100010001ll * static_cast<uint16_t>(f0), 0x0001000100010001ll * static_cast<uint16_t>(f1),
+                              0x0001000100010001ll * static_cast<uint16_t>(f2), 0x0001000100010001ll * static_cast<uint16_t>(f3));
+}
+
+struct IQ1S {
+    using Block = strata::BlockIQ1_S;
+    static constexpr bool kShift = true;
+    static constexpr float kC = 1.0f;
+    static float d(const Block& b) { return half_to_float(b.d); }
+    static void sub(const Block& b, int ib, LatticeSub& s) {
+        const int qh = b.qh[ib];
+        const uint8_t* q = b.qs + 4 * ib;
+        s.sgn = entries8(kIQ1SGrid[q[0] | (qh << 8 & 0x700)], kIQ1SGrid[q[1] | (qh << 5 & 0x700)], kIQ1SGrid[q[2] | (qh << 2 & 0x700)],
+                         kIQ1SGrid[q[3] | (qh >> 1 & 0x700)]);
+        s.mag = _mm256_set1_epi8(1);
+        const int ls = odd(qh >> 12 & 7);
+        s.scale = _mm256_set1_epi16(static_cast<short>(ls));
+        s.shift = _mm256_set1_epi16(static_cast<short>(qh & 0x8000 ? -ls : ls));
+    }
+};
+
+struct IQ1M {
+    using Block = strata::BlockIQ1_M;
+    static constexpr bool kShift = true;
+    static constexpr float kC = 1.0f;
+    static uint16_t word(const Block& b, int i) { return static_cast<uint16_t>(b.scales[2 * i] | b.scales[2 * i + 1] << 8); }
+    static float d(const Block& b) {
+        return half_to_float(static_cast<uint16_t>((word(b, 0) >> 12) | (word(b, 1) >> 8 & 0x00F0) | (word(b, 2) >> 4 & 0x0F00) |
+                                                   (word(b, 3) & 0xF000)));
+    }
+    static void sub(const Block& b, int ib, LatticeSub& s) {
+        const int sc = word(b, ib / 2) >> 6 * (ib % 2);
+        const int ls0 = odd(sc & 7), ls1 = odd(sc >> 3 & 7);
+        const uint8_t* q = b.qs + 4 * ib;
+        const int h0 = b.qh[2 * ib], h1 = b.qh[2 * ib + 1];
+        s.sgn = entries8(kIQ1SGrid[q[0] | (h0 << 8 & 0x700)], kIQ1SGrid[q[1] | (h0 << 4 & 0x700)], kIQ1SGrid[q[2] | (h1 << 8 & 0x700)],
+                         kIQ1SGrid[q[3] | (h1 << 4 & 0x700)]);
+        s.mag = _mm256_set1_epi8(1);
+        s.scale = half_scales(ls0, ls1);
+        s.shift = group_words(h0 & 0x08 ? -ls0 : ls0, h0 & 0x80 ? -ls0 : ls0, h1 & 0x08 ? -ls1 : ls1, h1 & 0x80 ? -ls1 : ls1);
+    }
+};
+
+// Sum of the 8 int32 lanes of v.
+inline int hsum_i32(__m256i v) {
+    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    s = _mm_add_epi32(s, _mm_unpackhi_epi64(s, s));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 1));
+    return _mm_cvtsi128_si32(s);
+}
+
+// A row of a lattice type against NT tokens' Q8_K rows: per super-block the reference's two
+// integer sums (weights, and for IQ1 the shifts) by sub-block, then its float step.
+template <class Type, int NT>
+void lattice_dots(const typename Type::Block* w, const strata::BlockQ8_K* const (&a)[NT], int64_t blocks, float (&out)[NT]) {
+    float sum[NT] = {};
+    const __m256i ones = _mm256_set1_epi8(1);
+    for (int64_t b = 0; b < blocks; ++b) {
+        prefetch_bytes(w + b + 4, sizeof(typename Type::Block));
+        __m256i acc[NT], shift[NT];
+        for (int t = 0; t < NT; ++t) acc[t] = shift[t] = _mm256_setzero_si256();
+        for (int ib = 0; ib < strata::QK_K / 32; ++ib) {
+            LatticeSub s;
+            Type::sub(w[b], ib, s);
+            for (int t = 0; t < NT; ++t) {
+                const __m256i q8 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a[t][b].qs + 32 * ib));
+                const __m256i p = _mm256_maddubs_epi16(s.mag, _mm256_sign_epi8(q8, s.sgn));
+                acc[t] = _mm256_add_epi32(acc[t], _mm256_madd_epi16(p, s.scale));
+                if constexpr (Type::kShift)
+                    shift[t] = _mm256_add_epi32(shift[t], _mm256_madd_epi16(_mm256_maddubs_epi16(ones, q8), s.shift));
+            }
+        }
+        const float d = Type::d(w[b]);
+        for (int t = 0; t < NT; ++t) {
+            const int ishift = Type::kShift ? hsum_i32(shift[t]) : 0;
+            sum[t] += d * a[t][b].d * (static_cast<float>(hsum_i32(acc[t])) + 0.125f * static_cast<float>(ishift));
+        }
+    }
+    for (int t = 0; t < NT; ++t) out[t] = Type::kC * sum[t];
+}
+
+// MXFP4: the 32 int8 values of a block (kMXFP4Values through one byte shuffle of its nibbles).
+inline __m256i mxfp4_values(const strata::BlockMXFP4& b) {
+    const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qs));
+    const __m128i lo = _mm_and_si128(q, _mm_set1_epi8(0x0F)), hi = _mm_and_si128(_mm_srli_epi16(q, 4), _mm_set1_epi8(0x0F));
+    const __m128i table = _mm_loadu_si128(reinterpret_cast<const __m128i*>(strata::kMXFP4Values));
+    return _mm256_setr_m128i(_mm_shuffle_epi8(table, lo), _mm_shuffle_epi8(table, hi));
+}
+
+// A row of MXFP4 against one token's Q8_0 row: the integer dot of 8 blocks at a time, their
+// int32 lanes reduced together (3 vphaddd), then the reference's float step block by block.
+inline float mxfp4_dot(const strata::BlockMXFP4* w, const strata::BlockQ8_0* a, int64_t blocks) {
+    float sum = 0;
+    for (int64_t b0 = 0; b0 < blocks; b0 += 8) {
+        const int n = blocks - b0 < 8 ? static_cast<int>(blocks - b0) : 8;
+        __m256i part[8];
+        for (int i = 0; i < 8; ++i) {
+            if (i >= n) {
+                part[i] = _mm256_setzero_si256();
+                continue;
+            }
+            const __m256i v = mxfp4_values(w[b0 + i]);
+            const __m256i q8 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a[b0 + i].qs));
+            part[i] = _mm256_madd_epi16(signed_pairs256(v, q8), _mm256_set1_epi16(1));
+        }
+        const __m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(part[0], part[1]), _mm256_hadd_epi32(part[2], part[3]));
+        const __m256i l = _mm256_hadd_epi32(_mm256_hadd_epi32(part[4], part[5]), _mm256_hadd_epi32(part[6], part[7]));
+        // h: lanes 0..3 the low halves' sums of blocks 0..3, lanes 4..7 their high halves'.
+        const __m256i total = _mm256_add_epi32(_mm256_permute2x128_si256(h, l, 0x20), _mm256_permute2x128_si256(h, l, 0x31));
+        alignas(32) int32_t isum[8];
+        _mm256_store_si256(reinterpret_cast<__m256i*>(isum), total);
+        for (int i = 0; i < n; ++i) {
+            const float d = half_to_float(a[b0 + i].d) * strata::mxfp4_scale(w[b0 + i].e);
+            sum += d * static_cast<float>(isum[i]);
+        }
+    }
+    return sum;
+}
+
+}  // namespace simd
+}  // namespace
