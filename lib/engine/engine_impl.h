@@ -117,6 +117,7 @@ struct Engine::Impl {
     Clock::time_point next_expiry_sweep = Clock::now();
     std::deque<StepRecord> recent;           // the last seconds of steps, for recent tokens/s
     kv::PrefixCache prefixes;                // written by the engine thread (holding mu)
+    NgramPool ngram_pool;                    // finished outputs' n-grams; written by the engine thread (holding mu)
     uint64_t kv_tick = 0;                    // use counter ordering sessions' caches and prefixes
     uint64_t kv_evictions = 0;               // idle sessions' caches dropped for the budget
     KvKinds kv_kinds;                        // after the last step

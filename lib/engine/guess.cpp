@@ -20,13 +20,46 @@ std::vector<int32_t> lookup_ngram(std::span<const int32_t> tokens, int32_t max) 
     return {};
 }
 
-std::vector<int32_t> Speculation::guess(std::span<const int32_t> history, int32_t room) {
+uint64_t NgramPool::key(const int32_t* gram) {
+    uint64_t h = 1469598103934665603ull;
+    for (int32_t i = 0; i < kPoolGram; ++i) h = (h ^ uint32_t(gram[i])) * 1099511628211ull;
+    return h;
+}
+
+void NgramPool::learn(std::span<const int32_t> tokens, size_t from) {
+    if (max_entries_ == 0) return;
+    for (size_t i = from; i + kPoolGram < tokens.size(); ++i) {
+        const uint64_t k = key(&tokens[i]);
+        const auto follow = tokens.subspan(i + kPoolGram, std::min<size_t>(kMaxFollow, tokens.size() - i - kPoolGram));
+        Entry e{{}, {follow.begin(), follow.end()}};
+        std::copy_n(&tokens[i], kPoolGram, e.gram.begin());
+        const auto [it, fresh] = map_.insert_or_assign(k, std::move(e));
+        if (!fresh) continue;
+        order_.push_back(k);
+        if (map_.size() > max_entries_) {
+            map_.erase(order_.front());
+            order_.pop_front();
+        }
+    }
+}
+
+std::vector<int32_t> NgramPool::lookup(std::span<const int32_t> tokens, int32_t max) const {
+    if (tokens.size() < size_t(kPoolGram)) return {};
+    const int32_t* gram = &tokens[tokens.size() - kPoolGram];
+    const auto it = map_.find(key(gram));
+    if (it == map_.end() || !std::equal(it->second.gram.begin(), it->second.gram.end(), gram)) return {};
+    const auto& f = it->second.follow;
+    return {f.begin(), f.begin() + std::min<ptrdiff_t>(max, ptrdiff_t(f.size()))};
+}
+
+std::vector<int32_t> Speculation::guess(std::span<const int32_t> history, int32_t room, const NgramPool& pool) {
     if (max_ <= 0 || room <= 0) return {};
     if (pause_ > 0) {
         --pause_;
         return {};
     }
-    return lookup_ngram(history, std::min(len_, room));
+    std::vector<int32_t> own = lookup_ngram(history, std::min(len_, room));
+    return own.empty() ? pool.lookup(history, std::min(len_, room)) : own;
 }
 
 void Speculation::verified(int32_t guessed, int32_t accepted) {

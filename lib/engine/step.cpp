@@ -169,7 +169,7 @@ void Engine::Impl::plan_guesses(Active& a) {
     if (a.ended || !a.decoding() || !a.spec.enabled() || a.next.size() != 1) return;
     const std::vector<int32_t>& history = a.gen->history();
     const int32_t room = std::min(context - static_cast<int32_t>(history.size()), a.p.req.max_tokens - a.gen->generated() - 1);
-    std::vector<int32_t> guesses = a.spec.guess(history, room);
+    std::vector<int32_t> guesses = a.spec.guess(history, room, ngram_pool);
     guesses.resize(a.gen->admissible(guesses));
     a.next.insert(a.next.end(), guesses.begin(), guesses.end());
 }
@@ -280,6 +280,8 @@ void Engine::Impl::release(Active& a, bool keep_history) {
             messages_dropped += static_cast<uint64_t>(a.usage.dropped_messages);
             cached_tokens_total += a.usage.cached_tokens;
             completion_tokens_total += a.gen->generated();
+            const size_t output = std::min(s.tokens.size(), size_t(a.gen->generated()) + NgramPool::kPoolGram);
+            ngram_pool.learn(s.tokens, s.tokens.size() - output);
         } else if (keep_history && a.embedding()) {
             prompt_tokens_total += a.usage.prompt_tokens;
         }

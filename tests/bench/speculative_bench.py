@@ -9,12 +9,14 @@ alternating, medians of --reps.
 - free: free-form sampled text from a short prompt (temperature 0.8, seed per rep), where
   guesses mostly fail and speculation should back off.
 
-usage: speculative_bench.py MODEL [--build build] [--threads 2] [--tokens 256] [--reps 5]
+usage: speculative_bench.py MODEL [--build build] [--threads 2] [--tokens 256] [--reps 5] [--peer off]
 Prints one JSON line: per task and mode the generate_tps of each rep, their median, the
-guesses accepted of those made, and ngram / off."""
+guesses accepted of those made, and ngram / off; and llama.cpp's plain decode (peer-bench
+tg_tps, --tg TOKENS) on the same model in the same run unless --peer off."""
 import argparse
 import json
 import os
+import subprocess
 import statistics
 import sys
 
@@ -36,6 +38,7 @@ def main():
     ap.add_argument("--tokens", type=int, default=256)
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--seed-text", default="Once upon a time")
+    ap.add_argument("--peer", default=os.path.expanduser("~/.cache/strata-peer/bin/peer-bench"))
     o = ap.parse_args()
     daemon_harness.STRATAD = os.path.join(o.build, "daemon", "stratad")
     daemon = daemon_harness.Daemon("", model=os.path.abspath(o.model),
@@ -61,6 +64,10 @@ def main():
                              "guessed": guessed, "accepted": accepted}
             status = daemon.status()
             out["tokens_per_pass"] = round(status["speculative_tokens_per_pass"], 3)
+    if o.peer != "off":
+        peer = subprocess.run([o.peer, o.model, "--threads", str(o.threads), "--pp", "16", "--tg", str(o.tokens), "--reps", "3"],
+                              capture_output=True, text=True, check=True)
+        out["llama_cpp_tg_tps"] = json.loads(peer.stdout.strip().splitlines()[-1])["tg_tps"]
     print(json.dumps(out))
 
 

@@ -42,6 +42,8 @@ class SpeculativeTest(DaemonTestCase):
         self.assertGreater(status["speculative_accepted"], 0)
         self.assertGreater(status["speculative_tokens_per_pass"], 1.0)
         self.assertLessEqual(status["speculative_accept_rate"], 1.0)
+        self.assertGreater(status["ngram_pool_entries"], 0)  # finished outputs' runs, for every request
+        self.assertGreater(status["ngram_pool_bytes"], 0)
         _, _, metrics = self.daemon.curl("http://localhost/metrics")
         self.assertIn(b"strata_speculative_accepted_total", metrics)
 

@@ -104,22 +104,41 @@ BOOST_AUTO_TEST_CASE(prompt_lookup_continues_the_latest_longest_match) {
 
 BOOST_AUTO_TEST_CASE(guesses_back_off_when_they_fail_and_grow_when_they_pay) {
     const std::vector<int32_t> h = {1, 2, 3, 4, 5, 6, 7, 8, 9, 1, 2};
+    const NgramPool pool;
     Speculation s(8);
-    BOOST_TEST(s.guess(h, 100).size() == 8u);  // "1 2" and the 9 tokens after it, at most 8
+    BOOST_TEST(s.guess(h, 100, pool).size() == 8u);  // "1 2" and the 9 tokens after it, at most 8
     s.verified(8, 0);
-    BOOST_TEST(s.guess(h, 100).size() == 4u);
+    BOOST_TEST(s.guess(h, 100, pool).size() == 4u);
     s.verified(4, 0), s.verified(2, 0);
-    BOOST_TEST(s.guess(h, 100).size() == 1u);
+    BOOST_TEST(s.guess(h, 100, pool).size() == 1u);
     s.verified(1, 0);  // even one guess fails: a pause
     int paused = 0;
-    while (s.guess(h, 100).empty()) ++paused;
+    while (s.guess(h, 100, pool).empty()) ++paused;
     BOOST_TEST(paused == 8);
     s.verified(1, 1);
-    BOOST_TEST(s.guess(h, 100).size() == 2u);
-    BOOST_TEST(s.guess(h, 1).size() == 1u);  // within the room left
-    BOOST_TEST(Speculation(0).guess(h, 100).empty());
+    BOOST_TEST(s.guess(h, 100, pool).size() == 2u);
+    BOOST_TEST(s.guess(h, 1, pool).size() == 1u);  // within the room left
+    BOOST_TEST(Speculation(0).guess(h, 100, pool).empty());
     BOOST_TEST(s.guessed() == 16u);
     BOOST_TEST(s.accepted() == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(the_shared_pool_remembers_what_followed_and_forgets_the_oldest) {
+    NgramPool pool(3);
+    const std::vector<int32_t> a = {7, 1, 2, 3, 4, 5, 6};
+    pool.learn(a, 1);  // runs 1 2 3, 2 3 4, 3 4 5 (4 5 6 has no follower)
+    BOOST_TEST(pool.entries() == 3u);
+    BOOST_TEST(pool.lookup(std::vector<int32_t>{9, 1, 2, 3}, 8) == (std::vector<int32_t>{4, 5, 6}));
+    BOOST_TEST(pool.lookup(std::vector<int32_t>{9, 1, 2, 3}, 1) == (std::vector<int32_t>{4}));
+    BOOST_TEST(pool.lookup(std::vector<int32_t>{7, 1, 2}, 8).empty());  // 7 1 2 was before `from`
+    pool.learn(std::vector<int32_t>{8, 8, 8, 9}, 0);                     // a fourth run: 1 2 3 goes
+    BOOST_TEST(pool.entries() == 3u);
+    BOOST_TEST(pool.lookup(std::vector<int32_t>{1, 2, 3}, 8).empty());
+    BOOST_TEST(pool.lookup(std::vector<int32_t>{8, 8, 8}, 8) == (std::vector<int32_t>{9}));
+    BOOST_TEST(pool.bytes() > 0u);
+    // A request whose own tokens have no match guesses from the pool.
+    Speculation s(4);
+    BOOST_TEST(s.guess(std::vector<int32_t>{5, 2, 3, 4}, 10, pool) == (std::vector<int32_t>{5, 6}));
 }
 
 BOOST_AUTO_TEST_CASE(greedy_output_is_exactly_that_of_decoding_without_guesses) {
