@@ -35,6 +35,7 @@ struct Sampling {
     std::optional<int64_t> top_k, max_tokens;
     std::optional<uint64_t> seed;
     std::vector<std::string> stop;
+    std::optional<std::string> speculative;  // --speculative off|ngram|draft|auto
 
     bool any() const;
 };

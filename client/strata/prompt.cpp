@@ -44,6 +44,7 @@ void add_sampling(json::object& params, const Sampling& s) {
     if (s.repeat_penalty) params["repeat_penalty"] = *s.repeat_penalty;
     if (s.seed) params["seed"] = *s.seed;
     if (!s.stop.empty()) params["stop"] = json::array(s.stop.begin(), s.stop.end());
+    if (s.speculative) params["speculative"] = *s.speculative;
 }
 
 }  // namespace

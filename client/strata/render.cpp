@@ -252,7 +252,9 @@ std::string render_speed(const json::object& result) {
            format(", %.1f tokens/s", number_at(timings, "prompt_tps")) +
            format("; generation: %.0f tokens", number_at(usage, "completion_tokens")) +
            format(", %.1f ms", number_at(timings, "generate_ms")) +
-           format(", %.1f tokens/s", number_at(timings, "generate_tps")) + "\n";
+           format(", %.1f tokens/s", number_at(timings, "generate_tps")) +
+           format("; guesses accepted: %.0f", number_at(timings, "speculative_accepted")) +
+           format(" of %.0f", number_at(timings, "speculative_guessed")) + "\n";
 }
 
 }  // namespace strata::client

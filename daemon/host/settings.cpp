@@ -315,6 +315,14 @@ std::vector<KeySpec> make_keys() {
             "engine.batch_tokens", false, [](auto& s) -> auto& { return s.engine.batch_tokens; },
             [](std::string_view v) { return lower(v) == "auto" ? 0 : static_cast<int32_t>(parse_integer(v, 1, 65536)); },
             [](int32_t v) { return v == 0 ? std::string("auto") : std::to_string(v); }),
+        key(
+            "engine.speculative", false, [](auto& s) -> auto& { return s.engine.speculative; },
+            [](std::string_view v) {
+                if (const auto mode = engine::speculative_from_name(lower(v))) return *mode;
+                throw BadValue("expected off, ngram, draft or auto, got '" + std::string(v) + "'");
+            },
+            [](engine::Speculative v) { return std::string(engine::speculative_name(v)); }),
+        integer_key("engine.draft_max", false, 1, engine::kMaxDraft, [](auto& s) -> auto& { return s.engine.draft_max; }),
         string_key("engine.chat_template", false, [](auto& s) -> auto& { return s.engine.chat_template; }),
 
         string_key("sessions.state_dir", false, [](auto& s) -> auto& { return s.engine.state_dir; }),

@@ -245,6 +245,11 @@ void read_common_fields(const Fields& fields, const RequestContext& context, std
     request.chat_template = fields.string("chat_template", SIZE_MAX).value_or("");
     read_template_variables(fields, request);
     request.ignore_eos = fields.boolean("ignore_eos").value_or(false);
+    if (const auto mode = fields.string("speculative", 16)) {
+        request.speculative = engine::speculative_from_name(*mode);
+        if (!request.speculative)
+            throw invalid_params(fields.name("speculative"), fields.name("speculative") + " must be off, ngram, draft or auto");
+    }
     if (const auto seconds = fields.number("timeout"))
         request.timeout = request_timeout(*seconds, fields.name("timeout"));
 }
@@ -254,7 +259,7 @@ GenerateCall parse_generate(const json::object& params, const RequestContext& co
     fields.allow_only({"session", "prompt", "messages", "stream", "max_tokens", "temperature", "top_k", "top_p",
                        "min_p", "typical_p", "repeat_penalty", "frequency_penalty", "presence_penalty",
                        "penalty_last_n", "min_keep", "seed", "logit_bias", "stop", "chat_template", "ignore_eos", "grammar", "json_schema",
-                       "timeout", "logprobs", "chat_template_kwargs", "reasoning_effort"});
+                       "timeout", "logprobs", "chat_template_kwargs", "reasoning_effort", "speculative"});
     GenerateCall call;
     call.request.logprobs = static_cast<int32_t>(fields.integer("logprobs", 0, sampling::kMaxTopLogprobs).value_or(-1));
     const json::value* schema = fields.find("json_schema");

@@ -21,7 +21,8 @@ json::object usage_json(const engine::Usage& usage) {
 json::object timings_json(const engine::Timings& t) {
     return {{"queued_ms", finite(t.queued_ms)},   {"prompt_ms", finite(t.prompt_ms)},
             {"generate_ms", finite(t.generate_ms)}, {"prompt_tps", finite(t.prompt_tps)},
-            {"generate_tps", finite(t.generate_tps)}};
+            {"generate_tps", finite(t.generate_tps)}, {"speculative_guessed", t.speculative_guessed},
+            {"speculative_accepted", t.speculative_accepted}};
 }
 
 json::object result_json(const engine::Result& result, const std::string& session, uint64_t seed) {

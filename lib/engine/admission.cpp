@@ -72,6 +72,7 @@ void Engine::Impl::admit(Active& a) {
         if (!a.embedding()) a.session->cache->reserve_ahead(static_cast<int32_t>(a.prompt.size()));
         a.gen.emplace(*tokenizer, a.p.req, a.p.req.grammar ? constraint_vocab() : nullptr, model->hparams().n_vocab, context,
                       a.embedding() ? std::vector<int32_t>{} : std::move(a.history));
+        a.spec = Speculation(a.p.req.speculative.value_or(config.speculative) == Speculative::Off ? 0 : config.draft_max);
     } catch (const std::exception& e) {
         fail(a, EngineError(Errc::ModelError, std::string("cannot start the request: ") + e.what()));
     }

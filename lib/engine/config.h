@@ -7,7 +7,9 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "kv/kv_cache.h"
 #include "model/hparams.h"
@@ -22,6 +24,19 @@ enum class ContextOverflow {
     Error,           // the request fails with context_full
     TruncateMiddle,  // chat: keep the system message(s) and the new turn, drop the oldest turns
 };
+
+// Speculative decoding (engine.speculative, a request's `speculative`): none; n-gram guesses
+// from the sequence's own tokens (guess.h); a draft model (`model.draft`, not built yet);
+// auto = ngram, plus the draft when one is configured.
+enum class Speculative { Off, Ngram, Draft, Auto };
+inline constexpr const char* kSpeculativeNames[] = {"off", "ngram", "draft", "auto"};  // by enum value
+inline const char* speculative_name(Speculative s) { return kSpeculativeNames[static_cast<int>(s)]; }
+inline std::optional<Speculative> speculative_from_name(std::string_view name) {
+    for (int i = 0; i < 4; ++i)
+        if (name == kSpeculativeNames[i]) return static_cast<Speculative>(i);
+    return std::nullopt;
+}
+inline constexpr int32_t kMaxDraft = kv::kWindowSlack;  // engine.draft_max's ceiling: rejected guesses stay within the KV window slack
 
 // Limits that can change while running (SIGHUP).
 struct Limits {
@@ -65,6 +80,8 @@ struct Config {
     int32_t batch_tokens = 0;            // tokens per forward pass (prompt chunks + decodes);
                                          // 0 = 512 resident, 2048 streamed (fewer passes per prompt)
     std::string chat_template;           // family name; "" = detect from the model
+    Speculative speculative = Speculative::Auto;
+    int32_t draft_max = 8;               // tokens guessed per verify pass, 1..kMaxDraft
     // How embeddings pool a model whose file names no pooling (decoder models): Last (the
     // only token that has seen the whole input under causal attention) or Mean.
     model::Pooling pooling = model::Pooling::Last;

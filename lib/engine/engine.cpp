@@ -27,6 +27,14 @@ void check_infill(const GenerateRequest& request, const tokenizer::Tokenizer& to
         throw EngineError(Errc::InvalidParams, "an infill request runs without a session", "session");
 }
 
+// engine.speculative and engine.draft_max as configured; the draft model is not built yet.
+void check_speculation(Speculative mode, int32_t draft_max) {
+    if (mode == Speculative::Draft)
+        throw std::runtime_error("engine.speculative = draft needs a draft model (model.draft), and none is configured");
+    if (draft_max < 1 || draft_max > kMaxDraft)
+        throw std::runtime_error("engine.draft_max " + std::to_string(draft_max) + " is out of range (1.." + std::to_string(kMaxDraft) + ")");
+}
+
 }  // namespace
 
 void Engine::Impl::log(int priority, const std::string& message) const {
@@ -42,6 +50,7 @@ Engine::Impl::Impl(Config c) : config(std::move(c)), store("", 0) {
     if (config.context > hp.n_ctx_train)
         log(4, "engine.context " + std::to_string(config.context) + " is more than the model was trained for (" +
                    std::to_string(hp.n_ctx_train) + " tokens); sessions get " + std::to_string(context));
+    check_speculation(config.speculative, config.draft_max);
     const int threads = config.threads > 0 ? config.threads : model::physical_cores();
     memory = std::make_unique<MemoryPlanner>(config, hp, context, threads);
     model::Options mo;
@@ -155,6 +164,9 @@ uint64_t Engine::submit(GenerateRequest request, std::shared_ptr<Sink> sink) {
         throw EngineError(Errc::InvalidParams,
                           "this model is not a reranker: its pooling_type is not rank (a cross-encoder with a classification head, "
                           "or Qwen3-Reranker)", "model");
+    if (request.speculative == Speculative::Draft)
+        throw EngineError(Errc::InvalidParams, "speculative = draft needs a draft model (model.draft), and none is configured",
+                          "speculative");
     if (request.embed.empty() && !m.model->hparams().output_head)
         throw EngineError(Errc::InvalidParams, "this model has no output layer: it computes embeddings only (embed, /v1/embeddings)",
                           request.prompt ? "prompt" : "messages");

@@ -17,6 +17,7 @@
 
 #include "engine/engine.h"
 #include "engine/generation.h"
+#include "engine/guess.h"
 #include "engine/memory.h"
 #include "engine/scheduler.h"
 #include "engine/session.h"
@@ -57,7 +58,8 @@ struct Active {
     std::vector<Message> conversation;      // chat: the session's turns after this request's input
     std::vector<int32_t> prompt;            // tokens to feed before generating (not yet cached)
     size_t fed = 0;                         // of prompt, how many are in the cache
-    int32_t next = -1;                      // decoding: the sampled token to feed next
+    std::vector<int32_t> next;              // decoding: the sampled token to feed next, then its guesses
+    Speculation spec;                       // its guesses' length and acceptance (guess.h)
     std::optional<Generation> gen;          // from admission on
     Usage usage;                            // the prompt's figures (completion tokens: gen)
     bool ended = false;                     // finished or failed: its sink has heard the end
@@ -112,10 +114,12 @@ struct Engine::Impl {
     std::map<SessionKey, std::unique_ptr<Session>> sessions;  // one namespace per uid
     uint64_t next_handle = 1;
     uint64_t requests_total = 0, requests_failed = 0, prompt_tokens_total = 0, completion_tokens_total = 0,
-             cached_tokens_total = 0, forward_passes = 0, sessions_expired = 0, messages_dropped = 0;
+             cached_tokens_total = 0, forward_passes = 0, sessions_expired = 0, messages_dropped = 0,
+             spec_passes = 0, spec_guessed = 0, spec_accepted = 0, spec_tokens = 0;  // verify passes with guesses, what they made
     Clock::time_point next_expiry_sweep = Clock::now();
     std::deque<StepRecord> recent;           // the last seconds of steps, for recent tokens/s
     kv::PrefixCache prefixes;                // written by the engine thread (holding mu)
+    NgramPool ngram_pool;                    // finished outputs' n-grams; written by the engine thread (holding mu)
     uint64_t kv_tick = 0;                    // use counter ordering sessions' caches and prefixes
     uint64_t kv_evictions = 0;               // idle sessions' caches dropped for the budget
     KvKinds kv_kinds;                        // after the last step
@@ -147,12 +151,16 @@ struct Engine::Impl {
     void run_batch(const std::vector<Feed>& batch);
     void take_logits(Active& a, const Feed& f, const float* row);
     void report_next(const Active& a);  // what it feeds next, to the scheduler
-    void on_token(Active& a, const float* row);
+    void verify(Active& a, const Feed& f, const float* rows);
+    std::optional<Generation::Outcome> on_token(Active& a, const float* row, int32_t& token);
+    bool go_on(Active& a, std::optional<Generation::Outcome> outcome);
+    void plan_guesses(Active& a);
     void send_output(Active& a);
     void finish(Active& a, const std::string& reason);
     void fail(Active& a, const EngineError& e);
     void release(Active& a, bool keep_history);
     void record_step(Clock::time_point t0, int32_t prompt_tokens, int32_t generated);
+    void record_verify(int32_t guessed, int32_t accepted);
     void expire_idle_sessions();  // under mu
     // admission.cpp (engine thread)
     Active& take(uint64_t handle);

@@ -70,6 +70,17 @@ Generation::Outcome Generation::accept(int32_t token, std::span<const float> log
     return Outcome::Continue;
 }
 
+size_t Generation::admissible(std::span<const int32_t> guesses) const {
+    std::optional<sampling::Constraint> grammar = constraint_;
+    size_t n = 0;
+    for (; n < guesses.size(); ++n) {
+        const int32_t g = guesses[n];
+        if (tokenizer_->is_eog(g) || (grammar && !grammar->allows(g))) break;
+        if (grammar) grammar->accept(g);
+    }
+    return n;
+}
+
 void Generation::finish() {
     if (!stop_.stopped()) emit(stop_.feed(decoder_.flush()).text + stop_.finish());
 }

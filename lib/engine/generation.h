@@ -38,6 +38,10 @@ public:
     // Takes the sampled token: Stop for an end-of-generation token or a stop string, Length
     // when max_tokens or the context is reached, else Continue (the token is to be fed).
     Outcome accept(int32_t token, std::span<const float> logits);
+    // How many of `guesses`, in order, may follow the sequence: the grammar (a copy of the
+    // constraint) allows them, and none is an end-of-generation token. Speculative decoding
+    // verifies only those.
+    size_t admissible(std::span<const int32_t> guesses) const;
     // The end of the generation: releases text held back (an unfinished UTF-8 character or
     // a possible stop string) unless a stop string ended it.
     void finish();

@@ -95,6 +95,7 @@ struct GenerateRequest {
     int32_t max_tokens = 256;
     std::vector<std::string> stop;       // stop strings (not included in the output)
     bool ignore_eos = false;
+    std::optional<Speculative> speculative;  // overrides engine.speculative for this request
     std::shared_ptr<const grammar::Grammar> grammar;  // the output must match it; null = free
     int32_t logprobs = -1;               // -1: none; 0..20: each generated token's log-probability and
                                          // that many alternatives (Result::logprobs, Sink::on_logprobs)
@@ -124,6 +125,8 @@ struct Timings {
     double generate_ms = 0;   // first generated token → end
     double prompt_tps = 0;
     double generate_tps = 0;
+    int32_t speculative_guessed = 0;    // tokens guessed and verified (engine.speculative)
+    int32_t speculative_accepted = 0;   // of those, how many the model accepted
 };
 
 struct Result {

@@ -50,6 +50,13 @@ Status Engine::status() const {
     st.set("sessions_expired", m.sessions_expired);
     st.set("messages_dropped", m.messages_dropped);
     st.set("forward_passes", m.forward_passes);
+    st.set("speculative_passes", m.spec_passes);
+    st.set("speculative_guessed", m.spec_guessed);
+    st.set("speculative_accepted", m.spec_accepted);
+    st.set("speculative_accept_rate", m.spec_guessed ? double(m.spec_accepted) / double(m.spec_guessed) : 0);
+    st.set("ngram_pool_entries", uint64_t(m.ngram_pool.entries()));
+    st.set("ngram_pool_bytes", m.ngram_pool.bytes());
+    st.set("speculative_tokens_per_pass", m.spec_passes ? double(m.spec_tokens) / double(m.spec_passes) : 0);
     double secs = 0, prompt = 0, gen = 0;
     for (const auto& r : m.recent) {
         secs += r.seconds;

@@ -83,10 +83,11 @@ void Engine::Impl::run_batch(const std::vector<Feed>& feeds) {
     for (const Feed& f : feeds) {
         Active& a = actives.at(f.handle);
         const bool decoding = a.decoding();
-        const auto tokens = decoding ? std::span<const int32_t>(&a.next, 1) : std::span<const int32_t>(a.prompt.data() + a.fed, size_t(f.tokens));
+        const int32_t* from = decoding ? a.next.data() : a.prompt.data() + a.fed;
         const auto logits_at = f.logits == LogitsAt::All ? model::Logits::All : f.logits == LogitsAt::Last ? model::Logits::Last : model::Logits::None;
-        batch.push_back({a.session->cache.get(), tokens, logits_at, a.embedding()});
-        (decoding ? generated : prompt_tokens) += f.tokens;
+        batch.push_back({a.session->cache.get(), std::span<const int32_t>(from, size_t(f.tokens)), logits_at, a.embedding()});
+        if (decoding) ++generated;  // and its accepted guesses (record_verify)
+        else prompt_tokens += f.tokens;
         a.gen->mark_pass(t0);
     }
     try {
@@ -119,20 +120,65 @@ void Engine::Impl::run_batch(const std::vector<Feed>& feeds) {
 // become findable by later requests); logits go to its generation; the scheduler hears
 // what the request feeds next.
 void Engine::Impl::take_logits(Active& a, const Feed& f, const float* row) {
-    if (a.decoding()) {
-        a.next = -1;
-    } else {
-        a.fed += size_t(f.tokens);
-        if (a.decoding()) remember_prefix(a, false);
-        else if (a.fed + 1 == a.prompt.size() && a.session->cache->recurrent()) remember_prefix(a, true);  // the pause
+    if (a.decoding()) return verify(a, f, row);
+    a.fed += size_t(f.tokens);
+    if (a.decoding()) remember_prefix(a, false);
+    else if (a.fed + 1 == a.prompt.size() && a.session->cache->recurrent()) remember_prefix(a, true);  // the pause
+    if (f.logits != LogitsAt::None) {
+        int32_t token = -1;
+        if (!go_on(a, on_token(a, row, token))) return;
+        a.next = {token};
+        plan_guesses(a);
     }
-    if (f.logits != LogitsAt::None) on_token(a, row);
     report_next(a);
+}
+
+// A decoding pass fed the last sampled token and f.tokens - 1 guesses after it, with logits
+// at each. Row i gives the token after the first i + 1 fed ones, sampled exactly as without
+// guesses; while it equals the next guess, that guess (already in the KV) is kept and the
+// next row is read. The first token that differs, or that ends the request, ends the run,
+// and the KV forgets the positions after the kept ones. For sampled requests this is
+// speculative sampling with a one-hot guess: the guess is kept with its probability p(g)
+// under the sampler's distribution, and otherwise the token drawn is distributed as p
+// without g, renormalised — the target's distribution exactly.
+void Engine::Impl::verify(Active& a, const Feed& f, const float* rows) {
+    kv::KvCache& cache = *a.session->cache;
+    const int32_t base = cache.size() - f.tokens, guessed = f.tokens - 1;
+    const size_t n_vocab = size_t(model->hparams().n_vocab);
+    int32_t kept = 0, token = -1;
+    std::optional<Generation::Outcome> outcome;
+    for (;; ++kept) {
+        outcome = on_token(a, rows + size_t(kept) * n_vocab, token);
+        if (outcome != Generation::Outcome::Continue || kept == guessed || token != a.next[size_t(kept) + 1]) break;
+    }
+    if (guessed > 0) {
+        a.spec.verified(guessed, kept);
+        record_verify(guessed, kept);
+    }
+    // The fed token and the guesses kept stay; the request ends with its KV as it would have without guesses.
+    if (cache.truncate(base + kept + 1) != base + kept + 1)
+        return fail(a, EngineError(Errc::ModelError, "speculative decoding lost the attention window's KV"));
+    if (!go_on(a, outcome)) return;
+    a.next = {token};
+    plan_guesses(a);
+    report_next(a);
+}
+
+// The guesses to feed after the next token: prompt lookup over the sequence, within what
+// the context, max_tokens and the grammar leave.
+void Engine::Impl::plan_guesses(Active& a) {
+    // A recurrent state cannot be cut back to the guesses kept: such sequences do not guess.
+    if (a.ended || !a.decoding() || !a.spec.enabled() || a.next.size() != 1 || a.session->cache->recurrent()) return;
+    const std::vector<int32_t>& history = a.gen->history();
+    const int32_t room = std::min(context - static_cast<int32_t>(history.size()), a.p.req.max_tokens - a.gen->generated() - 1);
+    std::vector<int32_t> guesses = a.spec.guess(history, room, ngram_pool);
+    guesses.resize(a.gen->admissible(guesses));
+    a.next.insert(a.next.end(), guesses.begin(), guesses.end());
 }
 
 void Engine::Impl::report_next(const Active& a) {
     if (a.ended) return;
-    if (a.decoding()) sched->feed_next(a.p.handle, 1, true);
+    if (a.decoding()) sched->feed_next(a.p.handle, static_cast<int32_t>(a.next.size()), true);
     else sched->feed_next(a.p.handle, static_cast<int32_t>(a.prompt.size() - a.fed), false, recurrent_pause(a));
 }
 
@@ -143,20 +189,26 @@ int32_t Engine::Impl::recurrent_pause(const Active& a) const {
     return a.session->cache && a.session->cache->recurrent() && !a.embedding() && left > 1 ? left - 1 : 0;
 }
 
-// Samples the token after a pass and decides whether the request goes on.
-void Engine::Impl::on_token(Active& a, const float* row) {
+// Samples the token after a pass and takes it into the generation: what it means for the
+// request, or nothing when sampling failed (the request failed).
+std::optional<Generation::Outcome> Engine::Impl::on_token(Active& a, const float* row, int32_t& token) {
     const std::span<const float> logits_row(row, size_t(model->hparams().n_vocab));
-    int32_t token;
     try {
         token = a.gen->sample(logits_row);
     } catch (const std::exception& e) {
-        return fail(a, EngineError(Errc::ModelError, std::string("sampling failed: ") + e.what()));
+        fail(a, EngineError(Errc::ModelError, std::string("sampling failed: ") + e.what()));
+        return std::nullopt;
     }
     const Generation::Outcome outcome = a.gen->accept(token, logits_row);
     send_output(a);
-    if (outcome == Generation::Outcome::Stop) return finish(a, "stop");
-    if (outcome == Generation::Outcome::Length) return finish(a, "length");
-    a.next = token;
+    return outcome;
+}
+
+// Whether the request goes on after a token; ends it when the token stopped it.
+bool Engine::Impl::go_on(Active& a, std::optional<Generation::Outcome> outcome) {
+    if (outcome == Generation::Outcome::Stop) finish(a, "stop");
+    if (outcome == Generation::Outcome::Length) finish(a, "length");
+    return outcome == Generation::Outcome::Continue;
 }
 
 void Engine::Impl::send_output(Active& a) {
@@ -173,6 +225,15 @@ void Engine::Impl::record_step(Clock::time_point t0, int32_t prompt_tokens, int3
     while (!recent.empty() && recent.front().end < t1 - kRecentWindow) recent.pop_front();
 }
 
+void Engine::Impl::record_verify(int32_t guessed, int32_t accepted) {
+    std::lock_guard lk(mu);
+    spec_passes++;
+    spec_guessed += uint64_t(guessed);
+    spec_accepted += uint64_t(accepted);
+    spec_tokens += uint64_t(accepted) + 1;
+    if (!recent.empty()) recent.back().generated_tokens += accepted;  // this step's, recorded before
+}
+
 // Ends a request: the rest of its text, its session written back, its result to the sink.
 void Engine::Impl::finish(Active& a, const std::string& reason) {
     if (a.ended) return;
@@ -181,6 +242,8 @@ void Engine::Impl::finish(Active& a, const std::string& reason) {
         a.gen->finish();
         send_output(a);
         result = a.gen->result(a.usage, a.p.submitted, Clock::now(), reason);
+        result.timings.speculative_guessed = static_cast<int32_t>(a.spec.guessed());
+        result.timings.speculative_accepted = static_cast<int32_t>(a.spec.accepted());
     } else {
         result.finish_reason = reason;
         result.usage = a.usage;
@@ -226,6 +289,8 @@ void Engine::Impl::release(Active& a, bool keep_history) {
             messages_dropped += static_cast<uint64_t>(a.usage.dropped_messages);
             cached_tokens_total += a.usage.cached_tokens;
             completion_tokens_total += a.gen->generated();
+            const size_t output = std::min(s.tokens.size(), size_t(a.gen->generated()) + NgramPool::kPoolGram);
+            ngram_pool.learn(s.tokens, s.tokens.size() - output);
         } else if (keep_history && a.embedding()) {
             prompt_tokens_total += a.usage.prompt_tokens;
         }

@@ -257,9 +257,10 @@ BOOST_AUTO_TEST_SUITE(rendering)
 
 BOOST_AUTO_TEST_CASE(speed_line) {
     json::object r = json::parse(R"({"usage":{"prompt_tokens":12,"completion_tokens":64,"cached_tokens":3},
-        "timings":{"prompt_ms":3.2,"generate_ms":310,"prompt_tps":625,"generate_tps":202.5}})").as_object();
-    BOOST_TEST(render_speed(r) ==
-               "prompt: 12 tokens (3 cached), 3.2 ms, 625.0 tokens/s; generation: 64 tokens, 310.0 ms, 202.5 tokens/s\n");
+        "timings":{"prompt_ms":3.2,"generate_ms":310,"prompt_tps":625,"generate_tps":202.5,
+        "speculative_guessed":40,"speculative_accepted":30}})").as_object();
+    BOOST_TEST(render_speed(r) == "prompt: 12 tokens (3 cached), 3.2 ms, 625.0 tokens/s; generation: 64 tokens, 310.0 ms, "
+                                  "202.5 tokens/s; guesses accepted: 30 of 40\n");
 }
 
 BOOST_AUTO_TEST_CASE(fields) {
