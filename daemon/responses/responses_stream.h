@@ -1,0 +1,51 @@
+// daemon/responses/responses_stream.h — a streamed /v1/responses reply as the Responses API's
+// server-sent events, each "event: TYPE\ndata: {"type": TYPE, "sequence_number": N, ...}\n\n":
+// response.created and response.in_progress; for the message item
+// response.output_item.added, response.content_part.added, response.output_text.delta (as
+// text comes), response.output_text.done, response.content_part.done and
+// response.output_item.done; for each function call response.output_item.added,
+// response.function_call_arguments.delta (the whole arguments), .done and
+// response.output_item.done; then response.completed (or response.incomplete when the output
+// was cut). An error after the start is response.failed. With tools, text that may begin a
+// call is held until the call is parsed (as the other streams do).
+// Owns: the events and their order. Must not touch: HTTP framing (openai/http_connection.h).
+#pragma once
+
+#include <boost/json/object.hpp>
+#include <string>
+#include <string_view>
+
+#include "responses/responses.h"
+
+namespace strata::daemon {
+
+class ResponsesStream {
+public:
+    explicit ResponsesStream(ResponsesReply reply) : reply_(std::move(reply)) {}
+
+    const ResponsesReply& reply() const { return reply_; }
+    // Each returns the events to send, in order ("" when there are none yet).
+    std::string start();
+    std::string text(std::string_view piece);
+    std::string end(const engine::Result& result);
+    const boost::json::object& finished() const { return finished_; }  // the response end() sent
+    std::string error(const ApiError& error);
+
+private:
+    std::string event(std::string_view type, boost::json::object data);
+    std::string text_events(const std::string& text);
+    std::string open_message();
+    std::string close_message();
+    std::string call_events(const ToolCall& call);
+
+    ResponsesReply reply_;
+    uint64_t sequence_ = 0;
+    int output_index_ = 0;      // of the next output item
+    bool message_open_ = false;  // the message item is open (at output_index_)
+    std::string message_text_;   // its text so far
+    std::string held_;           // with tools: the output so far,
+    size_t sent_ = 0;            // of which this much went out as text
+    boost::json::object finished_;
+};
+
+}  // namespace strata::daemon
