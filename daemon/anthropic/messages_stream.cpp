@@ -29,11 +29,7 @@ std::string MessagesStream::start() const {
 std::string MessagesStream::text(std::string_view piece) {
     if (!reply_.tools)
         return text_events(std::string(piece));
-    held_ += piece;
-    const size_t content = content_prefix(held_, reply_.tools->format);
-    const std::string out = content > sent_ ? held_.substr(sent_, content - sent_) : std::string();
-    sent_ = std::max(sent_, content);
-    return text_events(out);
+    return text_events(held_.add(piece, reply_.tools->format));
 }
 
 std::string MessagesStream::text_events(const std::string& text) {
@@ -60,7 +56,7 @@ std::string MessagesStream::close_block() {
 
 // The held text and the calls, then the message's end.
 std::string MessagesStream::end(const engine::Result& result) {
-    const ParsedReply parsed = parse_content(reply_, std::string_view(held_).substr(std::min(sent_, held_.size())));
+    const ParsedReply parsed = parse_content(reply_, held_.rest());
     std::string out = reply_.tools ? text_events(parsed.content) : std::string();
     out += close_block();
     for (const ToolCall& call : parsed.calls) {

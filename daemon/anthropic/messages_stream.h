@@ -33,8 +33,7 @@ private:
     MessagesReply reply_;
     int index_ = 0;           // of the next content block
     bool text_open_ = false;  // a text block is open (at index_)
-    std::string held_;        // with tools: the output so far,
-    size_t sent_ = 0;         // of which this much went out as text
+    HeldOutput held_;  // with tools: the output, held where a call may begin
 };
 
 }  // namespace strata::daemon

@@ -1,6 +1,7 @@
 // daemon/protocol/tool_calls.cpp — tools, tool_choice, call formats, grammars and parsing (see tool_calls.h).
 #include "protocol/tool_calls.h"
 
+#include <algorithm>
 #include <boost/json/parse.hpp>
 #include <boost/json/stream_parser.hpp>
 #include <boost/json/serialize.hpp>
@@ -199,6 +200,26 @@ ParsedReply parse_reply(const ToolUse& use, std::string_view text) {
         parsed.calls.resize(1);
     return parsed;
 }
+
+void add_tool(std::vector<Tool>& tools, json::array& template_tools, const std::string& name, const std::string& name_field,
+              const std::string& description, const json::value& schema) {
+    if (std::any_of(tools.begin(), tools.end(), [&](const Tool& t) { return t.name == name; }))
+        throw invalid_params(name_field, "two tools are named \"" + name + "\"");
+    tools.push_back({name, schema});
+    template_tools.push_back(json::object{
+        {"type", "function"},
+        {"function", json::object{{"name", name}, {"description", description}, {"parameters", schema}}}});
+}
+
+std::string HeldOutput::add(std::string_view piece, ToolFormat format) {
+    text_ += piece;
+    const size_t content = content_prefix(text_, format);
+    const std::string out = content > sent_ ? text_.substr(sent_, content - sent_) : std::string();
+    sent_ = std::max(sent_, content);
+    return out;
+}
+
+std::string_view HeldOutput::rest() const { return std::string_view(text_).substr(std::min(sent_, text_.size())); }
 
 size_t content_prefix(std::string_view text, ToolFormat format) {
     if (format == ToolFormat::Hermes) {

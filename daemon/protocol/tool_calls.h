@@ -45,6 +45,13 @@ struct ToolChoice {
 std::vector<Tool> read_tools(const Fields& fields);
 ToolChoice read_tool_choice(const Fields& fields, const std::vector<Tool>& tools);
 
+// Adds a tool of a request in another wire format (Anthropic's, the Responses API's) to `tools`
+// and, in the shape Hugging Face templates expect ({"type":"function","function":{"name",
+// "description","parameters"}}), to `template_tools`. Throws invalid_params naming
+// `name_field` when another tool has the name.
+void add_tool(std::vector<Tool>& tools, boost::json::array& template_tools, const std::string& name,
+              const std::string& name_field, const std::string& description, const boost::json::value& schema);
+
 // Grammar text whose every sentence is a call, in `format`, to the named tool or (Required)
 // to any of them, its arguments valid against the tool's parameters: one call, or in the
 // Mistral list one or (with `parallel`) more.
@@ -78,5 +85,17 @@ ParsedReply parse_reply(const ToolUse& use, std::string_view text);
 // Of the output so far, how many leading bytes are surely content (a call cannot start in
 // them): streamed replies send those and hold the rest until more text or the end.
 size_t content_prefix(std::string_view text, ToolFormat format);
+
+// A streamed output with tools: what surely is content goes out as it comes (content_prefix),
+// the rest is held until more text or the end.
+class HeldOutput {
+public:
+    std::string add(std::string_view piece, ToolFormat format);  // the content that may go out now
+    std::string_view rest() const;                                // what is held, at the end
+
+private:
+    std::string text_;  // the output so far,
+    size_t sent_ = 0;   // of which this much went out as content
+};
 
 }  // namespace strata::daemon

@@ -137,8 +137,7 @@ void reject_unsupported(const Fields& fields) {
         throw invalid_params("truncation", "truncation must be \"disabled\" or \"auto\"");
 }
 
-// tools: function tools {type: "function", name, description, parameters, strict}; the chat
-// template gets them in the chat completions shape, which Hugging Face templates expect.
+// tools: function tools {type: "function", name, description, parameters, strict}.
 std::vector<Tool> read_function_tools(const Fields& fields, json::array& template_tools) {
     std::vector<Tool> tools;
     const json::value* list = fields.find("tools");
@@ -150,18 +149,11 @@ std::vector<Tool> read_function_tools(const Fields& fields, json::array& templat
         if (const std::string type(string_value(tool.required("type"), tool.name("type"), 64)); type != "function")
             unsupported(tool.name("type"), "the tool type \"" + type + "\" (only function tools)");
         const std::string name(string_value(tool.required("name"), tool.name("name"), 128));
-        if (std::any_of(tools.begin(), tools.end(), [&](const Tool& t) { return t.name == name; }))
-            throw invalid_params(tool.name("name"), "two tools are named \"" + name + "\"");
         const json::value* given = tool.find("parameters");
         const json::value schema = given ? json::value(object_value(*given, tool.name("parameters")))
                                          : json::value(json::object{{"type", "object"}, {"properties", json::object{}}});
         tool.boolean("strict");
-        tools.push_back({name, schema});
-        template_tools.push_back(json::object{
-            {"type", "function"},
-            {"function", json::object{{"name", name},
-                                      {"description", tool.string("description", SIZE_MAX).value_or("")},
-                                      {"parameters", schema}}}});
+        add_tool(tools, template_tools, name, tool.name("name"), tool.string("description", SIZE_MAX).value_or(""), schema);
     }
     return tools;
 }

@@ -23,11 +23,7 @@ std::string ResponsesStream::start() {
 std::string ResponsesStream::text(std::string_view piece) {
     if (!reply_.tools)
         return text_events(std::string(piece));
-    held_ += piece;
-    const size_t content = content_prefix(held_, reply_.tools->format);
-    const std::string out = content > sent_ ? held_.substr(sent_, content - sent_) : std::string();
-    sent_ = std::max(sent_, content);
-    return text_events(out);
+    return text_events(held_.add(piece, reply_.tools->format));
 }
 
 std::string ResponsesStream::open_message() {
@@ -79,7 +75,7 @@ std::string ResponsesStream::call_events(const ToolCall& call) {
 
 // The held text and the calls, then the response's end.
 std::string ResponsesStream::end(const engine::Result& result) {
-    const ParsedReply rest = parse_output(reply_, std::string_view(held_).substr(std::min(sent_, held_.size())));
+    const ParsedReply rest = parse_output(reply_, held_.rest());
     std::string out = reply_.tools ? text_events(rest.content) : std::string();
     // A `reasoning` item's events go before the message once thinking is split (issue 53, item 3).
     const ParsedReply whole = parse_output(reply_, result.text);

@@ -43,8 +43,7 @@ private:
     int output_index_ = 0;      // of the next output item
     bool message_open_ = false;  // the message item is open (at output_index_)
     std::string message_text_;   // its text so far
-    std::string held_;           // with tools: the output so far,
-    size_t sent_ = 0;            // of which this much went out as text
+    HeldOutput held_;  // with tools: the output, held where a call may begin
     boost::json::object finished_;
 };
 
