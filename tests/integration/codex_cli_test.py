@@ -19,7 +19,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from daemon_harness import MODEL, TIMEOUT, Daemon, temporary_directory  # noqa: E402
-from daemon_tcp_test import tcp_port  # noqa: E402
+from daemon_tcp_test import keys_file, tcp_port  # noqa: E402
 from openai_clients_test import CLIENTS  # noqa: E402
 
 CODEX = os.path.join(CLIENTS, "node_modules", ".bin", "codex")
@@ -136,10 +136,7 @@ class CodexExec(unittest.TestCase):
         tmp = temporary_directory()
         model = os.path.join(tmp, "stories260K-eot.gguf")
         agent_model(model)
-        keys = os.path.join(tmp, "api_keys")
-        with open(keys, "w") as f:
-            f.write(f"{KEY} codex\n")
-        os.chmod(keys, 0o600)
+        keys = keys_file(f"{KEY} codex\n")
         home = os.path.join(tmp, "chome")
         for sub in ["chome", "home", "work"]:
             os.makedirs(os.path.join(tmp, sub))

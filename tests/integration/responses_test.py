@@ -14,8 +14,8 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from daemon_harness import TIMEOUT, Daemon, DaemonTestCase, temporary_directory  # noqa: E402
-from daemon_tcp_test import tcp_port  # noqa: E402
+from daemon_harness import TIMEOUT, Daemon, DaemonTestCase  # noqa: E402
+from daemon_tcp_test import keys_file, start  # noqa: E402
 from openai_clients_test import httpx  # noqa: E402
 
 KEY = "sk-strata-responses-0123456789"
@@ -250,12 +250,8 @@ class StoredResponsesLast(unittest.TestCase):
 class ResponsesOverTcp(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        keys = os.path.join(temporary_directory(), "api_keys")
-        with open(keys, "w") as f:
-            f.write(f"{KEY} codex\n")
-        os.chmod(keys, 0o600)
-        cls.daemon = Daemon(f"[server]\nlisten = 127.0.0.1:0\napi_keys_file = {keys}\n").start()
-        cls.port = tcp_port(cls.daemon)
+        keys = keys_file(f"{KEY} codex\n")
+        cls.daemon, cls.port = start(f"[server]\nlisten = 127.0.0.1:0\napi_keys_file = {keys}\n")
 
     @classmethod
     def tearDownClass(cls):
