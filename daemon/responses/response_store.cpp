@@ -47,6 +47,19 @@ ResponseStore::ResponseStore(const std::string& state_dir) {
     load();
 }
 
+namespace {
+
+json::object read_file(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    if (!in)
+        throw std::runtime_error("cannot read it");
+    return parse_json_text(text.str(), kMaxFileDepth, "the file").as_object();
+}
+
+}  // namespace
+
 void ResponseStore::load() {
     std::error_code ec;
     for (const fs::directory_entry& entry : fs::directory_iterator(dir_, ec)) {
@@ -54,16 +67,12 @@ void ResponseStore::load() {
         if (path.extension() != kExtension)
             continue;
         try {
-            std::ifstream in(path, std::ios::binary);
-            std::ostringstream text;
-            text << in.rdbuf();
-            const json::object file = parse_json_text(text.str(), kMaxFileDepth, "the file").as_object();
-            Stored stored{static_cast<uint32_t>(file.at("uid").to_number<int64_t>()), file.at("last_used").to_number<int64_t>(),
-                          file.at("items").as_array(), file.at("response").as_object()};
-            const std::string id(stored.response.at("id").as_string());
+            const json::object file = read_file(path.string());
+            const std::string id(file.at("response").at("id").as_string());
             if (id + kExtension != path.filename().string())
                 throw std::runtime_error("its response id is " + id);
-            stored_.emplace(id, std::move(stored));
+            stored_.emplace(id, Stored{static_cast<uint32_t>(file.at("uid").to_number<int64_t>()),
+                                       file.at("last_used").to_number<int64_t>(), {}});
         } catch (const std::exception& error) {
             log::warning("skipping the stored response ", path.string(), ": ", error.what());
         }
@@ -72,18 +81,32 @@ void ResponseStore::load() {
         log::warning("cannot read ", dir_, ": ", ec.message());
 }
 
-void ResponseStore::save(const std::string& id, const Stored& stored) const {
-    if (dir_.empty())
-        return;
-    const std::string text = json::serialize(json::object{
-        {"uid", stored.uid}, {"last_used", stored.last_used}, {"items", stored.items}, {"response", stored.response}});
+void ResponseStore::keep(const std::string& id, Stored& stored, json::object record) const {
+    stored.record = {};
+    if (!dir_.empty()) {
+        const std::string text = json::serialize(json::object{
+            {"uid", stored.uid}, {"last_used", stored.last_used}, {"items", record.at("items")}, {"response", record.at("response")}});
+        try {
+            engine::write_file_durably(dir_, id + kExtension, [&](std::FILE* file) {
+                if (std::fwrite(text.data(), 1, text.size(), file) != text.size())
+                    throw std::system_error(errno, std::generic_category(), "cannot write");
+            });
+            return;
+        } catch (const std::exception& error) {
+            log::warning("the response ", id, " is kept in memory only: ", error.what());
+        }
+    }
+    stored.record = std::move(record);
+}
+
+json::object ResponseStore::record_of(const std::string& id, const Stored& stored) const {
+    if (!stored.record.empty())
+        return stored.record;
     try {
-        engine::write_file_durably(dir_, id + kExtension, [&](std::FILE* file) {
-            if (std::fwrite(text.data(), 1, text.size(), file) != text.size())
-                throw std::system_error(errno, std::generic_category(), "cannot write");
-        });
+        json::object file = read_file(dir_ + "/" + id + kExtension);
+        return {{"items", std::move(file.at("items"))}, {"response", std::move(file.at("response"))}};
     } catch (const std::exception& error) {
-        log::warning("the response ", id, " is kept in memory only: ", error.what());
+        throw ApiError(ErrorKind::Internal, "cannot read the stored response " + id + ": " + error.what());
     }
 }
 
@@ -117,24 +140,26 @@ void ResponseStore::put(uint32_t uid, const json::object& response, json::array 
     const std::string id(response.at("id").as_string());
     for (const json::value& item : response.at("output").as_array())  // output items read as input items
         context.push_back(item);
-    Stored& stored = stored_[id] = Stored{uid, now(), std::move(context), response};
-    save(id, stored);
+    Stored& stored = stored_[id] = Stored{uid, now(), {}};
+    keep(id, stored, json::object{{"items", std::move(context)}, {"response", response}});
 }
 
 json::object ResponseStore::get(uint32_t uid, const std::string& id, int64_t idle_timeout_s) {
     const Stored* stored = find(uid, id, idle_timeout_s);
     if (stored == nullptr)
         throw not_found(id);
-    return stored->response;
+    return record_of(id, *stored).at("response").as_object();
 }
 
 json::array ResponseStore::continuation(uint32_t uid, const std::string& id, int64_t idle_timeout_s) {
     Stored* stored = find(uid, id, idle_timeout_s);
     if (stored == nullptr)
         throw invalid_params("previous_response_id", "previous_response_id: no stored response \"" + id + "\"");
+    json::object record = record_of(id, *stored);
+    json::array items = record.at("items").as_array();
     stored->last_used = now();
-    save(id, *stored);
-    return stored->items;
+    keep(id, *stored, std::move(record));
+    return items;
 }
 
 void ResponseStore::erase(uint32_t uid, const std::string& id, int64_t idle_timeout_s) {
