@@ -19,6 +19,7 @@ from daemon_tcp_test import keys_file, start  # noqa: E402
 from openai_clients_test import httpx  # noqa: E402
 
 KEY = "sk-strata-responses-0123456789"
+OTHER_KEY = "sk-strata-responses-other-0123"  # another user's
 STORY = {"model": "stories260K", "temperature": 0, "input": "Once upon a time"}
 TOOLS = [{"type": "function", "name": "get_time", "description": "The current time",
           "parameters": {"type": "object", "properties": {}}}]
@@ -250,7 +251,7 @@ class StoredResponsesLast(unittest.TestCase):
 class ResponsesOverTcp(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        keys = keys_file(f"{KEY} codex\n")
+        keys = keys_file(f"{KEY} codex\n{OTHER_KEY} someone\n")
         cls.daemon, cls.port = start(f"[server]\nlisten = 127.0.0.1:0\napi_keys_file = {keys}\n")
 
     @classmethod
@@ -267,7 +268,12 @@ class ResponsesOverTcp(unittest.TestCase):
             self.assertEqual(http.get(f"/v1/responses/{body['id']}").json(), body)
             more = http.post("/v1/responses", json={**STORY, "previous_response_id": body["id"], "max_output_tokens": 3})
             self.assertEqual(more.status_code, 200, more.text)
-        # The Unix socket's root user sees it; no key sees nothing.
+        # Another user's key finds no such response; no key gets 401.
+        with self.client(OTHER_KEY) as http:
+            for reply in [http.get(f"/v1/responses/{body['id']}"), http.delete(f"/v1/responses/{body['id']}")]:
+                self.assertEqual(reply.status_code, 404, reply.text)
+            reply = http.post("/v1/responses", json={**STORY, "previous_response_id": body["id"]})
+            self.assertEqual((reply.status_code, reply.json()["error"]["param"]), (400, "previous_response_id"))
         with self.client(None) as http:
             self.assertEqual(http.get(f"/v1/responses/{body['id']}").status_code, 401)
             self.assertEqual(http.post("/v1/responses", json=STORY).status_code, 401)
