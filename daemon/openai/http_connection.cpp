@@ -383,12 +383,8 @@ void HttpConnection::stream_text(int index, const std::string& text) {
     }
     Choice& choice = active_->choices[static_cast<size_t>(index)];
     std::string out = text;
-    if (const auto& tools = active_->reply.tools) {
-        choice.text += text;
-        const size_t content = content_prefix(choice.text, tools->format);
-        out = content > choice.sent ? choice.text.substr(choice.sent, content - choice.sent) : std::string();
-        choice.sent = std::max(choice.sent, content);
-    }
+    if (const auto& tools = active_->reply.tools)
+        out = choice.held.add(text, tools->format);
     if (out.empty() && choice.logprobs.empty())
         return;
     send_event(json::serialize(text_chunk_json(active_->reply, index, out, choice.logprobs)));
@@ -409,7 +405,7 @@ void HttpConnection::stream_end(int index, const engine::Result& result) {
     Choice& choice = active_->choices[static_cast<size_t>(index)];
     std::string finish_reason = result.finish_reason;
     if (const auto& tools = active_->reply.tools) {
-        const ParsedReply parsed = parse_reply(*tools, std::string_view(choice.text).substr(choice.sent));
+        const ParsedReply parsed = parse_reply(*tools, choice.held.rest());
         if (!parsed.content.empty())
             send_event(json::serialize(text_chunk_json(active_->reply, index, parsed.content, {})));
         if (!parsed.calls.empty())

@@ -60,8 +60,7 @@ private:
         uint64_t handle = 0;
         std::optional<engine::Result> result;         // once it ended
         std::vector<engine::TokenLogprobs> logprobs;  // streaming: those of tokens whose text is not sent yet
-        std::string text;                             // streaming with tools: the reply so far,
-        size_t sent = 0;                              // of which this much went out as content
+        HeldOutput held;                              // streaming with tools: the reply, held where a call may begin
     };
     struct Active {
         std::vector<Choice> choices;
