@@ -22,6 +22,7 @@
 #include "protocol/generate_params.h"
 #include "protocol/json_schema.h"
 #include "responses/responses.h"
+#include "responses/responses_stream.h"
 #include "rpc/jsonrpc.h"
 #include "transport/api_keys.h"
 #include "transport/sniff.h"
@@ -855,6 +856,29 @@ BOOST_AUTO_TEST_CASE(refusals_name_the_field) {
                "input[0].arguments");
     BOOST_TEST(bad_responses_field(R"({"input":"Hi","text":{"format":{"type":"json_schema"}}})") == "text.format.schema");
     BOOST_TEST(bad_responses_field(R"({"input":"Hi","max_output_tokens":0})") == "max_output_tokens");
+}
+
+// The events' types in order, each checked to carry the next sequence number.
+std::vector<std::string> event_types(const std::string& stream, uint64_t& sequence) {
+    std::vector<std::string> types;
+    for (size_t at = stream.find("data: "); at != std::string::npos; at = stream.find("data: ", at + 1)) {
+        const json::object data = json::parse(stream.substr(at + 6, stream.find('\n', at) - at - 6)).as_object();
+        BOOST_TEST(data.at("sequence_number").as_int64() == static_cast<int64_t>(sequence++));
+        types.emplace_back(data.at("type").as_string());
+    }
+    return types;
+}
+
+BOOST_AUTO_TEST_CASE(a_stream_that_fails_ends_with_response_failed) {
+    ResponsesStream stream(parse(R"({"input":"Hi"})").reply);
+    uint64_t sequence = 0;
+    BOOST_TEST(event_types(stream.start(), sequence) == (std::vector<std::string>{"response.created", "response.in_progress"}));
+    BOOST_TEST(event_types(stream.text("Once"), sequence) ==
+               (std::vector<std::string>{"response.output_item.added", "response.content_part.added", "response.output_text.delta"}));
+    const std::string failed = stream.error(ApiError(ErrorKind::ModelError, "the model failed"));
+    BOOST_TEST(event_types(failed, sequence) == (std::vector<std::string>{"response.failed"}));
+    BOOST_TEST(contains(failed, R"("status":"failed")"));
+    BOOST_TEST(contains(failed, R"("error":{"code":"model_error","message":"the model failed"})"));
 }
 
 BOOST_AUTO_TEST_CASE(held_output_keeps_back_what_may_start_a_call) {
