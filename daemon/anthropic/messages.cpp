@@ -129,12 +129,7 @@ std::vector<engine::Message> read_conversation(const Fields& fields) {
 // tools: custom tools {name, description, input_schema}.
 std::vector<Tool> read_tools(const Fields& fields, json::array& template_tools) {
     std::vector<Tool> tools;
-    const json::value* list = fields.find("tools");
-    if (list == nullptr)
-        return tools;
-    const json::array& items = array_value(*list, "tools", 128);
-    for (size_t i = 0; i < items.size(); ++i) {
-        const Fields tool(object_value(items[i], index_field("tools", i)), index_field("tools", i));
+    for (const Fields& tool : tool_entries(fields)) {
         if (const auto type = tool.string("type", 64).value_or("custom"); type != "custom")
             unsupported(tool.name("type"), "the server tool \"" + type + "\"");
         const std::string name = tool.string("name", 128).value_or("");

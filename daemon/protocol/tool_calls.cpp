@@ -117,14 +117,21 @@ const char* tool_format_name(ToolFormat format) {
     return "json";
 }
 
-std::vector<Tool> read_tools(const Fields& fields) {
-    std::vector<Tool> tools;
+std::vector<Fields> tool_entries(const Fields& fields) {
+    std::vector<Fields> entries;
     const json::value* list = fields.find("tools");
-    if (list == nullptr) return tools;
-    const json::array& items = array_value(*list, "tools", 128);
+    if (list == nullptr) return entries;
+    const json::array& items = array_value(*list, "tools", kMaxTools);
     for (size_t i = 0; i < items.size(); ++i) {
         const std::string field = "tools[" + std::to_string(i) + "]";
-        const Fields tool(object_value(items[i], field), field);
+        entries.emplace_back(object_value(items[i], field), field);
+    }
+    return entries;
+}
+
+std::vector<Tool> read_tools(const Fields& fields) {
+    std::vector<Tool> tools;
+    for (const Fields& tool : tool_entries(fields)) {
         if (tool.string("type", 32).value_or("function") != "function")
             throw invalid_params(tool.name("type"), tool.name("type") + " must be \"function\"");
         const Fields f(object_value(tool.required("function"), tool.name("function")), tool.name("function"));

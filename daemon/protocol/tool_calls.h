@@ -45,6 +45,12 @@ struct ToolChoice {
 std::vector<Tool> read_tools(const Fields& fields);
 ToolChoice read_tool_choice(const Fields& fields, const std::vector<Tool>& tools);
 
+inline constexpr size_t kMaxTools = 128;
+
+// The objects of a request's `tools` list (at most kMaxTools; none when absent), each named
+// "tools[i]" in errors. Throws invalid_params naming the field.
+std::vector<Fields> tool_entries(const Fields& fields);
+
 // Adds a tool of a request in another wire format (Anthropic's, the Responses API's) to `tools`
 // and, in the shape Hugging Face templates expect ({"type":"function","function":{"name",
 // "description","parameters"}}), to `template_tools`. Throws invalid_params naming

@@ -140,12 +140,7 @@ void reject_unsupported(const Fields& fields) {
 // tools: function tools {type: "function", name, description, parameters, strict}.
 std::vector<Tool> read_function_tools(const Fields& fields, json::array& template_tools) {
     std::vector<Tool> tools;
-    const json::value* list = fields.find("tools");
-    if (list == nullptr)
-        return tools;
-    const json::array& items = array_value(*list, "tools", 128);
-    for (size_t i = 0; i < items.size(); ++i) {
-        const Fields tool(object_value(items[i], index_field("tools", i)), index_field("tools", i));
+    for (const Fields& tool : tool_entries(fields)) {
         if (const std::string type(string_value(tool.required("type"), tool.name("type"), 64)); type != "function")
             unsupported(tool.name("type"), "the tool type \"" + type + "\" (only function tools)");
         const std::string name(string_value(tool.required("name"), tool.name("name"), 128));

@@ -15,6 +15,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from daemon_harness import TIMEOUT, Daemon, DaemonTestCase  # noqa: E402
+from anthropic_messages_test import events  # noqa: E402  (the same event lines: event: TYPE, data: {"type": TYPE})
 from daemon_tcp_test import keys_file, start  # noqa: E402
 from openai_clients_test import httpx  # noqa: E402
 
@@ -29,19 +30,6 @@ LONG_INPUT = " ".join(["Once upon a time there was a little cat who liked to pla
 
 def unix_client(daemon):
     return httpx.Client(transport=httpx.HTTPTransport(uds=daemon.socket), base_url="http://localhost", timeout=TIMEOUT)
-
-
-def events(reply):
-    """The (event type, data) pairs of a Responses event stream; each data's type is its event name."""
-    out = []
-    for block in reply.text.split("\n\n"):
-        if block.strip():
-            name_line, data_line = block.split("\n")
-            assert name_line.startswith("event: ") and data_line.startswith("data: "), block
-            name, data = name_line[7:], json.loads(data_line[6:])
-            assert data["type"] == name, block
-            out.append((name, data))
-    return out
 
 
 def output_text(response):
