@@ -30,25 +30,6 @@ ApiError not_found(const std::string& id) {
     return ApiError(ErrorKind::SessionNotFound, "no stored response \"" + id + "\"", "response_id");
 }
 
-}  // namespace
-
-ResponseStore::ResponseStore(const std::string& state_dir) {
-    if (state_dir.empty())
-        return;
-    dir_ = state_dir + kSubdir;
-    std::error_code ec;
-    fs::create_directories(dir_, ec);
-    if (ec || ::chmod(dir_.c_str(), 0700) != 0) {
-        log::warning("stored responses are kept in memory only: cannot make ", dir_, ": ",
-                     ec ? ec.message() : std::generic_category().message(errno));
-        dir_.clear();
-        return;
-    }
-    load();
-}
-
-namespace {
-
 json::object read_file(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     std::ostringstream text;
@@ -58,7 +39,26 @@ json::object read_file(const std::string& path) {
     return parse_json_text(text.str(), kMaxFileDepth, "the file").as_object();
 }
 
+// Made when the first response is stored (mode 0700, as the state directory).
+void make_private_directory(const std::string& dir) {
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    if (ec)
+        throw std::system_error(ec, "cannot make " + dir);
+    if (::chmod(dir.c_str(), 0700) != 0)
+        throw std::system_error(errno, std::generic_category(), "cannot make " + dir + " private");
+}
+
 }  // namespace
+
+ResponseStore::ResponseStore(const std::string& state_dir) {
+    if (state_dir.empty())
+        return;
+    dir_ = state_dir + kSubdir;
+    std::error_code ec;
+    if (fs::is_directory(dir_, ec))
+        load();
+}
 
 void ResponseStore::load() {
     std::error_code ec;
@@ -87,6 +87,7 @@ void ResponseStore::keep(const std::string& id, Stored& stored, json::object rec
         const std::string text = json::serialize(json::object{
             {"uid", stored.uid}, {"last_used", stored.last_used}, {"items", record.at("items")}, {"response", record.at("response")}});
         try {
+            make_private_directory(dir_);
             engine::write_file_durably(dir_, id + kExtension, [&](std::FILE* file) {
                 if (std::fwrite(text.data(), 1, text.size(), file) != text.size())
                     throw std::system_error(errno, std::generic_category(), "cannot write");

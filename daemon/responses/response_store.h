@@ -2,8 +2,8 @@
 // response object with the items of its conversation (the input items it answered, stored
 // ones first, and its output), per user, for GET and DELETE /v1/responses/{id} and for
 // previous_response_id. When the daemon has a state directory each is the file
-// STATE_DIR/responses/ID.json (written durably; its owner and last use indexed in memory, read
-// back at start), so that they survive a restart and take no memory; else they are kept in
+// STATE_DIR/responses/ID.json (the directory made, mode 0700, when the first is stored; each
+// written durably; its owner and last use indexed in memory, read back at start), so that they survive a restart and take no memory; else they are kept in
 // memory. A response unused (created, or continued) for limits.session_idle_timeout is
 // forgotten, as a session is.
 // Owns: those files and that lifetime. Must not touch: the response shapes (responses.h).
