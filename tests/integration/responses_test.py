@@ -9,6 +9,7 @@ stored responses across a restart and their expiry with limits.session_idle_time
 loopback TCP with an API key."""
 import json
 import os
+import stat
 import sys
 import time
 import unittest
@@ -212,8 +213,10 @@ class StoredResponsesLast(unittest.TestCase):
         with Daemon() as daemon:
             with unix_client(daemon) as http:
                 body = http.post("/v1/responses", json={**STORY, "input": LONG_INPUT, "max_output_tokens": 4}).json()
-            files = os.listdir(os.path.join(daemon.state_dir, "responses"))
-            self.assertEqual(files, [body["id"] + ".json"])
+            directory = os.path.join(daemon.state_dir, "responses")
+            self.assertEqual(os.listdir(directory), [body["id"] + ".json"])
+            self.assertEqual(stat.S_IMODE(os.stat(directory).st_mode), 0o700)
+            self.assertEqual(stat.S_IMODE(os.stat(os.path.join(directory, body["id"] + ".json")).st_mode), 0o600)
             daemon.stop()
             daemon.start()
             with unix_client(daemon) as http:
