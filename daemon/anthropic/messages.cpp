@@ -126,29 +126,17 @@ std::vector<engine::Message> read_conversation(const Fields& fields) {
     return out;
 }
 
-// tools: custom tools {name, description, input_schema}; the chat template gets them in
-// OpenAI's function shape, which Hugging Face templates expect.
+// tools: custom tools {name, description, input_schema}.
 std::vector<Tool> read_tools(const Fields& fields, json::array& template_tools) {
     std::vector<Tool> tools;
-    const json::value* list = fields.find("tools");
-    if (list == nullptr)
-        return tools;
-    const json::array& items = array_value(*list, "tools", 128);
-    for (size_t i = 0; i < items.size(); ++i) {
-        const Fields tool(object_value(items[i], index_field("tools", i)), index_field("tools", i));
+    for (const Fields& tool : tool_entries(fields)) {
         if (const auto type = tool.string("type", 64).value_or("custom"); type != "custom")
             unsupported(tool.name("type"), "the server tool \"" + type + "\"");
         const std::string name = tool.string("name", 128).value_or("");
         if (name.empty())
             throw invalid_params(tool.name("name"), tool.name("name") + " is missing");
-        if (std::any_of(tools.begin(), tools.end(), [&](const Tool& t) { return t.name == name; }))
-            throw invalid_params(tool.name("name"), "two tools are named \"" + name + "\"");
         const json::object& schema = object_value(tool.required("input_schema"), tool.name("input_schema"));
-        const std::string description = tool.string("description", SIZE_MAX).value_or("");
-        tools.push_back({name, schema});
-        template_tools.push_back(json::object{
-            {"type", "function"},
-            {"function", json::object{{"name", name}, {"description", description}, {"parameters", schema}}}});
+        add_tool(tools, template_tools, name, tool.name("name"), tool.string("description", SIZE_MAX).value_or(""), schema);
     }
     return tools;
 }

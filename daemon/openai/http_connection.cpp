@@ -170,6 +170,10 @@ void HttpConnection::handle(const http::request<http::string_body>& request) {
             begin_infill(std::move(*infill));
             return;
         }
+        if (auto* responses = std::get_if<ResponsesCall>(&routed)) {
+            begin_responses(std::move(*responses));
+            return;
+        }
         begin_generation(std::move(std::get<OpenAiCall>(routed)));
     } catch (const ApiError& error) {
         request_failed(error);
@@ -248,6 +252,18 @@ void HttpConnection::begin_infill(InfillCall call) {
     watch_while_active();
 }
 
+void HttpConnection::begin_responses(ResponsesCall call) {
+    Active active;
+    active.endpoint = Endpoint::ChatCompletions;
+    active.stream = call.stream;
+    active.uid = call.request.uid;
+    call.reply.reasoning = call.reasoning;
+    active.responses.emplace(std::move(call.reply));
+    submit_choice(active, std::move(call.request));
+    active_ = std::move(active);
+    watch_while_active();
+}
+
 void HttpConnection::begin_rerank(RerankCall call) {
     Active active;
     active.endpoint = Endpoint::Embeddings;
@@ -255,6 +271,12 @@ void HttpConnection::begin_rerank(RerankCall call) {
     active.rerank = std::move(call);
     active_ = std::move(active);
     watch_while_active();
+}
+
+void HttpConnection::store_response(const json::object& response) {
+    const ResponsesReply& reply = active_->responses->reply();
+    if (reply.store)
+        server_.responses().put(active_->uid, response, reply.context);
 }
 
 // Submits a request as the next choice of `active` (before it is active_, so that a
@@ -312,13 +334,15 @@ void HttpConnection::start_stream() {
     send(text.str(), false);
     if (active_->messages)
         send_stream(active_->messages->start());
+    else if (active_->responses)
+        send_stream(active_->responses->start());
     else if (active_->reply.kind == OpenAiKind::Chat)
         for (int32_t i = 0; i < active_->n; ++i)
             send_event(json::serialize(role_chunk_json(active_->reply, i)));
 }
 
 void HttpConnection::end_stream() {
-    if (!active_->messages && !active_->infill)
+    if (!active_->messages && !active_->infill && !active_->responses)
         send_event("[DONE]");
     if (version_ >= 11)
         send("0\r\n\r\n", true);
@@ -387,6 +411,10 @@ void HttpConnection::stream_text(int index, const std::string& text) {
             send_event(json::serialize(infill_chunk_json(text)));
         return;
     }
+    if (active_->responses) {
+        send_stream(active_->responses->text(text));
+        return;
+    }
     Choice& choice = active_->choices[static_cast<size_t>(index)];
     if (active_->reply.kind != OpenAiKind::Chat) {
         send_event(json::serialize(text_chunk_json(active_->reply, index, text, choice.logprobs)));
@@ -416,6 +444,10 @@ void HttpConnection::stream_end(int index, const engine::Result& result) {
     }
     if (active_->infill) {
         send_event(json::serialize(infill_json(*active_->infill, result, server_.model_id())));
+        return;
+    }
+    if (active_->responses) {
+        send_stream(active_->responses->end(result));
         return;
     }
     Choice& choice = active_->choices[static_cast<size_t>(index)];
@@ -478,6 +510,14 @@ void HttpConnection::answer_choices() {
         results.push_back(std::move(*choice.result));
     if (active_->infill && !active_->stream) {
         reply({200, "application/json", json::serialize(infill_json(*active_->infill, results.front(), server_.model_id())) + "\n", {}});
+    } else if (active_->responses && !active_->stream) {
+        const ResponsesReply& shape = active_->responses->reply();
+        const json::object body = response_json(shape, results.front(), parse_output(shape, results.front().text));
+        store_response(body);
+        reply({200, "application/json", json::serialize(body) + "\n", {}});
+    } else if (active_->responses) {
+        store_response(active_->responses->finished());
+        end_stream();
     } else if (active_->messages && !active_->stream) {
         const json::object body = active_->count_tokens ? count_tokens_json(results.front())
                                                         : message_json(active_->messages->reply(), results.front());
@@ -501,6 +541,9 @@ void HttpConnection::on_error(uint64_t key, ApiError error) {
         reply(error_for(error));
     } else if (active_->messages) {
         send_stream(MessagesStream::error(error));
+        end_stream();
+    } else if (active_->responses) {
+        send_stream(active_->responses->error(error));
         end_stream();
     } else {
         send_event(json::serialize(error_json(error)));

@@ -12,7 +12,9 @@
 // connection closes at once (a load balancer then sends no more requests on it).
 // Anthropic's /v1/messages runs the same way, its reply and events shaped by
 // anthropic/messages_stream.h, its errors in Anthropic's shape; on TCP its x-api-key header
-// is an API key as Authorization: Bearer is.
+// is an API key as Authorization: Bearer is. OpenAI's /v1/responses runs the same way, its
+// events shaped by responses/responses_stream.h; a finished response with store: true goes
+// to the server's store.
 // An OpenAI request with n > 1 runs as n engine requests (the first, then the others once
 // its prompt is in the KV cache), answered together or streamed with their indexes.
 // Owns: HTTP framing and the connection's one active generation.
@@ -27,6 +29,7 @@
 #include <string>
 
 #include "anthropic/messages_stream.h"
+#include "responses/responses_stream.h"
 #include "openai/http_routes.h"
 #include "openai/openai.h"
 #include "transport/client_connection.h"
@@ -72,6 +75,8 @@ private:
         bool count_tokens = false;               // /v1/messages/count_tokens
         std::optional<InfillCall> infill;        // /infill: its fields (its request submitted)
         std::optional<RerankCall> rerank;        // /v1/rerank: its fields (its request submitted)
+        std::optional<ResponsesStream> responses;  // /v1/responses: its reply
+        uint32_t uid = 0;                          // /v1/responses: whose stored response it becomes
         // n > 1: the request of the other choices, submitted once the first choice has its
         // prompt in the KV cache (they then reuse it from the prefix cache).
         std::optional<engine::GenerateRequest> rest;
@@ -88,6 +93,8 @@ private:
     void begin_messages(MessagesCall call);
     void begin_infill(InfillCall call);
     void begin_rerank(RerankCall call);
+    void begin_responses(ResponsesCall call);
+    void store_response(const boost::json::object& response);
     void submit_choice(Active& active, engine::GenerateRequest request);
     void cancel_choices(std::optional<uint64_t> ended);
     void submit_rest();

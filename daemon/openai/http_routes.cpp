@@ -102,6 +102,34 @@ Routed messages(MessagesKind kind, Server& server, const std::string& body, cons
     });
 }
 
+// previous_response_id is looked up among the caller's stored responses.
+Routed responses_create(Server& server, const std::string& body, const Caller& caller) {
+    return generation_call(server, body, caller, [&](const json::object& fields, const RequestContext& context, ToolFormat format) {
+        return parse_responses(fields, context, format, server.model_id(), [&](const std::string& id) {
+            return server.responses().continuation(caller.uid, id, context.limits.session_idle_timeout_s);
+        });
+    });
+}
+
+// GET and DELETE /v1/responses/{id}: the caller's stored response.
+Routed stored_response(Server& server, std::string_view method, std::string_view id, const Caller& caller) {
+    ResponseStore& store = server.responses();
+    const int64_t idle_timeout = server.request_context(caller.uid).limits.session_idle_timeout_s;
+    if (method == "DELETE") {
+        store.erase(caller.uid, std::string(id), idle_timeout);
+        return json_reply(200, deleted_response_json(std::string(id)));
+    }
+    return json_reply(200, store.get(caller.uid, std::string(id), idle_timeout));
+}
+
+// 405: `path` only accepts `accepted` (the Allow header: `allow`).
+HttpReply method_not_allowed(std::string_view path, std::string_view accepted, std::string_view allow) {
+    HttpReply reply = json_reply(405, error_json(ApiError(ErrorKind::InvalidRequest,
+                                                          std::string(path) + " only accepts " + std::string(accepted))));
+    reply.allow = std::string(allow);
+    return reply;
+}
+
 Routed messages_create(Server& server, const std::string& body, const Caller& caller) {
     return messages(MessagesKind::Create, server, body, caller);
 }
@@ -140,7 +168,7 @@ struct Route {
 
 constexpr std::string_view kMessagesPath = "/v1/messages";
 
-constexpr std::array<Route, 14> kRoutes{{
+constexpr std::array<Route, 15> kRoutes{{
     {"/health", "GET", health},
     {"/metrics", "GET", metrics},
     {"/tokenize", "POST", tokenize},
@@ -153,6 +181,7 @@ constexpr std::array<Route, 14> kRoutes{{
     {"/v1/rerank", "POST", rerank},
     {"/rerank", "POST", rerank},
     {"/v1/reranking", "POST", rerank},
+    {"/v1/responses", "POST", responses_create},
     {kMessagesPath, "POST", messages_create},
     {"/v1/messages/count_tokens", "POST", messages_count_tokens},
 }};
@@ -181,23 +210,21 @@ Routed route(Server& server, std::string_view method, std::string_view target, c
     const std::string_view path = target.substr(0, target.find('?'));
     constexpr std::string_view kModelPrefix = "/v1/models/";
     if (path.starts_with(kModelPrefix) && path.size() > kModelPrefix.size()) {
-        if (method != "GET" && method != "HEAD") {
-            HttpReply reply = json_reply(405, error_json(ApiError(ErrorKind::InvalidRequest, std::string(path) + " only accepts GET")));
-            reply.allow = "GET, HEAD";
-            return reply;
-        }
+        if (method != "GET" && method != "HEAD")
+            return method_not_allowed(path, "GET", "GET, HEAD");
         return model_by_id(server, path.substr(kModelPrefix.size()));
+    }
+    constexpr std::string_view kResponsePrefix = "/v1/responses/";
+    if (path.starts_with(kResponsePrefix) && path.size() > kResponsePrefix.size()) {
+        if (method != "GET" && method != "DELETE")
+            return method_not_allowed(path, "GET and DELETE", "GET, DELETE");
+        return stored_response(server, method, path.substr(kResponsePrefix.size()), caller);
     }
     for (const Route& route : kRoutes) {
         if (route.path != path)
             continue;
-        if (method != route.method && !(route.method == "GET" && method == "HEAD")) {
-            HttpReply reply = json_reply(405, error_json(ApiError(ErrorKind::InvalidRequest,
-                                                                  std::string(path) + " only accepts " +
-                                                                      std::string(route.method))));
-            reply.allow = route.method == "GET" ? "GET, HEAD" : std::string(route.method);
-            return reply;
-        }
+        if (method != route.method && !(route.method == "GET" && method == "HEAD"))
+            return method_not_allowed(path, route.method, route.method == "GET" ? "GET, HEAD" : route.method);
         return route.handler(server, body, caller);
     }
     return error_reply(ApiError(ErrorKind::MethodNotFound, "no such path: " + std::string(path)));

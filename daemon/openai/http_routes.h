@@ -2,9 +2,11 @@
 // without an API key on TCP: for load balancers), GET /metrics,
 // GET /v1/models, POST /v1/completions and /v1/chat/completions (which become
 // generations the connection runs), POST /v1/messages and /v1/messages/count_tokens
-// (Anthropic's, anthropic/messages.h), POST /v1/embeddings (embeddings it runs) and POST
-// /infill (llama.cpp's fill-in-the-middle, llamacpp/infill.h) and POST /v1/rerank, /rerank,
-// /v1/reranking (llamacpp/rerank.h). Owns: the routing table, methods allowed per path,
+// (Anthropic's, anthropic/messages.h), POST /v1/responses (OpenAI's Responses,
+// responses/responses.h) with GET and DELETE /v1/responses/{id} (the caller's stored
+// responses, responses/response_store.h), POST /v1/embeddings (embeddings it runs),
+// POST /infill (llama.cpp's fill-in-the-middle, llamacpp/infill.h) and POST /v1/rerank,
+// /rerank, /v1/reranking (llamacpp/rerank.h). Owns: the routing table, methods allowed per path,
 // request body parsing, and plain (non-streamed) reply bodies.
 // Must not touch: sockets and HTTP framing (http_connection.h).
 #pragma once
@@ -19,6 +21,7 @@
 #include "openai/openai.h"
 #include "protocol/embeddings.h"
 #include "protocol/errors.h"
+#include "responses/responses.h"
 #include "transport/server.h"
 
 namespace strata::daemon {
@@ -46,7 +49,7 @@ struct Caller {
 inline constexpr const char* kSessionHeader = "X-Strata-Session";
 
 // A reply at once, or a generation or embeddings request to run.
-using Routed = std::variant<HttpReply, OpenAiCall, MessagesCall, EmbedCall, InfillCall, RerankCall>;
+using Routed = std::variant<HttpReply, OpenAiCall, MessagesCall, ResponsesCall, EmbedCall, InfillCall, RerankCall>;
 Routed route(Server& server, std::string_view method, std::string_view target, const std::string& body,
              const Caller& caller);
 

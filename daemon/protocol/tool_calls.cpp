@@ -1,6 +1,7 @@
 // daemon/protocol/tool_calls.cpp — tools, tool_choice, call formats, grammars and parsing (see tool_calls.h).
 #include "protocol/tool_calls.h"
 
+#include <algorithm>
 #include <boost/json/parse.hpp>
 #include <boost/json/stream_parser.hpp>
 #include <boost/json/serialize.hpp>
@@ -116,14 +117,21 @@ const char* tool_format_name(ToolFormat format) {
     return "json";
 }
 
-std::vector<Tool> read_tools(const Fields& fields) {
-    std::vector<Tool> tools;
+std::vector<Fields> tool_entries(const Fields& fields) {
+    std::vector<Fields> entries;
     const json::value* list = fields.find("tools");
-    if (list == nullptr) return tools;
-    const json::array& items = array_value(*list, "tools", 128);
+    if (list == nullptr) return entries;
+    const json::array& items = array_value(*list, "tools", kMaxTools);
     for (size_t i = 0; i < items.size(); ++i) {
         const std::string field = "tools[" + std::to_string(i) + "]";
-        const Fields tool(object_value(items[i], field), field);
+        entries.emplace_back(object_value(items[i], field), field);
+    }
+    return entries;
+}
+
+std::vector<Tool> read_tools(const Fields& fields) {
+    std::vector<Tool> tools;
+    for (const Fields& tool : tool_entries(fields)) {
         if (tool.string("type", 32).value_or("function") != "function")
             throw invalid_params(tool.name("type"), tool.name("type") + " must be \"function\"");
         const Fields f(object_value(tool.required("function"), tool.name("function")), tool.name("function"));
@@ -198,6 +206,16 @@ ParsedReply parse_reply(const ToolUse& use, std::string_view text) {
     if (!use.parallel && parsed.calls.size() > 1)
         parsed.calls.resize(1);
     return parsed;
+}
+
+void add_tool(std::vector<Tool>& tools, json::array& template_tools, const std::string& name, const std::string& name_field,
+              const std::string& description, const json::value& schema) {
+    if (std::any_of(tools.begin(), tools.end(), [&](const Tool& t) { return t.name == name; }))
+        throw invalid_params(name_field, "two tools are named \"" + name + "\"");
+    tools.push_back({name, schema});
+    template_tools.push_back(json::object{
+        {"type", "function"},
+        {"function", json::object{{"name", name}, {"description", description}, {"parameters", schema}}}});
 }
 
 size_t content_prefix(std::string_view text, ToolFormat format) {

@@ -45,6 +45,19 @@ struct ToolChoice {
 std::vector<Tool> read_tools(const Fields& fields);
 ToolChoice read_tool_choice(const Fields& fields, const std::vector<Tool>& tools);
 
+inline constexpr size_t kMaxTools = 128;
+
+// The objects of a request's `tools` list (at most kMaxTools; none when absent), each named
+// "tools[i]" in errors. Throws invalid_params naming the field.
+std::vector<Fields> tool_entries(const Fields& fields);
+
+// Adds a tool of a request in another wire format (Anthropic's, the Responses API's) to `tools`
+// and, in the shape Hugging Face templates expect ({"type":"function","function":{"name",
+// "description","parameters"}}), to `template_tools`. Throws invalid_params naming
+// `name_field` when another tool has the name.
+void add_tool(std::vector<Tool>& tools, boost::json::array& template_tools, const std::string& name,
+              const std::string& name_field, const std::string& description, const boost::json::value& schema);
+
 // Grammar text whose every sentence is a call, in `format`, to the named tool or (Required)
 // to any of them, its arguments valid against the tool's parameters: one call, or in the
 // Mistral list one or (with `parallel`) more.

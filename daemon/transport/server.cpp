@@ -28,7 +28,8 @@ Server::Server(asio::io_context& io, engine::Engine& engine, Settings settings, 
       keys_(std::move(keys)),
       model_(engine.model_info()),
       model_id_(model_id_of(model_)),
-      started_(static_cast<int64_t>(std::time(nullptr))) {}
+      started_(static_cast<int64_t>(std::time(nullptr))),
+      responses_(settings_.engine.state_dir) {}
 
 figures::Snapshot Server::status() const {
     figures::Snapshot status = engine_.status();

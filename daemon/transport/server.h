@@ -2,7 +2,8 @@
 // on SIGHUP), the loaded model's facts, the daemon-side counters and latencies for /metrics
 // (generations are submitted here, to be measured), whether the
 // daemon is stopping, and the registry of open connections (counted against
-// server.max_connections; told to cancel or close at shutdown). Lives on the io_context
+// server.max_connections; told to cancel or close at shutdown), the stored responses of
+// /v1/responses. Lives on the io_context
 // thread. Must not touch: sockets and protocols (listener.h, *_connection.h).
 #pragma once
 
@@ -16,6 +17,7 @@
 #include "host/latency.h"
 #include "host/settings.h"
 #include "protocol/generate_params.h"
+#include "responses/response_store.h"
 #include "transport/api_keys.h"
 #include "transport/asio.h"
 #include "transport/peer.h"
@@ -64,6 +66,8 @@ public:
     bool stopping() const { return stopping_; }
     void begin_stopping() { stopping_ = true; }
 
+    ResponseStore& responses() { return responses_; }  // /v1/responses with store: true
+
     Counters& counters() { return counters_; }
     // The status figures: the engine's, and this server's connections and counters.
     figures::Snapshot status() const;
@@ -108,6 +112,7 @@ private:
     int64_t started_;
     bool stopping_ = false;
     Counters counters_;
+    ResponseStore responses_;
     std::shared_ptr<Latency> latency_ = std::make_shared<Latency>();  // shared with the sinks of running requests
     size_t open_connections_ = 0;
     std::map<uint32_t, size_t> connections_of_;  // open connections per uid

@@ -78,7 +78,11 @@ StateDir::~StateDir() {
 }
 
 void StateDir::write_file(const std::string& name, const std::function<void(std::FILE*)>& write) const {
-    const std::string target = path_ + "/" + name, tmp = target + ".tmp";
+    write_file_durably(path_, name, write);
+}
+
+void write_file_durably(const std::string& dir, const std::string& name, const std::function<void(std::FILE*)>& write) {
+    const std::string target = dir + "/" + name, tmp = target + ".tmp";
     ::unlink(tmp.c_str());  // a leftover (perhaps of another mode) is never reused
     const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd < 0) throw os_error("cannot create " + tmp);
@@ -107,7 +111,7 @@ void StateDir::write_file(const std::string& name, const std::function<void(std:
         ::unlink(tmp.c_str());
         throw std::system_error(err, std::generic_category(), "cannot rename " + tmp);
     }
-    sync_directory(path_);
+    sync_directory(dir);
 }
 
 }  // namespace strata::engine

@@ -13,6 +13,11 @@
 
 namespace strata::engine {
 
+// Replaces `dir`/`name` with what `write` puts into the FILE (mode 0600), durably (for files
+// kept beside the sessions, in a directory the daemon's StateDir holds). `write` throws on
+// failure; nothing is replaced then. Throws std::system_error.
+void write_file_durably(const std::string& dir, const std::string& name, const std::function<void(std::FILE*)>& write);
+
 // The directory cannot be made, made private, or locked (another daemon holds it).
 class StateDirError : public std::runtime_error {
 public:

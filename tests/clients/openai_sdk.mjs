@@ -127,6 +127,67 @@ async function embeddingsAreUnitVectors() {
   assert.ok(reply.usage.prompt_tokens > 0);
 }
 
+// The Responses API: create, retrieve, continue by previous_response_id, stream, function tools.
+const responsesBody = { model: "default", input: "Tell me a story", temperature: 0 };
+
+async function responsesCreateAndContinue() {
+  const first = await client.responses.create({ ...responsesBody, max_output_tokens: 8 });
+  assert.equal(first.object, "response");
+  assert.equal(first.status, "incomplete");
+  assert.equal(typeof first.output_text, "string");
+  assert.ok(first.output_text.length > 0);
+  assert.equal(first.usage.output_tokens, 8);
+  assert.deepEqual(await client.responses.retrieve(first.id), first);
+  const next = await client.responses.create({ ...responsesBody, input: "And then?", previous_response_id: first.id, max_output_tokens: 4 });
+  assert.equal(next.previous_response_id, first.id);
+  assert.ok(next.usage.input_tokens > first.usage.input_tokens + first.usage.output_tokens);
+  assert.equal(typeof next.usage.input_tokens_details.cached_tokens, "number");
+  await client.responses.delete(first.id);
+  await assert.rejects(client.responses.retrieve(first.id), (error) => error instanceof OpenAI.NotFoundError);
+}
+
+async function responsesStreamTheSameText() {
+  const whole = await client.responses.create({ ...responsesBody, max_output_tokens: 12, store: false });
+  const stream = client.responses.stream({ ...responsesBody, max_output_tokens: 12, store: false });
+  let text = "";
+  const types = [];
+  for await (const event of stream) {
+    types.push(event.type);
+    if (event.type === "response.output_text.delta") text += event.delta;
+  }
+  const final = await stream.finalResponse();
+  assert.equal(text, whole.output_text);
+  assert.equal(final.output[0].content[0].text, whole.output_text);
+  assert.deepEqual(types.slice(0, 2), ["response.created", "response.in_progress"]);
+  assert.equal(types.at(-1), "response.incomplete");
+}
+
+async function responsesCallAFunctionTool() {
+  const tools = [{ type: "function", name: "get_weather", strict: true, parameters: {
+    type: "object", properties: { city: { type: "string", enum: ["Paris", "Oslo"] } }, required: ["city"], additionalProperties: false } }];
+  const first = await client.responses.create({ ...responsesBody, tools, tool_choice: "required", max_output_tokens: 100, temperature: 1, seed: 2 });
+  const call = first.output.find((item) => item.type === "function_call");
+  assert.equal(call.name, "get_weather");
+  assert.ok(["Paris", "Oslo"].includes(JSON.parse(call.arguments).city));
+  const answer = await client.responses.create({
+    ...responsesBody, tools, previous_response_id: first.id, max_output_tokens: 5,
+    input: [{ type: "function_call_output", call_id: call.call_id, output: "sunny" }],
+  });
+  assert.equal(answer.output[0].type, "message");
+  const stream = client.responses.stream({ ...responsesBody, tools, tool_choice: "required", max_output_tokens: 100, temperature: 1, seed: 2 });
+  let args = "";
+  for await (const event of stream)
+    if (event.type === "response.function_call_arguments.delta") args += event.delta;
+  assert.deepEqual(JSON.parse(args), JSON.parse(call.arguments));
+}
+
+async function responsesRefuseWebSearchNamingTheParam() {
+  await assert.rejects(
+    client.responses.create({ ...responsesBody, tools: [{ type: "web_search" }] }),
+    (error) => error instanceof OpenAI.BadRequestError && error.param === "tools[0].type",
+  );
+}
+
 async function badRequestIsA400NamingTheField() {
   await assert.rejects(
     client.chat.completions.create({ ...chatBody, max_tokens: -1 }),
@@ -136,7 +197,8 @@ async function badRequestIsA400NamingTheField() {
 
 const checks = [modelsAreListed, chatCompletes, chatStreamsTheSameText, chatLogprobsDescribeTheTokens, nChoicesComeWithTheirIndexes,
   completionCompletes,
-  jsonSchemaOutputValidates, aRequiredToolCallComesBackParsed, embeddingsAreUnitVectors, badRequestIsA400NamingTheField];
+  jsonSchemaOutputValidates, aRequiredToolCallComesBackParsed, embeddingsAreUnitVectors, badRequestIsA400NamingTheField,
+  responsesCreateAndContinue, responsesStreamTheSameText, responsesCallAFunctionTool, responsesRefuseWebSearchNamingTheParam];
 const failed = await runChecks(checks);
 await dispatcher.close();
 process.exit(failed ? 1 : 0);

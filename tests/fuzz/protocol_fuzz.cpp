@@ -1,7 +1,8 @@
 // tests/fuzz/protocol_fuzz.cpp — libFuzzer target for the daemon's request parsers: the
 // protocol sniffer, the JSON-RPC envelope of a native request line (depth-limited JSON,
 // UTF-8 checked), and the params of generate, of the OpenAI bodies and of Anthropic's
-// /v1/messages bodies (tools in two call formats); and the same bytes as a model's reply, parsed for tool calls in every format.
+// /v1/messages bodies and of /v1/responses bodies (tools in two call formats; a
+// previous_response_id finds stored items); and the same bytes as a model's reply, parsed for tool calls in every format.
 // Every input must either parse or be refused with an ApiError: anything else (a crash,
 // another exception, a sanitizer report) is a bug.
 #include <boost/json/object.hpp>
@@ -13,6 +14,7 @@
 #include "openai/openai.h"
 #include "protocol/tool_calls.h"
 #include "protocol/generate_params.h"
+#include "responses/responses.h"
 #include "rpc/jsonrpc.h"
 #include "transport/sniff.h"
 
@@ -34,6 +36,12 @@ void refused_or_parsed(Parse parse) {
     }
 }
 
+// A stored response's items, for any previous_response_id.
+boost::json::array stored_items(const std::string&) {
+    return boost::json::array{boost::json::object{{"type", "message"}, {"role", "user"}, {"content", "Hi"}},
+                              boost::json::object{{"type", "function_call"}, {"call_id", "c"}, {"name", "f"}, {"arguments", "{}"}}};
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -47,6 +55,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             refused_or_parsed([&] { parse_openai(OpenAiKind::Chat, request.params, context(), format); });
             for (MessagesKind kind : {MessagesKind::Create, MessagesKind::CountTokens})
                 refused_or_parsed([&] { parse_messages(kind, request.params, context(), format); });
+            refused_or_parsed([&] { parse_responses(request.params, context(), format, "m", stored_items); });
         }
     } catch (const BadRequest&) {
     }

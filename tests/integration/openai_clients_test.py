@@ -2,7 +2,8 @@
 """tests/integration/openai_clients_test.py — strata's OpenAI-style API driven by the client
 libraries users have, on the real daemon's Unix socket: Python's httpx (Debian's
 python3-httpx) speaking the OpenAI JSON, and the official OpenAI SDK for JavaScript (npm
-`openai` with undici's socketPath; tests/clients/openai_sdk.mjs). .ci/install-deps installs
+`openai` with undici's socketPath; tests/clients/openai_sdk.mjs: chat, completions,
+embeddings, and the Responses API's create, stream, previous_response_id and function tools). .ci/install-deps installs
 both; a part whose library is absent is skipped with a message."""
 import json
 import os

@@ -21,6 +21,8 @@
 #include "grammar/automaton.h"
 #include "protocol/generate_params.h"
 #include "protocol/json_schema.h"
+#include "responses/responses.h"
+#include "responses/responses_stream.h"
 #include "rpc/jsonrpc.h"
 #include "transport/api_keys.h"
 #include "transport/sniff.h"
@@ -769,6 +771,114 @@ BOOST_AUTO_TEST_CASE(a_bad_file_is_refused_naming_what_is_wrong) {
     } else {
         BOOST_CHECK_THROW(ApiKeys::load(owned.path, geteuid() + 1), ApiKeysError);  // ours, but not root's nor the daemon's
     }
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(responses)
+
+namespace {
+
+// A stored response's items: a user turn and the function call it answered with.
+json::array stored_items() {
+    return json::parse(R"([{"type":"message","role":"user","content":"What time is it?"},
+        {"type":"function_call","id":"fc_1","call_id":"call_1","name":"get_time","arguments":"{}","status":"completed"}])")
+        .as_array();
+}
+
+ResponsesCall parse(const std::string& body_json) {
+    return parse_responses(json::parse(body_json).as_object(), context(), ToolFormat::Json, "llama",
+                           [](const std::string& id) -> json::array {
+                               if (id != "resp_1")
+                                   throw invalid_params("previous_response_id", "no such response");
+                               return stored_items();
+                           });
+}
+
+std::string bad_responses_field(const std::string& body_json) {
+    try {
+        parse(body_json);
+    } catch (const ApiError& error) {
+        BOOST_TEST((error.kind() == ErrorKind::InvalidParams));
+        return error.field();
+    }
+    return "";
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(items_become_turns_after_the_instructions) {
+    const ResponsesCall call = parse(R"({"instructions":"Be brief.","previous_response_id":"resp_1","input":[
+        {"type":"function_call_output","call_id":"call_1","output":[{"type":"input_text","text":"noon"}]},
+        {"role":"developer","content":"Answer in English."},
+        {"role":"user","content":[{"type":"input_text","text":"Thanks"},{"type":"input_text","text":"!"}]}]})");
+    const auto& m = call.request.messages;
+    BOOST_TEST_REQUIRE(m.size() == 6u);
+    BOOST_TEST(m[0].role == "system");
+    BOOST_TEST(m[0].content == "Be brief.");
+    BOOST_TEST(m[1].role == "user");
+    BOOST_TEST(m[2].role == "assistant");  // the function_call made an assistant turn
+    BOOST_TEST(!m[2].tool_calls.is_none());
+    BOOST_TEST(m[3].role == "tool");
+    BOOST_TEST(m[3].tool_call_id == "call_1");
+    BOOST_TEST(m[3].content == "noon");
+    BOOST_TEST(m[4].role == "system");  // developer
+    BOOST_TEST(m[5].content == "Thanks!");
+    // Stored with the response: the stored items, then this input.
+    BOOST_TEST(call.reply.context.size() == 5u);
+    BOOST_TEST(call.reply.store);
+    BOOST_TEST(call.request.max_tokens == context().limits.max_tokens);  // no max_output_tokens: the limit
+}
+
+BOOST_AUTO_TEST_CASE(a_string_input_is_one_user_turn_and_calls_join_the_assistant_turn) {
+    BOOST_TEST(parse(R"({"input":"Hi","store":false,"max_output_tokens":7})").request.messages.size() == 1u);
+    BOOST_TEST(!parse(R"({"input":"Hi","store":false})").reply.store);
+    BOOST_TEST(parse(R"({"input":"Hi","max_output_tokens":7})").request.max_tokens == 7);
+    const ResponsesCall call = parse(R"({"input":[{"role":"user","content":"Hi"},
+        {"role":"assistant","content":[{"type":"output_text","text":"Let me look."}]},
+        {"type":"function_call","call_id":"a","name":"f","arguments":"{}"},
+        {"type":"function_call","call_id":"b","name":"f","arguments":"{\"x\":1}"}]})");
+    BOOST_TEST_REQUIRE(call.request.messages.size() == 2u);
+    BOOST_TEST(call.request.messages[1].content == "Let me look.");
+    BOOST_TEST(!call.request.messages[1].tool_calls.is_none());
+}
+
+BOOST_AUTO_TEST_CASE(refusals_name_the_field) {
+    BOOST_TEST(bad_responses_field(R"({"input":"Hi"})") == "");
+    BOOST_TEST(bad_responses_field(R"({})") == "input");
+    BOOST_TEST(bad_responses_field(R"({"input":[]})") == "input");
+    BOOST_TEST(bad_responses_field(R"({"input":"Hi","tools":[{"type":"web_search"}]})") == "tools[0].type");
+    BOOST_TEST(bad_responses_field(R"({"input":"Hi","tools":[{"type":"namespace","name":"x","tools":[]}]})") == "tools[0].type");
+    BOOST_TEST(bad_responses_field(R"({"input":"Hi","background":true})") == "background");
+    BOOST_TEST(bad_responses_field(R"({"input":"Hi","previous_response_id":"resp_2"})") == "previous_response_id");
+    BOOST_TEST(bad_responses_field(R"({"input":"Hi","previous_response_id":"resp_1","session":"s"})") == "session");
+    BOOST_TEST(bad_responses_field(R"({"input":[{"type":"function_call","call_id":"a","name":"f","arguments":"[1]"}]})") ==
+               "input[0].arguments");
+    BOOST_TEST(bad_responses_field(R"({"input":"Hi","text":{"format":{"type":"json_schema"}}})") == "text.format.schema");
+    BOOST_TEST(bad_responses_field(R"({"input":"Hi","max_output_tokens":0})") == "max_output_tokens");
+}
+
+// The events' types in order, each checked to carry the next sequence number.
+std::vector<std::string> event_types(const std::string& stream, uint64_t& sequence) {
+    std::vector<std::string> types;
+    for (size_t at = stream.find("data: "); at != std::string::npos; at = stream.find("data: ", at + 1)) {
+        const json::object data = json::parse(stream.substr(at + 6, stream.find('\n', at) - at - 6)).as_object();
+        BOOST_TEST(data.at("sequence_number").as_int64() == static_cast<int64_t>(sequence++));
+        types.emplace_back(data.at("type").as_string());
+    }
+    return types;
+}
+
+BOOST_AUTO_TEST_CASE(a_stream_that_fails_ends_with_response_failed) {
+    ResponsesStream stream(parse(R"({"input":"Hi"})").reply);
+    uint64_t sequence = 0;
+    BOOST_TEST(event_types(stream.start(), sequence) == (std::vector<std::string>{"response.created", "response.in_progress"}));
+    BOOST_TEST(event_types(stream.text("Once"), sequence) ==
+               (std::vector<std::string>{"response.output_item.added", "response.content_part.added", "response.output_text.delta"}));
+    const std::string failed = stream.error(ApiError(ErrorKind::ModelError, "the model failed"));
+    BOOST_TEST(event_types(failed, sequence) == (std::vector<std::string>{"response.failed"}));
+    BOOST_TEST(contains(failed, R"("status":"failed")"));
+    BOOST_TEST(contains(failed, R"("error":{"code":"model_error","message":"the model failed"})"));
 }
 
 BOOST_AUTO_TEST_SUITE_END()
