@@ -287,6 +287,14 @@ json::object response_base(const ResponsesReply& reply, std::string_view status)
 
 }  // namespace
 
+// reasoning.effort reaches the template as reasoning_effort, as chat completions' field does.
+void read_reasoning_effort(const Fields& fields, engine::GenerateRequest& request) {
+    const json::value* reasoning = fields.find("reasoning");
+    const json::value* effort = reasoning && reasoning->is_object() ? reasoning->as_object().if_contains("effort") : nullptr;
+    if (effort && effort->is_string())
+        request.template_variables.set(chat::Value(std::string("reasoning_effort")), chat::Value(std::string(effort->as_string())));
+}
+
 ResponsesCall parse_responses(const json::object& body, const RequestContext& context, ToolFormat format,
                               const std::string& model, const FindPrevious& previous) {
     const Fields fields(body);
@@ -294,6 +302,7 @@ ResponsesCall parse_responses(const json::object& body, const RequestContext& co
     ResponsesCall call;
     read_conversation(fields, previous, call);
     read_common_fields(fields, context, "max_output_tokens", call.request);
+    read_reasoning_effort(fields, call.request);
     // Absent, the output may be as long as limits.max_tokens allows (OpenAI's has no default
     // cap; an agent's turn cut short fails).
     call.request.max_tokens = static_cast<int32_t>(

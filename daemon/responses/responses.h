@@ -11,7 +11,7 @@
 // prefix cache serves it (usage.input_tokens_details.cached_tokens).
 // Refused with invalid_params naming the field: tool types other than function (web_search,
 // file_search, ...), background: true, conversation, prompt templates, images and files.
-// Accepted and ignored: reasoning, include, metadata, user, prompt_cache_key, client_metadata,
+// reasoning.effort reaches the template as reasoning_effort. Accepted and ignored: include, metadata, user, prompt_cache_key, client_metadata,
 // safety_identifier, truncation, service_tier auto/default, text.verbosity.
 // Owns: Responses shapes. Must not touch: HTTP framing and routing (openai/http_*.h), the
 // event stream (responses/responses_stream.h), the store (responses/response_store.h).

@@ -52,7 +52,7 @@ uint32_t Server::tcp_uid(std::string_view authorization) const {
         return api_user_uid(kAnonymousUser);  // server.tcp_without_api_keys
     constexpr std::string_view kBearer = "Bearer ";
     if (authorization.empty())
-        throw ApiError(ErrorKind::Unauthorized, "an API key is required: send the header Authorization: Bearer KEY");
+        throw ApiError(ErrorKind::Unauthorized, "an API key is required: send the header Authorization: Bearer KEY (or x-api-key: KEY)");
     if (authorization.size() <= kBearer.size() || !std::equal(kBearer.begin(), kBearer.end(), authorization.begin(),
                                                               [](char a, char b) { return std::tolower(a) == std::tolower(b); }))
         throw ApiError(ErrorKind::Unauthorized, "the Authorization header must be: Bearer KEY");

@@ -3,11 +3,11 @@
 tests/clients/package.json) run non-interactively (`claude -p`) against the real daemon over
 loopback TCP with an API key, offline: ANTHROPIC_BASE_URL points at stratad, the settings of
 ../shared/reference/agent-clients.md keep it from telemetry, updates and api.anthropic.com,
-and its system prompt and tools are cut down to fit the bundled model's 2048 tokens. It must
-complete the run and print the model's answer. Skips with a message when the client is not
-installed or its binary cannot run here, and when the bundled model's 2048-token context is too
-small for Claude Code's follow-up request (its prompt is ~1100 tokens; a story that fills the
-context makes Claude Code ask again with the reply added)."""
+and its system prompt and tools are cut down to fit the bundled model's 2048 tokens. It runs
+the bundled model's agent copy (gguf_keys.agent_model: its replies end, and its template
+renders the user's last turn only: otherwise a story fills the context and Claude Code's
+follow-up request does not fit). It must complete the run and print the model's answer.
+Skips with a message when the client is not installed or its binary cannot run here."""
 import json
 import os
 import subprocess
@@ -17,6 +17,7 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from daemon_harness import Daemon, temporary_directory  # noqa: E402
 from daemon_tcp_test import tcp_port  # noqa: E402
+from gguf_keys import agent_model  # noqa: E402
 from openai_clients_test import CLIENTS  # noqa: E402
 
 KEY = "sk-claude-code-test-key-0123456789"
@@ -46,7 +47,9 @@ class ClaudeCode(unittest.TestCase):
         with open(keys, "w") as f:
             f.write(f"{KEY} claude\n")
         os.chmod(keys, 0o600)
-        cls.daemon = Daemon(f"[server]\nlisten = 127.0.0.1:0\napi_keys_file = {keys}\nshutdown_grace = 60s\n").start()
+        model = os.path.join(temporary_directory(), "stories260K-agent.gguf")
+        agent_model(model)
+        cls.daemon = Daemon(model=model, config=f"[server]\nlisten = 127.0.0.1:0\napi_keys_file = {keys}\nshutdown_grace = 60s\n").start()
         cls.port = tcp_port(cls.daemon)
 
     @classmethod
@@ -71,12 +74,6 @@ class ClaudeCode(unittest.TestCase):
         # Claude Code reached stratad offline and its /v1/messages stream was answered.
         self.assertGreater(answer["usage"]["input_tokens"] + answer["usage"]["cache_read_input_tokens"], 0, answer)
         self.assertGreater(answer["usage"]["output_tokens"], 0, answer)
-        if answer.get("is_error") and "the context is 2048" in answer.get("result", ""):
-            # The bundled model's 2048-token context: Claude Code's prompt (~1100 tokens) and a
-            # story that runs to the end of the context; Claude Code then asks again with the
-            # reply added, which does not fit.
-            self.skipTest("Claude Code ran, but the tiny model's 2048-token context is too small for its second request: " +
-                          answer["result"][:200])
         self.assertEqual(run.returncode, 0, run.stdout[-2000:] + run.stderr[-2000:])
         self.assertFalse(answer.get("is_error"), answer)
         self.assertTrue(answer["result"].strip(), answer)

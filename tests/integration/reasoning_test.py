@@ -6,6 +6,7 @@ thinking), and Qwen3's. A grammar makes the tiny model write a thinking part and
 OpenAI chat completions: reasoning_content whole and streamed as deltas (the same text);
 chat_template_kwargs {"enable_thinking": false} and reasoning_effort reach the template (they
 were a 400); Anthropic messages: thinking blocks and thinking_delta events, thinking disabled;
+OpenAI Responses: the reasoning output item, whole and streamed (response.reasoning_text.delta);
 the native protocol: "reasoning" beside "text" in the result and the token notifications; the
 `strata` client hides thinking unless --show-reasoning (then on standard error)."""
 import json
@@ -64,6 +65,28 @@ class StartsInsideThinking(DaemonWith, unittest.TestCase):
         self.assertEqual(reasoning, '"Hmm, a greeting.')
         self.assertEqual(content, 'Hi there."')
         self.assertGreater(sum(1 for d in deltas if "reasoning_content" in d), 1, "thinking streams in pieces")
+
+    def test_responses_reasoning_item(self):
+        ask = {"input": "Say hi.", "max_output_tokens": 60, "store": False,
+               "text": {"format": dict(FORCED["json_schema"], type="json_schema")}}
+        reply = self.post("/v1/responses", ask)
+        kinds = [item["type"] for item in reply["output"]]
+        self.assertEqual(kinds, ["reasoning", "message"], reply)
+        self.assertEqual(reply["output"][0]["content"], [{"type": "reasoning_text", "text": '"Hmm, a greeting.'}])
+        self.assertTrue(reply["output"][0]["id"].startswith("rs_"))
+        self.assertEqual(reply["output"][1]["content"][0]["text"], 'Hi there."')
+        body = self.post("/v1/responses", dict(ask, stream=True))
+        events = [json.loads(line[6:]) for line in body.decode().split("\n") if line.startswith("data: ")]
+        self.assertEqual([e["sequence_number"] for e in events], list(range(len(events))))
+        types = [e["type"] for e in events]
+        first_text = types.index("response.output_text.delta")
+        self.assertLess(types.index("response.reasoning_text.done"), first_text, types)
+        deltas = "".join(e["delta"] for e in events if e["type"] == "response.reasoning_text.delta")
+        self.assertEqual(deltas, '"Hmm, a greeting.')
+        done = [e["item"] for e in events if e["type"] == "response.output_item.done"]
+        self.assertEqual([item["type"] for item in done], ["reasoning", "message"])
+        self.assertEqual(events[-1]["type"], "response.completed")
+        self.assertEqual(events[-1]["response"]["output"][0]["content"][0]["text"], '"Hmm, a greeting.')
 
     def test_anthropic_thinking_blocks(self):
         ask = {"model": "m", "max_tokens": 12, "messages": ASK, "temperature": 0}
