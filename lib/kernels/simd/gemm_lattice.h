@@ -146,10 +146,10 @@ struct IQ3S {
 };
 
 // The IQ1 types: signed entries over magnitudes of 1, and the +-1/8 shift of each group.
-inline __m256i group_words(int f0, int f1, int f2, int f3) {
-    return _mm256_setr_epi64x(0x0001000100010001ll * static_cast<uint16_t>(f0), 0x0001000100010001ll * static_cast<uint16_t>(f1),
-                              0x0001000100010001ll * static_cast<uint16_t>(f2), 0x0001000100010001ll * static_cast<uint16_t>(f3));
-}
+// Four copies of f's 16 bits (unsigned arithmetic: a negative f must not overflow a signed product).
+inline long long word4(int f) { return static_cast<long long>(0x0001000100010001ull * static_cast<uint16_t>(f)); }
+
+inline __m256i group_words(int f0, int f1, int f2, int f3) { return _mm256_setr_epi64x(word4(f0), word4(f1), word4(f2), word4(f3)); }
 
 struct IQ1S {
     using Block = strata::BlockIQ1_S;
