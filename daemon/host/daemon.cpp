@@ -69,6 +69,7 @@ int Daemon::run() {
     if (!status.text("memory_plan").empty())
         log::info("memory plan: ", status.text("memory_plan"));
     last_status_ = "STATUS=" + status_line(status);
+    follow_memory(settings_);
     sd::notify("READY=1\n" + last_status_);
     wait_for_signal();
     status_timer_.expires_after(kStatusInterval);
@@ -169,6 +170,9 @@ void Daemon::reload() {
             log::notice("reload: nothing changed");
         const Settings merged = merge_live(server_->settings(), fresh);
         engine_->update_limits(merged.engine.limits);
+        if (!pressure_ && merged.engine.memory.budget != server_->settings().engine.memory.budget)
+            engine_->set_memory_budget(weights::resolve_budget(merged.engine.memory.budget));
+        follow_memory(merged);
         log::set_level(merged.log_level);
         server_->replace_settings(merged);
     } catch (const std::exception& error) {
@@ -176,6 +180,26 @@ void Daemon::reload() {
     }
     reload_api_keys();
     sd::notify("READY=1\n" + last_status_);
+}
+
+// Starts, reconfigures or stops the memory watch: its cap is memory.budget as configured
+// (none for auto: the limit it reads), and it starts from the budget the engine runs with.
+void Daemon::follow_memory(const Settings& settings) {
+    if (!settings.memory_watch.follow_pressure) {
+        if (pressure_) log::notice("memory: no longer following memory pressure (memory.follow_pressure)");
+        pressure_.reset();
+        return;
+    }
+    const std::string& configured = settings.engine.memory.budget;
+    const uint64_t cap = configured.empty() ? BudgetPolicy::kNoCap : weights::resolve_budget(configured).bytes;
+    const std::chrono::milliseconds regrow(settings.memory_watch.regrow_after_ms);
+    if (pressure_) {
+        pressure_->reconfigure(cap, regrow);
+        return;
+    }
+    const auto start = static_cast<uint64_t>(engine_->status().number("memory_budget_bytes"));
+    pressure_ = std::make_unique<PressureWatch>(cap, start, regrow, [this](const weights::Budget& b) { engine_->set_memory_budget(b); });
+    log::info("memory: following memory pressure through ", pressure_->source());
 }
 
 void Daemon::reload_api_keys() {

@@ -5,7 +5,9 @@
 // stop accepting on both listeners (a load balancer's health checks and new connections go
 // elsewhere; /health answers 503 on connections still open), give in-flight requests
 // server.shutdown_grace to finish (a second signal cancels them at once), save sessions
-// and exit 0. Reports
+// and exit 0. While it serves, the memory watch (host/pressure.h) lowers and raises the
+// engine's memory budget as others need the memory (memory.follow_pressure), and a reload
+// applies memory.budget the same way. Reports
 // READY/STATUS/RELOADING/STOPPING/WATCHDOG to systemd (WATCHDOG only while the engine is
 // idle or making progress). Owns: that sequence and its timers.
 // Must not touch: protocols (connections), the key table (settings.h).
@@ -19,6 +21,7 @@
 
 #include "engine/engine.h"
 #include "host/options.h"
+#include "host/pressure.h"
 #include "host/settings.h"
 #include "transport/server.h"
 #include "transport/api_keys.h"
@@ -41,6 +44,7 @@ private:
     void wait_for_signal();
     void on_signal(int signal);
     void reload();
+    void follow_memory(const Settings& settings);
     void begin_shutdown(int signal);
     void engine_stopped(const std::string& error);
     void wait_for_connections(std::chrono::steady_clock::time_point deadline);
@@ -52,6 +56,7 @@ private:
     // Declared before io_ so that they outlive it: destroying io_ destroys the handlers
     // that still hold connections, whose destructors reach the server.
     std::unique_ptr<engine::Engine> engine_;
+    std::unique_ptr<PressureWatch> pressure_;  // stops before the engine does
     std::unique_ptr<Server> server_;
     asio::io_context io_{1};
     asio::signal_set signals_;

@@ -238,7 +238,7 @@ std::vector<KeySpec> make_keys() {
             [](std::string_view v) { return parse_duration_ms32(v, 3'600'000); }, format_duration),
 
         key(
-            "memory.budget", false, [](auto& s) -> auto& { return s.engine.memory.budget; },
+            "memory.budget", true, [](auto& s) -> auto& { return s.engine.memory.budget; },
             [](std::string_view v) {
                 if (lower(v) == "auto") return std::string();
                 try {
@@ -259,6 +259,12 @@ std::vector<KeySpec> make_keys() {
                 return std::string(v);
             },
             [](const std::string& v) { return v; }),
+        key(
+            "memory.follow_pressure", true, [](auto& s) -> auto& { return s.memory_watch.follow_pressure; }, parse_bool,
+            [](bool v) { return std::string(v ? "yes" : "no"); }),
+        key(
+            "memory.regrow_after", true, [](auto& s) -> auto& { return s.memory_watch.regrow_after_ms; },
+            [](std::string_view v) { return parse_duration_ms32(v, 3'600'000); }, format_duration),
         key(
             "memory.lock", false, [](auto& s) -> auto& { return s.engine.memory.lock; }, parse_bool,
             [](bool v) { return std::string(v ? "yes" : "no"); }),

@@ -42,9 +42,16 @@ struct ServerSettings {
     uint32_t shutdown_grace_ms = 10000;        // SIGTERM: in-flight requests may finish this long
 };
 
+// Following memory pressure while serving (host/pressure.h).
+struct MemoryWatchSettings {
+    bool follow_pressure = true;      // lower the budget under pressure, raise it when it is gone
+    uint32_t regrow_after_ms = 30000; // without a lowering, before the budget rises again
+};
+
 struct Settings {
     engine::Config engine;
     ServerSettings server;
+    MemoryWatchSettings memory_watch;
     log::Level log_level = log::Level::Info;
 };
 

@@ -19,6 +19,7 @@
 #include "engine/config.h"
 #include "engine/request.h"
 #include "figures/figures.h"
+#include "weights/budget.h"
 
 namespace strata::engine {
 
@@ -93,6 +94,12 @@ public:
     std::chrono::steady_clock::duration stalled_for() const;
 
     void update_limits(const Limits& limits);
+    // The memory budget from now on (the pressure watch's, or memory.budget on reload),
+    // applied between engine steps (rebudget.cpp): a lower one gives back cached prefixes,
+    // then idle sessions' KV (saved first), then resident weights (layers move to the
+    // streaming ring); a higher one reads the larger plan's weights in the background.
+    // Running requests go on, slower when their weights are streamed.
+    void set_memory_budget(const weights::Budget& budget);
 
     // Stops accepting work, lets running requests finish for up to `grace_ms` and cancels
     // the rest, saves every session, and stops the engine thread. Idempotent.

@@ -81,6 +81,16 @@ struct KvKinds {
     uint64_t running = 0, idle = 0, prefix = 0;
 };
 
+// The weights of a larger budget's plan, read on a thread of their own while the current
+// ones serve; swapped in between steps when done.
+struct Regrowth {
+    MemorySetup setup;
+    std::unique_ptr<weights::WeightSource> source;
+    std::string error;
+    std::atomic<bool> done{false};
+    std::thread thread;
+};
+
 struct StepRecord {
     Clock::time_point end;
     double seconds;
@@ -123,6 +133,9 @@ struct Engine::Impl {
     uint64_t kv_tick = 0;                    // use counter ordering sessions' caches and prefixes
     uint64_t kv_evictions = 0;               // idle sessions' caches dropped for the budget
     KvKinds kv_kinds;                        // after the last step
+    std::optional<weights::Budget> next_budget;  // set_memory_budget's, not yet applied
+    uint64_t memory_pressure_events = 0;     // budgets lowered while serving
+    uint64_t memory_released_bytes = 0;      // weights and KV given back for them
 
     // Progress, for the watchdog: loop iterations and whether the thread waits for work.
     std::atomic<uint64_t> beats{0};
@@ -132,6 +145,7 @@ struct Engine::Impl {
     mutable Clock::time_point seen_at = Clock::now();
 
     // The engine thread's own state.
+    std::unique_ptr<Regrowth> regrowth;      // weights for a larger budget, loading in the background
     std::map<uint64_t, Active> actives;      // by handle
     std::vector<float> logits;
     std::vector<float> hidden;  // hidden states of embeddings requests' tokens, from the last pass
@@ -162,6 +176,12 @@ struct Engine::Impl {
     void record_step(Clock::time_point t0, int32_t prompt_tokens, int32_t generated);
     void record_verify(int32_t guessed, int32_t accepted);
     void expire_idle_sessions();  // under mu
+    // rebudget.cpp (engine thread)
+    void adjust_memory();
+    void apply_budget(const weights::Budget& budget);
+    void start_regrowth(MemorySetup next);
+    void finish_regrowth();
+    void shed_kv(uint64_t target);
     // admission.cpp (engine thread)
     Active& take(uint64_t handle);
     void prepare(Active& a);
@@ -170,7 +190,8 @@ struct Engine::Impl {
     std::shared_ptr<const sampling::ConstraintVocab> constraint_vocab();
     // kv_room.cpp (engine thread)
     KvView kv_view();
-    void evict(const std::vector<Evictable>& victims);
+    void evict(const std::vector<Evictable>& victims, bool save_sessions = false);
+    void save_cache(const Session& s);  // under mu
     void remember_prefix(Active& a, bool snapshot);
     int32_t recurrent_pause(const Active& a) const;
     void count_kv_kinds();

@@ -45,7 +45,7 @@ KvView Engine::Impl::kv_view() {
     return view;
 }
 
-void Engine::Impl::evict(const std::vector<Evictable>& victims) {
+void Engine::Impl::evict(const std::vector<Evictable>& victims, bool save_sessions) {
     std::lock_guard lk(mu);
     for (const Evictable& v : victims) {
         if (v.kind == Evictable::Kind::Prefix) {
@@ -54,9 +54,21 @@ void Engine::Impl::evict(const std::vector<Evictable>& victims) {
         }
         for (auto& [key, s] : sessions)
             if (session_id(*s) == v.id && s->cache && !s->busy) {
+                if (save_sessions) save_cache(*s);
                 s->cache.reset();
                 ++kv_evictions;
             }
+    }
+}
+
+// Writes an idle session's cache to its file before it is dropped, so the next request of
+// the session reloads it instead of recomputing (a session that cannot be saved is logged
+// and recomputed then).
+void Engine::Impl::save_cache(const Session& s) {
+    try {
+        store.save_cache(s);
+    } catch (const std::exception& e) {
+        log(3, "cannot save the KV cache of session " + s.name + ": " + e.what());
     }
 }
 

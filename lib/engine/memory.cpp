@@ -29,17 +29,34 @@ weights::Reserve MemoryPlanner::reserve(int32_t batch_tokens) const {
             .overhead = kOverhead};
 }
 
+weights::Plan MemoryPlanner::plan_for(const weights::Layout& layout, uint64_t budget, int32_t batch) const {
+    return weights::make_plan(layout, {.budget = budget, .reserve = reserve(batch), .mode = weights::mode_from_name(config_.memory.mode)});
+}
+
+// memory.kv_budget, or what the budget leaves beside the plan's weights and working memory:
+// at least one full context, but for a streamed plan that does not fit only what is left (so that a request
+// whose KV would not fit fails naming the budget).
+uint64_t MemoryPlanner::kv_budget_for(const weights::Plan& plan, uint64_t budget) const {
+    const uint64_t others = plan.total() - plan.reserve.kv;
+    const uint64_t left = budget > others ? budget - others : 0;
+    if (!plan.fits && plan.mode == weights::Mode::Streamed) return std::min(left, config_.memory.kv_bytes ? config_.memory.kv_bytes : left);
+    return config_.memory.kv_bytes ? config_.memory.kv_bytes : std::max(plan.reserve.kv, left);
+}
+
+std::unique_ptr<weights::WeightSource> MemoryPlanner::load(std::shared_ptr<const gguf::File> file, weights::Layout layout,
+                                                           const weights::Plan& plan) const {
+    weights::StreamOptions opt = config_.memory.stream;
+    opt.lock = config_.memory.lock;
+    return weights::load_weights(std::move(file), std::move(layout), plan, opt);
+}
+
 model::WeightFactory MemoryPlanner::factory(bool plan_only) {
     return [this, plan_only](std::shared_ptr<const gguf::File> file, weights::Layout layout) -> std::unique_ptr<weights::WeightSource> {
-        const weights::Mode mode = weights::mode_from_name(config_.memory.mode);
         const int32_t asked = config_.batch_tokens;
-        auto plan_for = [&](int32_t batch) {
-            return weights::make_plan(layout, {.budget = setup_.budget.bytes, .reserve = reserve(batch), .mode = mode});
-        };
         int32_t batch = asked > 0 ? asked : kResidentBatch;
-        weights::Plan plan = plan_for(batch);
+        weights::Plan plan = plan_for(layout, setup_.budget.bytes, batch);
         if (plan.mode == weights::Mode::Streamed && asked <= 0) {
-            if (weights::Plan larger = plan_for(kStreamedBatch); larger.fits) {
+            if (weights::Plan larger = plan_for(layout, setup_.budget.bytes, kStreamedBatch); larger.fits) {
                 plan = std::move(larger);
                 batch = kStreamedBatch;
             }
@@ -51,14 +68,27 @@ model::WeightFactory MemoryPlanner::factory(bool plan_only) {
                                      " for KV caches and working memory; raise memory.budget, or lower engine.context or memory.kv_budget");
         setup_.plan = plan;
         setup_.batch_tokens = batch;
-        const uint64_t others = plan.total() - plan.reserve.kv;
-        setup_.kv_budget = config_.memory.kv_bytes ? config_.memory.kv_bytes
-                                                   : std::max(plan.reserve.kv, setup_.budget.bytes > others ? setup_.budget.bytes - others : 0);
+        setup_.kv_budget = kv_budget_for(plan, setup_.budget.bytes);
+        layout_ = layout;
         if (plan_only || file->fd() < 0) return weights::make_mapped(std::move(file), std::move(layout));
-        weights::StreamOptions opt = config_.memory.stream;
-        opt.lock = config_.memory.lock;
-        return weights::load_weights(std::move(file), std::move(layout), plan, opt);
+        return load(std::move(file), std::move(layout), plan);
     };
+}
+
+MemorySetup MemoryPlanner::replan(const weights::Budget& budget) const {
+    MemorySetup next = setup_;
+    next.budget = budget;
+    if (next.plan.total() > budget.bytes) {
+        next.plan = plan_for(layout_, budget.bytes, setup_.batch_tokens);
+    } else if (weights::Plan grown = plan_for(layout_, budget.bytes, setup_.batch_tokens); grown.resident_bytes > next.plan.resident_bytes) {
+        next.plan = std::move(grown);
+    }
+    next.kv_budget = kv_budget_for(next.plan, budget.bytes);
+    return next;
+}
+
+model::WeightFactory MemoryPlanner::factory_for(const weights::Plan& plan) const {
+    return [this, plan](std::shared_ptr<const gguf::File> file, weights::Layout layout) { return load(std::move(file), std::move(layout), plan); };
 }
 
 }  // namespace strata::engine

@@ -60,6 +60,14 @@ bool Scheduler::stopping() const {
     return stopping_;
 }
 
+void Scheduler::wake() {
+    {
+        std::lock_guard lk(mu_);
+        ++events_;
+    }
+    cv_.notify_all();
+}
+
 void Scheduler::wait_for_work(Clock::time_point until) {
     std::unique_lock lk(mu_);
     if (stopping_) until = std::min(until, stop_deadline_);

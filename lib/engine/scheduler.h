@@ -93,6 +93,9 @@ public:
     // After an idle plan: waits until a request comes or is cancelled, the engine stops (or
     // its grace time runs out), or `until`.
     void wait_for_work(Clock::time_point until);
+    // Ends a wait_for_work (the engine has something to do besides requests: a new memory
+    // budget, weights loaded in the background).
+    void wake();
 
     int32_t queued() const;   // waiting: in the queue, or prepared and waiting for KV room
     int32_t running() const;  // being prepared or running

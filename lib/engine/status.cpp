@@ -30,6 +30,9 @@ Status Engine::status() const {
     st.set("memory_plan", ms.plan.summary());
     st.set("memory_budget_bytes", ms.budget.bytes);
     st.set("memory_budget_source", ms.budget.source);
+    st.set("weights_resident_bytes", ms.plan.resident_bytes);
+    st.set("memory_pressure_events", m.memory_pressure_events);
+    st.set("memory_released_bytes", m.memory_released_bytes);
     st.set("streamed_bytes_per_pass", ms.plan.streamed_bytes);
     st.set("weights_bytes_read", ws.bytes_read);
     st.set("read_bytes_per_s", ws.read_bytes_per_s());

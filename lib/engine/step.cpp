@@ -24,7 +24,11 @@ void Engine::Impl::loop() {
             if (Clock::now() >= next_expiry_sweep) expire_idle_sessions();
             sweep = next_expiry_sweep;
         }
-        if (sched->done()) return;
+        if (sched->done()) {
+            if (regrowth) regrowth->thread.join();
+            return;
+        }
+        adjust_memory();
         const StepPlan plan = sched->plan(Clock::now(), sched->wants_kv() ? kv_view() : KvView{});
         if (plan.idle()) {
             idle = true;

@@ -6,6 +6,7 @@
 // F16), so logits match llama.cpp's within the golden tolerances.
 // Must not touch: architecture names (builders), weight I/O (weights/).
 #include <algorithm>
+#include <stdexcept>
 #include <cmath>
 
 #include "kernels/kernels.h"
@@ -79,6 +80,7 @@ void Workspace::ensure(int32_t n_tokens, const HParams& hp, int n_threads) {
 // The pass -------------------------------------------------------------------------------
 
 void Model::Impl::run_pass(std::span<const TokenSlot> tokens, float* logits, float* hidden) {
+    if (!weights) throw std::runtime_error("the model has no weights: loading them for the last memory plan failed");
     const int32_t T = static_cast<int32_t>(tokens.size());
     ws.ensure(T, hp, pool.size());
     embed(tokens);

@@ -266,7 +266,28 @@ void Model::set_max_batch_tokens(int32_t n) {
     impl_->max_batch_tokens = n;
 }
 
-weights::Stats Model::weight_stats() const { return impl_->weights->stats(); }
+weights::Stats Model::weight_stats() const {
+    std::shared_ptr<weights::WeightSource> source;
+    {
+        std::lock_guard lk(impl_->weights_mu);
+        source = impl_->weights;
+    }
+    return source ? source->stats() : weights::Stats{.mode = "none"};
+}
+
+std::unique_ptr<weights::WeightSource> Model::build_weights(const WeightFactory& factory) const {
+    return factory(impl_->file, impl_->layout);
+}
+
+void Model::replace_weights(std::unique_ptr<weights::WeightSource> source) {
+    std::lock_guard lk(impl_->weights_mu);
+    impl_->weights = std::move(source);
+}
+
+void Model::replace_weights(const WeightFactory& factory) {
+    replace_weights(std::unique_ptr<weights::WeightSource>());
+    replace_weights(build_weights(factory));
+}
 
 uint64_t Model::layers_done() const { return impl_->layers_done.load(std::memory_order_relaxed); }
 

@@ -57,8 +57,18 @@ public:
     int n_threads() const;
     // Tokens per pass: larger batches are split into passes of at most this many.
     void set_max_batch_tokens(int32_t n);
-    // What the weight source has done (reads, stalls) so far.
+    // What the weight source has done (reads, stalls) so far (mode "none" while
+    // replace_weights builds the next one).
     weights::Stats weight_stats() const;
+    // Between forward passes (on the thread that runs them): drops the weight source, then
+    // builds the next with `factory` (a memory plan for a new budget). The old source's
+    // memory is given back before the new one takes any. A factory that throws leaves the
+    // model without weights until a later replace_weights succeeds (forward() then throws).
+    void replace_weights(const WeightFactory& factory);
+    // The same with a source built ahead (in the background): swapped in at once.
+    void replace_weights(std::unique_ptr<weights::WeightSource> source);
+    // The source a factory builds for this model's layout (any thread; for replace_weights).
+    std::unique_ptr<weights::WeightSource> build_weights(const WeightFactory& factory) const;
     // Layers computed so far, all passes together: it grows while a pass makes progress
     // (any thread may ask).
     uint64_t layers_done() const;

@@ -130,7 +130,10 @@ struct Model::Impl {
     int g_cls = -1, g_cls_b = -1, g_cls_out = -1, g_cls_out_b = -1;  // a reranker's head (rank_head.cpp), -1 absent
     // The head is the last layout layer: [0] the final norm, [1] the output matrix (empty
     // without hp.output_head).
-    std::unique_ptr<weights::WeightSource> weights;
+    // Read by the forward pass on the engine thread, which alone replaces it
+    // (replace_weights); weights_mu guards the pointer for other threads' stats.
+    std::shared_ptr<weights::WeightSource> weights;
+    mutable std::mutex weights_mu;
     kernels::ThreadPool pool;
     int32_t max_batch_tokens;
     Workspace ws;

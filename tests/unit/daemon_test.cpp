@@ -15,6 +15,7 @@
 #include "host/ini.h"
 #include "host/latency.h"
 #include "host/metrics.h"
+#include "host/pressure.h"
 #include "host/settings.h"
 #include "openai/openai.h"
 #include "protocol/tool_calls.h"
@@ -246,6 +247,63 @@ BOOST_AUTO_TEST_CASE(sniffing) {
     BOOST_TEST((sniff("GET / HTTP/2.0\r\n") == Protocol::Native));
     BOOST_TEST((sniff("GETTY") == Protocol::Native));
 }
+
+BOOST_AUTO_TEST_SUITE(memory_pressure)
+
+using strata::daemon::BudgetPolicy;
+constexpr uint64_t MiB = 1ull << 20;
+
+strata::weights::MemoryReading reading(uint64_t limit_mib, uint64_t others_mib) { return {limit_mib * MiB, others_mib * MiB, "test"}; }
+
+BOOST_AUTO_TEST_CASE(budget_follows_what_others_take_and_comes_back_after_a_quiet_time) {
+    using namespace std::chrono_literals;
+    const auto t0 = BudgetPolicy::Clock::time_point{} + 1h;
+    BudgetPolicy p(BudgetPolicy::kNoCap, 1024 * MiB, 30s);
+    BOOST_TEST(BudgetPolicy::margin(1024 * MiB) == 64 * MiB);
+    BOOST_TEST(!p.update(t0, reading(1024, 0)));
+    BOOST_TEST(!p.update(t0, reading(1024, 60)));  // within the margin: nothing
+    auto b = p.update(t0 + 1s, reading(1024, 100));
+    BOOST_REQUIRE(b);
+    BOOST_TEST(*b == (1024 - 100 - 64) * MiB);  // what they leave, less the margin
+    BOOST_TEST(!p.update(t0 + 2s, reading(1024, 150)));  // their next step fits the margin
+    b = p.update(t0 + 3s, reading(1024, 400));
+    BOOST_REQUIRE(b);
+    BOOST_TEST(*b == (1024 - 400 - 64) * MiB);
+    BOOST_TEST(!p.update(t0 + 4s, reading(1024, 0)));   // gone, but not for long enough
+    BOOST_TEST(!p.update(t0 + 32s, reading(1024, 0)));
+    b = p.update(t0 + 33s, reading(1024, 0));
+    BOOST_REQUIRE(b);
+    BOOST_TEST(*b == 1024 * MiB);
+    // A limit lowered under stratad (set-property, the cgroup's file) applies at once.
+    b = p.update(t0 + 40s, reading(512, 0));
+    BOOST_REQUIRE(b);
+    BOOST_TEST(*b == (512 - 32) * MiB);
+    BOOST_TEST(!p.update(t0 + 41s, reading(2048, 0)));  // raised: after the quiet time
+    b = p.update(t0 + 71s, reading(2048, 0));
+    BOOST_REQUIRE(b);
+    BOOST_TEST(*b == 2048 * MiB);
+}
+
+BOOST_AUTO_TEST_CASE(a_configured_budget_caps_it_and_a_reload_applies_both_ways) {
+    using namespace std::chrono_literals;
+    const auto t0 = BudgetPolicy::Clock::time_point{} + 1h;
+    BudgetPolicy p(800 * MiB, 800 * MiB, 30s);
+    BOOST_TEST(!p.update(t0, reading(4096, 0)));  // the limit leaves more than memory.budget
+    p.reconfigure(600 * MiB, 30s);
+    auto b = p.update(t0 + 1s, reading(4096, 0));
+    BOOST_REQUIRE(b);
+    BOOST_TEST(*b == 600 * MiB);
+    p.reconfigure(1000 * MiB, 30s);  // raised on reload: no quiet time to wait
+    b = p.update(t0 + 2s, reading(4096, 0));
+    BOOST_REQUIRE(b);
+    BOOST_TEST(*b == 1000 * MiB);
+    p.reconfigure(BudgetPolicy::kNoCap, 30s);  // auto: the limit
+    b = p.update(t0 + 3s, reading(4096, 96));
+    BOOST_REQUIRE(b);
+    BOOST_TEST(*b == 4000 * MiB);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
 
 BOOST_AUTO_TEST_SUITE(jsonrpc)
 

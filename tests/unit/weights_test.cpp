@@ -134,6 +134,39 @@ BOOST_AUTO_TEST_CASE(cgroup_v1_and_v2_limits) {
     BOOST_TEST(resolve_budget("2G").bytes == 2ull << 30);
 }
 
+BOOST_AUTO_TEST_CASE(memory_readings_name_the_limit_and_what_others_hold) {
+    TempDir d;
+    // v1: the binding limit's cgroup, its hierarchical anonymous and shared memory.
+    write(d.path / "memory/x/memory.limit_in_bytes", "1073741824\n");
+    write(d.path / "memory/x/memory.stat", "cache 999\nrss 5\ntotal_cache 4096\ntotal_rss 314572800\ntotal_shmem 10485760\n");
+    const auto v1 = memory_cgroup("4:memory:/x\n", d.path.string());
+    BOOST_REQUIRE(v1);
+    BOOST_TEST(v1->version == 1);
+    BOOST_TEST(v1->dir == (d.path / "memory/x").string());
+    MemoryReading r = read_memory(v1, 100ull << 20);
+    BOOST_TEST(r.limit == 1073741824ull);
+    BOOST_TEST(r.others == (310ull << 20) - (100ull << 20));  // rss + shmem less this process's own
+    BOOST_TEST(r.source.find("memory.limit_in_bytes") != std::string::npos);
+    // The limit is re-read (lowered while serving); this process holding more than is
+    // charged (pages charged elsewhere) leaves others nothing.
+    write(d.path / "memory/x/memory.limit_in_bytes", "536870912\n");
+    r = read_memory(v1, 1ull << 30);
+    BOOST_TEST(r.limit == 536870912ull);
+    BOOST_TEST(r.others == 0u);
+    // v2: anon + shmem of memory.stat.
+    write(d.path / "a/memory.max", "2147483648\n");
+    write(d.path / "a/memory.stat", "anon 209715200\nfile 999999\nshmem 0\n");
+    const auto v2 = memory_cgroup("0::/a\n", d.path.string());
+    BOOST_REQUIRE(v2);
+    BOOST_TEST(v2->version == 2);
+    BOOST_TEST(read_memory(v2, 0).others == 209715200ull);
+    // Without a cgroup: the machine's memory.
+    const MemoryReading machine = read_memory(std::nullopt, own_anon_bytes());
+    BOOST_TEST(machine.limit > 0u);
+    BOOST_TEST(machine.others < machine.limit);
+    BOOST_TEST(own_anon_bytes() > 0u);
+}
+
 BOOST_AUTO_TEST_CASE(ranges_are_aligned_and_merged) {
     std::vector<gguf::TensorInfo> t = {tensor(10000, 5000), tensor(15008, 100), tensor(1 << 24, 4096)};
     const LayerRanges r = layer_ranges({&t[0], &t[1], &t[2]}, 4096, 1 << 16);
