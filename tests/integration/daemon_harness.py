@@ -70,18 +70,18 @@ class Daemon:
                     f"[sessions]\nstate_dir = {self.state_dir}\n[engine]\nthreads = 1\n"
                     f"[log]\nlevel = debug\n" + extra)
 
-    def launch(self, env=None):
+    def launch(self, env=None, preexec_fn=None):
         log = open(self.log_path, "ab")
         self.process = subprocess.Popen([STRATAD, "--config", self.config_path, *self.extra_args],
-                                        stdout=log, stderr=log, env=env)
+                                        stdout=log, stderr=log, env=env, preexec_fn=preexec_fn)
         _launched.append(self.process)
         log.close()
         return self.process
 
-    def start(self, env=None):
+    def start(self, env=None, preexec_fn=None):
         """Starts the daemon and waits until it has loaded the model (it may listen before)
         and answers on its socket."""
-        self.launch(env)
+        self.launch(env, preexec_fn)
         deadline = time.time() + TIMEOUT
         while time.time() < deadline:
             if self.process.poll() is not None:
