@@ -8,8 +8,10 @@ or be cut off, every reply's greedy text must equal an undisturbed daemon's, the
 process must get its memory, stratad's memory must drop to a streamed plan, and after the
 allocating process exits stratad must be resident again within memory.regrow_after plus the
 time to read the weights (REGROW_WITHIN). The same with the cgroup's limit lowered and raised
-through its limit file while requests run."""
+through its limit file while requests run; and memory.budget changed in strata.conf and applied
+by SIGHUP, down and up (this one without a cgroup, as any user)."""
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -17,7 +19,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from daemon_harness import BUILD, SKIP, Daemon, temporary_directory  # noqa: E402
+from daemon_harness import BUILD, Daemon, temporary_directory  # noqa: E402
 
 MiB = 1 << 20
 V1 = "/sys/fs/cgroup/memory"
@@ -146,26 +148,61 @@ class Monitor:
         raise AssertionError(f"stratad did not become {mode} within {timeout} s: {self.samples[-5:]}\n{self.daemon.log()[-3000:]}")
 
 
+_model = []
+
+
+def model():
+    """~430 MB of F16 weights: resident, stratad holds about 400 MB of them; and the text an
+    undisturbed daemon answers REQUEST with."""
+    if not _model:
+        path = os.path.join(temporary_directory(), "pressure.gguf")
+        subprocess.run([os.path.join(BUILD, "client", "strata-gguf"), "synth", path, "--n-embd", "1024", "--n-layer", "16",
+                        "--n-ff", "2816", "--n-head", "16", "--n-head-kv", "4", "--vocab", "4096", "--ctx", "1024"],
+                       check=True, stdout=subprocess.DEVNULL)
+        undisturbed = Daemon(model=path).start()
+        with undisturbed.client() as c:
+            _model.extend([path, c.call("generate", REQUEST)["result"]["text"]])
+        undisturbed.stop()
+    return _model
+
+
+def check_replies(test, clients, expected):
+    test.assertEqual(clients.errors, [])
+    test.assertGreater(len(clients.replies), 0)
+    for reply in clients.replies:
+        test.assertEqual(reply["result"]["text"], expected)
+        test.assertEqual(reply["result"]["finish_reason"], "length")
+
+
+class ReloadTest(unittest.TestCase):
+    def test_memory_budget_on_reload_down_and_up(self):
+        path, expected = model()
+        daemon = Daemon(model=path).start()
+        self.assertEqual(daemon.status()["weights_mode"], "resident")
+        clients, monitor = Clients(daemon), Monitor(daemon)
+        for budget, mode in [("300M", "streamed"), ("auto", "resident"), ("350M", "streamed"), ("2G", "resident")]:
+            daemon.write_config(f"[memory]\nbudget = {budget}\n")
+            daemon.signal(signal.SIGHUP)
+            monitor.wait_for(mode, REGROW_WITHIN)
+            time.sleep(0.5)
+        clients.stop()
+        monitor.stop()
+        self.assertEqual(daemon.status()["memory_budget_bytes"], 2 << 30)
+        self.assertIn("memory.budget", daemon.log())
+        check_replies(self, clients, expected)
+        daemon.stop()
+
+
 class MemoryPressureTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         if os.geteuid() != 0:
-            print("skipped: making a memory cgroup needs root", file=sys.stderr)
-            sys.exit(SKIP)
+            raise unittest.SkipTest("making a memory cgroup needs root")
         cls.group = Cgroup.make(LIMIT)
         if cls.group is None:
-            print("skipped: no memory cgroup can be made here (neither cgroup v1's memory controller nor "
-                  "cgroup v2 with memory in the root's subtree_control)", file=sys.stderr)
-            sys.exit(SKIP)
-        cls.model = os.path.join(temporary_directory(), "pressure.gguf")
-        # ~430 MB of F16 weights: resident, stratad holds about 400 MB of the 800 MB limit.
-        subprocess.run([os.path.join(BUILD, "client", "strata-gguf"), "synth", cls.model, "--n-embd", "1024", "--n-layer", "16",
-                        "--n-ff", "2816", "--n-head", "16", "--n-head-kv", "4", "--vocab", "4096", "--ctx", "1024"],
-                       check=True, stdout=subprocess.DEVNULL)
-        undisturbed = Daemon(model=cls.model).start()
-        with undisturbed.client() as c:
-            cls.expected = c.call("generate", REQUEST)["result"]["text"]
-        undisturbed.stop()
+            raise unittest.SkipTest("no memory cgroup can be made here (neither cgroup v1's memory controller nor "
+                                    "cgroup v2 with memory in the root's subtree_control)")
+        cls.model, cls.expected = model()
         cls.daemon = Daemon(f"[memory]\nregrow_after = {REGROW_AFTER}s\n", model=cls.model).start(preexec_fn=cls.group.join)
 
     @classmethod
@@ -174,11 +211,7 @@ class MemoryPressureTest(unittest.TestCase):
         cls.group.remove()
 
     def check_replies(self, clients):
-        self.assertEqual(clients.errors, [])
-        self.assertGreater(len(clients.replies), 0)
-        for reply in clients.replies:
-            self.assertEqual(reply["result"]["text"], self.expected)
-            self.assertEqual(reply["result"]["finish_reason"], "length")
+        check_replies(self, clients, self.expected)
 
     def test_1_an_allocating_neighbour_gets_its_memory(self):
         status = self.daemon.status()
