@@ -106,7 +106,8 @@ uint64_t Engine::Impl::attach_cache(Active& a, const std::vector<int32_t>& full)
     const uint64_t need = bytes_for(full.size());
     if (need > kv_budget)
         throw EngineError(Errc::ContextFull, "the prompt's KV cache needs " + std::to_string(need >> 20) + " MiB; memory.kv_budget is " +
-                                                 std::to_string(kv_budget >> 20) + " MiB");
+                                                 std::to_string(kv_budget >> 20) + " MiB" +
+                                                 (memory->setup().plan.fits ? "" : " (what the memory budget leaves under memory pressure)"));
     if (!s.cache) {
         auto restored = store.load_cache(s, model->kv_shape(), context, kv_ledger, type);
         auto cache = std::make_unique<kv::KvCache>(restored ? std::move(*restored) : model->new_cache(context, kv_ledger, type));
