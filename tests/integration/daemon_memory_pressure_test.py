@@ -2,11 +2,12 @@
 """tests/integration/daemon_memory_pressure_test.py — stratad under live memory pressure, in a
 memory cgroup the test makes (root only; skipped with a message otherwise). stratad starts
 resident on a model that needs most of the cgroup's limit; two clients generate without a
-pause; a second process in the same cgroup allocates memory in steps until it holds more
-than the resident copy leaves room for. stratad must not be OOM-killed, no request may fail
+pause, and three named sessions idle with long histories; a second process in the same
+cgroup allocates memory in steps until it holds more than the resident copy leaves room for. stratad must not be OOM-killed, no request may fail
 or be cut off, every reply's greedy text must equal an undisturbed daemon's, the allocating
 process must get its memory, stratad's memory must drop to a streamed plan, and after the
-allocating process exits stratad must be resident again within memory.regrow_after plus the
+allocating process exits stratad must be resident again, and the idle sessions, whose KV
+caches were saved and dropped, must continue from them within memory.regrow_after plus the
 time to read the weights (REGROW_WITHIN). The same with the cgroup's limit lowered and raised
 through its limit file while requests run; and memory.budget changed in strata.conf and applied
 by SIGHUP, down and up (this one without a cgroup, as any user)."""
@@ -213,9 +214,23 @@ class MemoryPressureTest(unittest.TestCase):
     def check_replies(self, clients):
         check_replies(self, clients, self.expected)
 
+    def idle_sessions(self):
+        """Three named sessions of about 900 tokens each (their own: no block shared), idle:
+        under pressure their KV caches are written to their files and dropped; their next
+        turns reload them."""
+        turns = []
+        with self.daemon.client() as c:
+            for i in range(3):
+                ids = c.call("tokenize", {"text": " ".join(f"s{i}w{j}" for j in range(2000))})["result"]["tokens"]
+                text = c.call("detokenize", {"tokens": ids[:900]})["result"]["text"]
+                turns.append(c.call("generate", {"session": f"idle{i}", "prompt": text, "max_tokens": 2, "temperature": 0})["result"])
+        return turns
+
     def test_1_an_allocating_neighbour_gets_its_memory(self):
+        first_turns = self.idle_sessions()
         status = self.daemon.status()
         self.assertEqual(status["weights_mode"], "resident")
+        self.assertGreater(status["kv_bytes_idle"] + status["kv_bytes_prefix"], 0)
         resident_rss = rss(self.daemon.process.pid)
         self.assertGreater(resident_rss + HOG, LIMIT, "the test must need stratad to give memory back")
         clients, monitor = Clients(self.daemon), Monitor(self.daemon)
@@ -252,6 +267,11 @@ class MemoryPressureTest(unittest.TestCase):
         self.check_replies(clients)
         self.assertGreater(status["memory_pressure_events"], 0)
         self.assertIn("memory budget", self.daemon.log())
+        self.assertGreater(status["kv_evictions"], 0)
+        with self.daemon.client() as c:  # the sessions continue from their saved caches
+            for i, first in enumerate(first_turns):
+                usage = c.call("generate", {"session": f"idle{i}", "prompt": " w1", "max_tokens": 2, "temperature": 0})["result"]["usage"]
+                self.assertGreaterEqual(usage["cached_tokens"], first["usage"]["prompt_tokens"])
 
     def test_2_a_limit_lowered_and_raised_while_requests_run(self):
         self.assertEqual(self.daemon.status()["weights_mode"], "resident")
