@@ -460,7 +460,8 @@ BOOST_AUTO_TEST_CASE(gemm_matches_scalar_and_float64) {
 
 // MXFP4 and the lattice formats: every ISA's product (simd/gemm_lattice.h on AVX2 and
 // AVX-512) is tensor/dot_ref.h's reference (GGML's generic dot), bit for bit, for 1 token,
-// partial and full groups of the lattice kernel's tokens (4 on AVX2, 8 on AVX-512) and 64;
+// partial and full groups of the lattice kernel's tokens (4 on AVX2, 16 on AVX-512, the wide path from 4),
+// tiles of 64 tokens and a partial last tile (100);
 // MXFP4 also on rows whose blocks end in a partial group of 8 (96 = 3 blocks, 2848 = 89).
 BOOST_AUTO_TEST_CASE(dot_ref_types_match_dot_ref_exactly) {
     std::mt19937 rng(777);
@@ -468,7 +469,7 @@ BOOST_AUTO_TEST_CASE(dot_ref_types_match_dot_ref_exactly) {
         std::vector<int64_t> ks = {256, 768, 2816};
         if (w == DType::MXFP4) ks.insert(ks.end(), {96, 2848});
         for (int64_t kk : ks) {
-            for (int64_t nt : {1, 3, 4, 5, 64}) {
+            for (int64_t nt : {1, 3, 4, 5, 19, 64, 100}) {
                 const Problem p(w, kk, 1, 6, nt, rng);
                 for (k::Isa isa : supported_isas()) {
                     const UseIsa use(isa);

@@ -1,14 +1,18 @@
 // kernels/simd/gemm_lattice.cpp — MXFP4's and the lattice formats' (IQ1_S..IQ3_S) matrix
 // products for one SIMD variant: the kernels gemm_routes.h's rows name (gemm_lattice.h's dots).
 #include "kernels/simd/gemm_lattice.h"
+
+#include <algorithm>
+
 #include "kernels/simd/isa.h"
 
 namespace strata::kernels::detail::STRATA_SIMD_NS {
 namespace {
 
 // Tokens a lattice row meets per pass: each sub-block is decoded (its codebook entries
-// gathered) once for all of them; as many as the vector registers hold the sums of.
-constexpr int kLatticeTokens = V::kBytes == 64 ? 8 : 4;
+// gathered, which costs more than a token's products) once for all of them; as many as the
+// vector registers hold the sums of.
+constexpr int kLatticeTokens = V::kBytes == 64 ? 16 : 4;
 
 template <class Type, int NT>
 void lattice_tokens(const uint8_t* w, int64_t blocks, const uint8_t* x, size_t ldx, float* y, size_t ldy) {
@@ -19,37 +23,50 @@ void lattice_tokens(const uint8_t* w, int64_t blocks, const uint8_t* x, size_t l
     for (int t = 0; t < NT; ++t) y[t * ldy] = out[t];
 }
 
-// Every row of [r0, r1) against the tokens, kLatticeTokens at a time.
+// lattice_tokens for n (1..NT) tokens.
+template <class Type, int NT>
+void lattice_upto(int64_t n, const uint8_t* w, int64_t blocks, const uint8_t* x, size_t ldx, float* y, size_t ldy) {
+    if constexpr (NT > 1)
+        if (n < NT) return lattice_upto<Type, NT - 1>(n, w, blocks, x, ldx, y, ldy);
+    lattice_tokens<Type, NT>(w, blocks, x, ldx, y, ldy);
+}
+
+// Tokens whose activations stay in L2 while every row of a thread's share meets them: a row
+// that met all of a long prompt's tokens in turn would fetch each token's activations (a Q8_K
+// row is 1.1 KB per 1024 weights) from L3 or memory again for every row.
+constexpr int64_t kTokenTile = 64;
+
+// Every row of [r0, r1) against the tokens, a tile of tokens at a time, kLatticeTokens of them
+// per decoded row.
 template <class Type>
 void lattice_gemm(int64_t k, const void* W, size_t ldw, int64_t r0, int64_t r1, const void* X, size_t ldx, int64_t nt, float* Y,
                   size_t ldy) {
     const auto* x = static_cast<const uint8_t*>(X);
-    for (int64_t r = r0; r < r1; ++r) {
-        const uint8_t* w = static_cast<const uint8_t*>(W) + r * ldw;
-        for (int64_t t = 0; t < nt; t += kLatticeTokens) {
-            const uint8_t* xt = x + t * ldx;
-            float* y = Y + t * ldy + r;
-            switch (nt - t < kLatticeTokens ? nt - t : kLatticeTokens) {
-                case 1: lattice_tokens<Type, 1>(w, k / QK_K, xt, ldx, y, ldy); break;
-                case 2: lattice_tokens<Type, 2>(w, k / QK_K, xt, ldx, y, ldy); break;
-                case 3: lattice_tokens<Type, 3>(w, k / QK_K, xt, ldx, y, ldy); break;
-                case 4: lattice_tokens<Type, 4>(w, k / QK_K, xt, ldx, y, ldy); break;
-                case 5: lattice_tokens<Type, 5>(w, k / QK_K, xt, ldx, y, ldy); break;
-                case 6: lattice_tokens<Type, 6>(w, k / QK_K, xt, ldx, y, ldy); break;
-                case 7: lattice_tokens<Type, 7>(w, k / QK_K, xt, ldx, y, ldy); break;
-                default: lattice_tokens<Type, kLatticeTokens>(w, k / QK_K, xt, ldx, y, ldy); break;
-            }
+    if (nt == 1) {  // decode: one token, the shortest path
+        for (int64_t r = r0; r < r1; ++r) lattice_tokens<Type, 1>(static_cast<const uint8_t*>(W) + r * ldw, k / QK_K, x, ldx, Y + r, ldy);
+        return;
+    }
+    for (int64_t t0 = 0; t0 < nt; t0 += kTokenTile) {
+        const int64_t t1 = std::min(nt, t0 + kTokenTile);
+        for (int64_t r = r0; r < r1; ++r) {
+            const uint8_t* w = static_cast<const uint8_t*>(W) + r * ldw;
+            for (int64_t t = t0; t < t1; t += kLatticeTokens)
+                lattice_upto<Type, kLatticeTokens>(std::min<int64_t>(t1 - t, kLatticeTokens), w, k / QK_K, x + t * ldx, ldx,
+                                                   Y + t * ldy + r, ldy);
         }
     }
 }
 
-// MXFP4: a row stays in L1 while it meets every token.
+// MXFP4: the same tiles of tokens, one token per dot.
 void mxfp4_gemm(int64_t k, const void* W, size_t ldw, int64_t r0, int64_t r1, const void* X, size_t ldx, int64_t nt, float* Y,
                 size_t ldy) {
-    for (int64_t r = r0; r < r1; ++r) {
-        const auto* w = reinterpret_cast<const BlockMXFP4*>(static_cast<const uint8_t*>(W) + r * ldw);
-        for (int64_t t = 0; t < nt; ++t)
-            Y[t * ldy + r] = simd::mxfp4_dot(w, reinterpret_cast<const BlockQ8_0*>(static_cast<const uint8_t*>(X) + t * ldx), k / QK_MXFP4);
+    for (int64_t t0 = 0; t0 < nt; t0 += kTokenTile) {
+        const int64_t t1 = std::min(nt, t0 + kTokenTile);
+        for (int64_t r = r0; r < r1; ++r) {
+            const auto* w = reinterpret_cast<const BlockMXFP4*>(static_cast<const uint8_t*>(W) + r * ldw);
+            for (int64_t t = t0; t < t1; ++t)
+                Y[t * ldy + r] = simd::mxfp4_dot(w, reinterpret_cast<const BlockQ8_0*>(static_cast<const uint8_t*>(X) + t * ldx), k / QK_MXFP4);
+        }
     }
 }
 

@@ -6,7 +6,8 @@
 // the activations before one vpmaddubsw and one vpmaddwd by the sub-block's scales. The integer
 // sums per super-block (MXFP4: per 32-block) are exact, and the float steps are
 // tensor/dot_ref.h's, in its order, so that every product equals the scalar reference bit for
-// bit. Both variants run these 256-bit sequences (the AVX-512 one with its wider encodings).
+// bit. Both variants run these 256-bit sequences for one to three tokens; for more, AVX-512
+// scales each decoded sub-block into int16 words once and takes one vpdpwssd per token.
 // Must not touch: other weight families, the codebooks (tensor/iq_grids.*).
 #pragma once
 
@@ -198,34 +199,87 @@ inline int hsum_i32(__m256i v) {
     return _mm_cvtsi128_si32(s);
 }
 
-// A row of a lattice type against NT tokens' Q8_K rows: per super-block the reference's two
-// integer sums (weights, and for IQ1 the shifts) by sub-block, then its float step.
-template <class Type, int NT>
-void lattice_dots(const typename Type::Block* w, const strata::BlockQ8_K* const (&a)[NT], int64_t blocks, float (&out)[NT]) {
+#ifdef __AVX512VNNI__
+// Several tokens on AVX-512: a decoded sub-block becomes 32 int16 words, each weight's signed
+// entry times its scale (at most 43 x 31), once for all the tokens; then per token one
+// vpmovsxbw of its 32 activations and one vpdpwssd (instead of a vpsignb, a vpmaddubsw, a
+// vpmaddwd and an add). The same integers, so the same sums.
+constexpr int kWideFrom = 4;
+
+struct WideSums {
+    __m512i v;
+    void zero() { v = _mm512_setzero_si512(); }
+    int total() const { return _mm512_reduce_add_epi32(v); }
+};
+
+inline __m512i scaled_words(const LatticeSub& s) {
+    const __m512i w = _mm512_cvtepi8_epi16(_mm256_sign_epi8(s.mag, s.sgn));
+    // s.scale's words 0..7 scale weights 0..15 (as pairs), 8..15 weights 16..31.
+    const __m512i pick = _mm512_set_epi16(8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+    return _mm512_mullo_epi16(w, _mm512_permutexvar_epi16(pick, _mm512_castsi256_si512(s.scale)));
+}
+
+inline void add_products(WideSums& acc, const LatticeSub&, const __m512i& words, const int8_t* q) {
+    acc.v = _mm512_dpwssd_epi32(acc.v, words, _mm512_cvtepi8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(q))));
+}
+#else
+constexpr int kWideFrom = 1 << 30;
+#endif
+
+struct NarrowSums {
+    __m256i v;
+    void zero() { v = _mm256_setzero_si256(); }
+    int total() const { return hsum_i32(v); }
+};
+
+inline void add_products(NarrowSums& acc, const LatticeSub& s, const __m256i&, const int8_t* q) {
+    const __m256i q8 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q));
+    acc.v = _mm256_add_epi32(acc.v, _mm256_madd_epi16(_mm256_maddubs_epi16(s.mag, _mm256_sign_epi8(q8, s.sgn)), s.scale));
+}
+
+// A row of a lattice type against NT tokens' Q8_K rows with Sums' products: per super-block the
+// reference's two integer sums (weights, and for IQ1 the shifts) by sub-block, then its float
+// step. `words` prepares a decoded sub-block for all the tokens.
+template <class Type, int NT, class Sums, class Words>
+void lattice_dots_with(const typename Type::Block* w, const strata::BlockQ8_K* const (&a)[NT], int64_t blocks, float (&out)[NT],
+                       Words words) {
     float sum[NT] = {};
     const __m256i ones = _mm256_set1_epi8(1);
     for (int64_t b = 0; b < blocks; ++b) {
         prefetch_bytes(w + b + 4, sizeof(typename Type::Block));
-        __m256i acc[NT], shift[NT];
-        for (int t = 0; t < NT; ++t) acc[t] = shift[t] = _mm256_setzero_si256();
+        Sums acc[NT];
+        __m256i shift[NT];
+        for (int t = 0; t < NT; ++t) {
+            acc[t].zero();
+            shift[t] = _mm256_setzero_si256();
+        }
         for (int ib = 0; ib < strata::QK_K / 32; ++ib) {
             LatticeSub s;
             Type::sub(w[b], ib, s);
+            const auto prepared = words(s);
             for (int t = 0; t < NT; ++t) {
-                const __m256i q8 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a[t][b].qs + 32 * ib));
-                const __m256i p = _mm256_maddubs_epi16(s.mag, _mm256_sign_epi8(q8, s.sgn));
-                acc[t] = _mm256_add_epi32(acc[t], _mm256_madd_epi16(p, s.scale));
-                if constexpr (Type::kShift)
+                add_products(acc[t], s, prepared, a[t][b].qs + 32 * ib);
+                if constexpr (Type::kShift) {
+                    const __m256i q8 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a[t][b].qs + 32 * ib));
                     shift[t] = _mm256_add_epi32(shift[t], _mm256_madd_epi16(_mm256_maddubs_epi16(ones, q8), s.shift));
+                }
             }
         }
         const float d = Type::d(w[b]);
         for (int t = 0; t < NT; ++t) {
             const int ishift = Type::kShift ? hsum_i32(shift[t]) : 0;
-            sum[t] += d * a[t][b].d * (static_cast<float>(hsum_i32(acc[t])) + 0.125f * static_cast<float>(ishift));
+            sum[t] += d * a[t][b].d * (static_cast<float>(acc[t].total()) + 0.125f * static_cast<float>(ishift));
         }
     }
     for (int t = 0; t < NT; ++t) out[t] = Type::kC * sum[t];
+}
+
+template <class Type, int NT>
+void lattice_dots(const typename Type::Block* w, const strata::BlockQ8_K* const (&a)[NT], int64_t blocks, float (&out)[NT]) {
+#ifdef __AVX512VNNI__
+    if constexpr (NT >= kWideFrom) return lattice_dots_with<Type, NT, WideSums>(w, a, blocks, out, scaled_words);
+#endif
+    lattice_dots_with<Type, NT, NarrowSums>(w, a, blocks, out, [](const LatticeSub&) { return _mm256_setzero_si256(); });
 }
 
 // MXFP4: the 32 int8 values of a block (kMXFP4Values through one byte shuffle of its nibbles).
