@@ -60,6 +60,7 @@ void Engine::Impl::prepare(Active& a) {
                               " (reset the session or start a new one; with limits.context_overflow = truncate_middle a chat "
                               "drops its oldest turns instead)");
     const uint64_t fresh = attach_cache(a, full);
+    if (s.cache->recurrent() && !r.messages.empty()) a.snapshot_at = message_starts(a, full, s.cache->size());
     a.history = std::move(full);
     a.usage.prompt_tokens = static_cast<int32_t>(a.history.size());
     a.usage.cached_tokens = static_cast<int32_t>(a.history.size() - a.prompt.size());

@@ -57,6 +57,7 @@ struct Active {
     std::vector<int32_t> history;           // prepared: the session's tokens after its input (its Generation's from admission)
     std::vector<Message> conversation;      // chat: the session's turns after this request's input
     std::vector<int32_t> prompt;            // tokens to feed before generating (not yet cached)
+    std::vector<int32_t> snapshot_at;       // recurrent chats: where the last messages start (ascending positions)
     size_t fed = 0;                         // of prompt, how many are in the cache
     std::vector<int32_t> next;              // decoding: the sampled token to feed next, then its guesses
     Speculation spec;                       // its guesses' length and acceptance (guess.h)
@@ -199,6 +200,7 @@ struct Engine::Impl {
     std::vector<int32_t> render(Active& a);
     std::vector<int32_t> render_conversation(const Active& a, const std::vector<Message>& conv) const;
     void truncate_middle(Active& a, std::vector<int32_t>& full);
+    std::vector<int32_t> message_starts(const Active& a, const std::vector<int32_t>& full, int32_t from) const;
     // embed.cpp (engine thread)
     void prepare_embed(Active& a);
     void start_embed_input(Active& a);

@@ -2,6 +2,8 @@
 // prompts appended to the history here; fill-in-the-middle inputs laid out by tokenizer/layouts.h; chat messages through chat::Prompt (the model's own
 // Jinja template or a built-in family, and limits.context_overflow = truncate_middle), with
 // its errors as EngineErrors. Must not touch: scheduling, KV, sampling, chat formats.
+#include <algorithm>
+
 #include "chat/prompt.h"
 #include "engine/engine_impl.h"
 
@@ -49,6 +51,29 @@ std::vector<int32_t> Engine::Impl::render_conversation(const Active& a, const st
     } catch (const chat::PromptError& e) {
         throw engine_error(e);
     }
+}
+
+// A chat prompt on a recurrent model: where its last kSnapshotMessages messages start in
+// `full` (after position `from`, before its last token). The prompt pauses there for a
+// snapshot of the state, so that an edited last message, or a regenerated answer, resumes
+// from the turn before it instead of the beginning. A message starts where the conversation
+// cut before it (rendered with its generation prompt) stops agreeing with the whole one's
+// tokens: inside the opening of its turn. A cut the template refuses gives no position.
+std::vector<int32_t> Engine::Impl::message_starts(const Active& a, const std::vector<int32_t>& full, int32_t from) const {
+    constexpr size_t kSnapshotMessages = 4;
+    const std::vector<Message>& conv = a.conversation;
+    std::vector<int32_t> starts;
+    for (size_t k = conv.size() > kSnapshotMessages ? conv.size() - kSnapshotMessages : 1; k < conv.size(); ++k) {
+        std::vector<int32_t> cut;
+        try {
+            cut = render_conversation(a, std::vector<Message>(conv.begin(), conv.begin() + static_cast<std::ptrdiff_t>(k)));
+        } catch (const EngineError&) {
+            continue;
+        }
+        const auto n = static_cast<int32_t>(std::mismatch(cut.begin(), cut.end(), full.begin(), full.end()).first - cut.begin());
+        if (n > from && n + 1 < static_cast<int32_t>(full.size()) && (starts.empty() || n > starts.back())) starts.push_back(n);
+    }
+    return starts;
 }
 
 // limits.context_overflow = truncate_middle, for chat requests (chat::Prompt::truncate_middle),

@@ -127,7 +127,8 @@ void Engine::Impl::take_logits(Active& a, const Feed& f, const float* row) {
     if (a.decoding()) return verify(a, f, row);
     a.fed += size_t(f.tokens);
     if (a.decoding()) remember_prefix(a, false);
-    else if (a.fed + 1 == a.prompt.size() && a.session->cache->recurrent()) remember_prefix(a, true);  // the pause
+    else if (a.session->cache->recurrent() && (a.fed + 1 == a.prompt.size() || std::binary_search(a.snapshot_at.begin(), a.snapshot_at.end(), a.session->cache->size())))
+        remember_prefix(a, true);  // a pause
     if (f.logits != LogitsAt::None) {
         int32_t token = -1;
         if (!go_on(a, on_token(a, row, token))) return;
@@ -186,11 +187,16 @@ void Engine::Impl::report_next(const Active& a) {
     else sched->feed_next(a.p.handle, static_cast<int32_t>(a.prompt.size() - a.fed), false, recurrent_pause(a));
 }
 
-// A recurrent sequence's prompt pauses before its last token, where a snapshot of its state
-// is kept: the same prompt again (a regenerated answer) continues from there.
+// A recurrent sequence's prompt pauses where its last messages start (snapshot_at) and
+// before its last token, where snapshots of its state are kept: the same prompt again (a
+// regenerated answer) continues from the last, an edited last message from the message
+// before it.
 int32_t Engine::Impl::recurrent_pause(const Active& a) const {
     const auto left = static_cast<int32_t>(a.prompt.size() - a.fed);
-    return a.session->cache && a.session->cache->recurrent() && !a.embedding() && left > 1 ? left - 1 : 0;
+    if (!a.session->cache || !a.session->cache->recurrent() || a.embedding() || left <= 1) return 0;
+    const int32_t at = a.session->cache->size();
+    const auto next = std::upper_bound(a.snapshot_at.begin(), a.snapshot_at.end(), at);
+    return next != a.snapshot_at.end() && *next - at < left - 1 ? *next - at : left - 1;
 }
 
 // Samples the token after a pass and takes it into the generation: what it means for the

@@ -7,7 +7,8 @@ session saved at SIGTERM continues on its restored state after a restart and ans
 session that never stopped; after a kill -9 (its saved state was used once, as every
 model's .kv file is) it is recomputed from its history and still answers the same;
 stateless requests continue from the prefix cache's snapshots (before a prompt's last
-token, at a reply's end) and answer as a cold daemon does."""
+token, at a reply's end) and answer as a cold daemon does; a long chat sent whole, then with
+its last message edited, continues from the snapshot where that message starts."""
 import os
 import signal
 import sys
@@ -104,6 +105,29 @@ class RecurrentModelTest(unittest.TestCase):
         with Daemon(model=MODEL) as cold, cold.client() as c:
             for p, r in zip(prompts, warm):
                 self.assertEqual(generate(c, None, p)["text"], r["text"], p[-20:])
+
+    def test_an_edited_last_message_resumes_from_the_turn_before(self):
+        """A chat sent whole (as clients without sessions do) pauses where its last messages
+        start; the same chat with its last message edited resumes from there, and answers as
+        a cold daemon does."""
+        turns = [STORY, " The end.", STORY[::-1], " And then?", STORY.upper()]
+        conv = [{"role": "user" if i % 2 == 0 else "assistant", "content": t} for i, t in enumerate(turns)]
+        edited = conv[:-1] + [{"role": "user", "content": STORY.lower()}]
+        params = {"max_tokens": 8, "temperature": 0, "stream": False, "ignore_eos": True}
+        config = "[engine]\nchat_template = qwen2.5\n"
+        with Daemon(config, model=MODEL) as daemon, daemon.client() as c:
+            whole = c.generate(dict(params, messages=conv))[0]["result"]
+            self.assertEqual(whole["usage"]["cached_tokens"], 0)
+            before = c.generate(dict(params, messages=conv[:-2], max_tokens=1))[0]["result"]["usage"]["prompt_tokens"]
+            warm = c.generate(dict(params, messages=edited))[0]["result"]
+            # at least everything before the turn ahead of the last message (the snapshot where
+            # a message starts is where the cut conversation's tokens stop agreeing: inside
+            # that turn's opening, or for a turn a format renders otherwise when it ends the
+            # conversation, before it)
+            self.assertGreaterEqual(warm["usage"]["cached_tokens"], before - 4, warm["usage"])
+            self.assertLess(warm["usage"]["cached_tokens"], warm["usage"]["prompt_tokens"] - 8)
+        with Daemon(config, model=MODEL) as cold, cold.client() as c:
+            self.assertEqual(c.generate(dict(params, messages=edited))[0]["result"]["text"], warm["text"])
 
 
 if __name__ == "__main__":
