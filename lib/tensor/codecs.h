@@ -58,7 +58,12 @@ float dot_mxfp4_q8_0(const void* w, const void* a, int64_t k);
 float dot_lattice_q8_k(DType t, const void* w, const void* a, int64_t k);
 
 // 2^(e - 128), the factor of MXFP4's doubled E2M1 values for the E8M0 byte e.
-float mxfp4_scale(uint8_t e);
+inline float mxfp4_scale(uint8_t e) {
+    const uint32_t bits = e < 2 ? 0x00200000u << e : static_cast<uint32_t>(e - 1) << 23;
+    float f;
+    std::memcpy(&f, &bits, sizeof f);
+    return f;
+}
 
 void quantize_row_q4_0(const float* x, void* y, int64_t n);
 void quantize_row_q4_1(const float* x, void* y, int64_t n);

@@ -15,13 +15,6 @@ namespace strata {
 // 2^(e - 128): the E8M0 value 2^(e - 127) halved, because the E2M1 table holds doubled
 // values. e = 0 and 1 give the subnormals 2^-128 and 2^-127. No NaN (e = 255 is 2^127), as
 // in GGML.
-float mxfp4_scale(uint8_t e) {
-    const uint32_t bits = e < 2 ? 0x00200000u << e : static_cast<uint32_t>(e - 1) << 23;
-    float f;
-    std::memcpy(&f, &bits, sizeof f);
-    return f;
-}
-
 namespace {
 
 // The code whose value code * d is nearest to x, the first of equal ones (0 before -0).
