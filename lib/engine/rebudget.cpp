@@ -46,7 +46,7 @@ void Engine::Impl::apply_budget(const weights::Budget& budget) {
     MemorySetup next = memory->replan(budget);
     const bool lower = budget.bytes < before.budget.bytes;
     const bool same_weights = next.plan.mode == before.plan.mode && next.plan.resident == before.plan.resident;
-    log(lower ? 4 : 6, "memory budget " + mib(before.budget.bytes) + " -> " + mib(budget.bytes) + " (" + budget.source + ")" +
+    log(lower && !same_weights ? 4 : 6, "memory budget " + mib(before.budget.bytes) + " -> " + mib(budget.bytes) + " (" + budget.source + ")" +
                            (same_weights ? "; weights stay " + before.plan.summary() : "; weights to " + next.plan.summary()));
     if (!same_weights && next.plan.resident_bytes > before.plan.resident_bytes) {
         start_regrowth(std::move(next));
