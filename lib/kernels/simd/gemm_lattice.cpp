@@ -57,15 +57,36 @@ void lattice_gemm(int64_t k, const void* W, size_t ldw, int64_t r0, int64_t r1, 
     }
 }
 
-// MXFP4: the same tiles of tokens, one token per dot.
+#ifdef __AVX512VNNI__
+// MXFP4 for n (1..NT) tokens: each pair of blocks decoded once for all of them.
+template <int NT>
+void mxfp4_upto(int64_t n, const BlockMXFP4* w, int64_t blocks, const uint8_t* x, size_t ldx, float* y, size_t ldy) {
+    if constexpr (NT > 1)
+        if (n < NT) return mxfp4_upto<NT - 1>(n, w, blocks, x, ldx, y, ldy);
+    const BlockQ8_0* a[NT];
+    for (int t = 0; t < NT; ++t) a[t] = reinterpret_cast<const BlockQ8_0*>(x + t * ldx);
+    float out[NT];
+    simd::mxfp4_dots<NT>(w, a, blocks, out);
+    for (int t = 0; t < NT; ++t) y[t * ldy] = out[t];
+}
+constexpr int kMxfp4Tokens = 8;
+#endif
+
+// MXFP4: the same tiles of tokens; AVX-512 decodes each pair of blocks once for 8 of them.
 void mxfp4_gemm(int64_t k, const void* W, size_t ldw, int64_t r0, int64_t r1, const void* X, size_t ldx, int64_t nt, float* Y,
                 size_t ldy) {
+    const auto* x = static_cast<const uint8_t*>(X);
     for (int64_t t0 = 0; t0 < nt; t0 += kTokenTile) {
         const int64_t t1 = std::min(nt, t0 + kTokenTile);
         for (int64_t r = r0; r < r1; ++r) {
             const auto* w = reinterpret_cast<const BlockMXFP4*>(static_cast<const uint8_t*>(W) + r * ldw);
+#ifdef __AVX512VNNI__
+            for (int64_t t = t0; t < t1; t += kMxfp4Tokens)
+                mxfp4_upto<kMxfp4Tokens>(std::min<int64_t>(t1 - t, kMxfp4Tokens), w, k / QK_MXFP4, x + t * ldx, ldx, Y + t * ldy + r, ldy);
+#else
             for (int64_t t = t0; t < t1; ++t)
-                Y[t * ldy + r] = simd::mxfp4_dot(w, reinterpret_cast<const BlockQ8_0*>(static_cast<const uint8_t*>(X) + t * ldx), k / QK_MXFP4);
+                Y[t * ldy + r] = simd::mxfp4_dot(w, reinterpret_cast<const BlockQ8_0*>(x + t * ldx), k / QK_MXFP4);
+#endif
         }
     }
 }

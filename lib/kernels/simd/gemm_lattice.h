@@ -327,29 +327,43 @@ inline float hsum_ps(__m256 v) {
 
 #ifdef __AVX512VNNI__
 // AVX-512: two blocks a step in one 512-bit vector, their products by one vpdpbusd (the
-// magnitudes of the values against the activations carrying their signs).
-inline __m512 mxfp4_pair(const strata::BlockMXFP4* w, const strata::BlockQ8_0* a, __m512 acc) {
-    const __m512i v = _mm512_inserti64x4(_mm512_castsi256_si512(mxfp4_values(w[0])), mxfp4_values(w[1]), 1);
-    const __m512i q = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a[0].qs))),
-                                         _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a[1].qs)), 1);
-    const __m512i signed_q = _mm512_mask_sub_epi8(q, _mm512_movepi8_mask(v), _mm512_setzero_si512(), q);
-    const __m512i sums = _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_abs_epi8(v), signed_q);
-    const __m512 d = _mm512_insertf32x8(_mm512_set1_ps(half_to_float(a[0].d) * strata::mxfp4_scale(w[0].e)),
-                                        _mm256_set1_ps(half_to_float(a[1].d) * strata::mxfp4_scale(w[1].e)), 1);
-    return _mm512_fmadd_ps(_mm512_cvtepi32_ps(sums), d, acc);
+// magnitudes of the values against the activations carrying their signs), two accumulators.
+// A row against NT tokens: each pair of blocks decoded once for all of them, each token's sums
+// in the same order as mxfp4_dot's (so a token's result does not depend on its batch).
+template <int NT>
+void mxfp4_dots(const strata::BlockMXFP4* w, const strata::BlockQ8_0* const (&a)[NT], int64_t blocks, float (&out)[NT]) {
+    __m512 acc[2][NT];
+    for (int t = 0; t < NT; ++t) acc[0][t] = acc[1][t] = _mm512_setzero_ps();
+    int64_t b = 0;
+    for (; b + 3 < blocks; b += 4) {
+        for (int half = 0; half < 2; ++half) {
+            const int64_t c = b + 2 * half;
+            const __m512i v = _mm512_inserti64x4(_mm512_castsi256_si512(mxfp4_values(w[c])), mxfp4_values(w[c + 1]), 1);
+            const __m512i mag = _mm512_abs_epi8(v);
+            const __mmask64 negative = _mm512_movepi8_mask(v);
+            const float s0 = strata::mxfp4_scale(w[c].e), s1 = strata::mxfp4_scale(w[c + 1].e);
+            for (int t = 0; t < NT; ++t) {
+                const __m512i q = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a[t][c].qs))),
+                                                     _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a[t][c + 1].qs)), 1);
+                const __m512i sums = _mm512_dpbusd_epi32(_mm512_setzero_si512(), mag, _mm512_mask_sub_epi8(q, negative, _mm512_setzero_si512(), q));
+                const __m512 d = _mm512_insertf32x8(_mm512_set1_ps(half_to_float(a[t][c].d) * s0), _mm256_set1_ps(half_to_float(a[t][c + 1].d) * s1), 1);
+                acc[half][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sums), d, acc[half][t]);
+            }
+        }
+    }
+    for (int t = 0; t < NT; ++t) {
+        const __m512 sum = _mm512_add_ps(acc[0][t], acc[1][t]);
+        __m256 rest = _mm256_add_ps(_mm512_castps512_ps256(sum), _mm512_extractf32x8_ps(sum, 1));
+        for (int64_t r = b; r < blocks; ++r) rest = mxfp4_block(w[r], a[t][r], rest);
+        out[t] = hsum_ps(rest);
+    }
 }
 
 inline float mxfp4_dot(const strata::BlockMXFP4* w, const strata::BlockQ8_0* a, int64_t blocks) {
-    __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
-    int64_t b = 0;
-    for (; b + 3 < blocks; b += 4) {
-        acc0 = mxfp4_pair(w + b, a + b, acc0);
-        acc1 = mxfp4_pair(w + b + 2, a + b + 2, acc1);
-    }
-    const __m512 acc = _mm512_add_ps(acc0, acc1);
-    __m256 rest = _mm256_add_ps(_mm512_castps512_ps256(acc), _mm512_extractf32x8_ps(acc, 1));
-    for (; b < blocks; ++b) rest = mxfp4_block(w[b], a[b], rest);
-    return hsum_ps(rest);
+    const strata::BlockQ8_0* const rows[1] = {a};
+    float out[1];
+    mxfp4_dots<1>(w, rows, blocks, out);
+    return out[0];
 }
 #else
 inline float mxfp4_dot(const strata::BlockMXFP4* w, const strata::BlockQ8_0* a, int64_t blocks) {
