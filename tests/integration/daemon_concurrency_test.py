@@ -63,8 +63,14 @@ class ConcurrencyTest(DaemonTestCase):
               f"({total / elapsed:.0f} tokens/s together); the sending client changed {switches} times "
               f"between consecutive token messages; every client had its first token after "
               f"{max(first_token.values()) + 1} messages, the first finished after {first_done + 1}")
-        # Interleaved token by token, not one client's stream after another's.
-        self.assertGreater(switches, total // 4)
+        # Interleaved, not one client's stream after another's: when the first client is done, every
+        # client has most of its tokens. (How often consecutive messages change sender depends on how
+        # the kernel hands this reader its sockets' bytes, so it is printed, not asserted.)
+        received = {index: 0 for index in range(len(clients))}
+        for index, kind, _ in arrivals[:first_done]:
+            if kind == "token":
+                received[index] += 1
+        self.assertGreaterEqual(min(received.values()), tokens // 2, received)
 
     def test_sixty_four_connections_at_once(self):
         results = []
