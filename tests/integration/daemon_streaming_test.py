@@ -5,7 +5,8 @@ the text is the same as with resident weights, and a disk read error fails the r
 that needed it with an error naming the file and the byte, while the daemon goes on
 serving (the read fault is injected through $STRATA_TEST_READ_FAULTS); a read that hangs
 ($STRATA_TEST_READ_STALL_MS) stops the systemd watchdog pings until the engine moves again.
-A mixture of experts streamed reads the chosen experts into its expert cache."""
+A mixture of experts streamed (attention-only, and hybrid recurrent) reads the chosen experts
+into its expert cache."""
 import os
 import socket
 import sys
@@ -116,19 +117,25 @@ class StreamingTest(unittest.TestCase):
         self.assertEqual(daemon.stop(), 0)
 
 
-MOE_MODEL = os.path.join(SRC, "tests", "data", "archs", "models", "qwen3moe-f16.gguf")
+MOE_MODELS = [os.path.join(SRC, "tests", "data", "archs", "models", name)
+              for name in ("qwen3moe-f16.gguf", "qwen35moe-f16.gguf")]  # attention only; hybrid recurrent
 
 
 class MixtureOfExpertsStreamingTest(unittest.TestCase):
     """A mixture of experts streamed: only the chosen experts are read, into the expert
-    cache, and status and /metrics show what it did."""
+    cache, and status and /metrics show what it did; the same for a hybrid recurrent MoE."""
 
     def test_experts_are_read_on_demand_and_shown(self):
-        resident = Daemon(model=MOE_MODEL).start()
+        for model in MOE_MODELS:
+            with self.subTest(model=os.path.basename(model)):
+                self.check_experts_read_on_demand(model)
+
+    def check_experts_read_on_demand(self, model):
+        resident = Daemon(model=model).start()
         expected = generate(resident)["result"]["text"]
         self.assertEqual(resident.status()["expert_cache_bytes"], 0)
         resident.stop()
-        daemon = Daemon("[memory]\nmode = streamed\n", model=MOE_MODEL).start()
+        daemon = Daemon("[memory]\nmode = streamed\n", model=model).start()
         self.assertIn("experts read on demand", daemon.status()["memory_plan"])
         self.assertEqual(generate(daemon)["result"]["text"], expected)
         self.assertEqual(generate(daemon)["result"]["text"], expected)
