@@ -10,13 +10,15 @@
 // weights 1 + N(0, std/2.5) stored F32, biases (the experts' too) and attention sinks
 // N(0, std) stored F32. The vocabulary is a synthetic
 // SentencePiece one, or the tokenizer section of another GGUF (--vocab-from).
-// F32/F16/BF16 are written directly; quantized types (Q8_0, Q4_K_M, ...) are written as
-// F16 to a temporary file next to OUT and quantized with llama.cpp's mixes, as
-// `strata-gguf quantize` does.
+// Every type is written directly: a quantized file (Q8_0, Q4_K_M, ...) gives each tensor the
+// type llama.cpp's mix gives it (planned as `strata-gguf quantize` plans it, on the layout of
+// the F16 file) and quantizes each row as it is generated.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
+#include <map>
 #include <string>
 #include <thread>
 #include <vector>
@@ -27,6 +29,7 @@
 #include "gguf/writer.h"
 #include "model/arch.h"
 #include "model/hparams.h"
+#include "model/quant_mix.h"
 #include "model/quantize_model.h"
 #include "tensor/quantize.h"
 
@@ -258,6 +261,29 @@ model::HParams read_back(const gguf::Writer& w, const std::string& out) {
     }
 }
 
+// The type llama.cpp's mix for `ft` gives each tensor of the F16 file that `declare` makes
+// from the metadata in `w`: planned on that file's layout (a sparse file next to OUT, no
+// data written), so that a model too large to write twice is quantized as it is generated.
+template <class Declare>
+std::map<std::string, DType> quantized_types(const gguf::Writer& w, const Declare& declare, const model::FileType& ft,
+                                             const std::string& out) {
+    gguf::Writer f16 = w;
+    f16.set_u32("general.file_type", 1u);
+    declare(f16, [](const std::string&, DType t) { return t; });
+    const std::string tmp = out + ".layout.tmp";
+    f16.write_layout(tmp);
+    std::map<std::string, DType> types;
+    try {
+        const auto layout = gguf::File::open(tmp);
+        for (const model::TensorPlan& t : model::plan_quantization(*layout, ft)) types[t.src->name] = t.type;
+    } catch (...) {
+        std::filesystem::remove(tmp);
+        throw;
+    }
+    std::filesystem::remove(tmp);
+    return types;
+}
+
 }  // namespace
 
 int cmd_synth(const Argv& argv) {
@@ -331,47 +357,47 @@ int cmd_synth(const Argv& argv) {
     w.set_f32(a + "attention.layer_norm_rms_epsilon", 1e-5f);
     w.set_u32(a + "vocab_size", static_cast<uint32_t>(s.vocab));
     family_keys(w, arch, s);
-    w.set_u32("general.file_type", plain ? target->id : 1u);
     const model::HParams hp = read_back(w, out);
 
-    uint64_t tensor_seed = mix(seed);
-    auto matrix = [&](const std::string& name, std::vector<int64_t> ne, DType type) {
-        add_random(w, name, type, std::move(ne), 0.0f, std, tensor_seed = mix(tensor_seed), threads);
-    };
-    auto vector = [&](const std::string& name, int64_t n, float mean, float sd) {
-        add_random(w, name, DType::F32, {n}, mean, sd, tensor_seed = mix(tensor_seed), 1);
-    };
-    matrix("token_embd.weight", {s.n_embd, s.vocab}, matrix_type);
-    vector("output_norm.weight", s.n_embd, 1.0f, std / 2.5f);
-    if (!ties_embeddings(arch, args.flag("tie-embeddings"))) matrix("output.weight", {s.n_embd, s.vocab}, matrix_type);
-    if (hp.longrope) {  // short factors near 1, long ones rising to 4 (as Phi-3.5's do)
-        vector("rope_factors_short.weight", hp.n_rot / 2, 1.0f, 0.01f);
-        vector("rope_factors_long.weight", hp.n_rot / 2, 2.5f, 0.5f);
-    }
-    for (int l = 0; l < s.n_layer; ++l) {
-        for (const model::LayerTensor& t : model::layer_tensors(hp, l)) {
-            if (!t.required) continue;
-            const bool norm = t.name.find("norm") != std::string::npos, decay = t.name.ends_with(".ssm_a");
-            const bool f32 = t.name.ends_with(".bias") || t.name.find("ffn_gate_inp") != std::string::npos ||
-                             t.name.find("ssm_conv1d") != std::string::npos;
-            // A DeltaNet's A is negative (a decay), about -0.5 here.
-            if (t.ne.size() == 1) vector(t.name, t.ne[0], norm ? 1.0f : decay ? -0.5f : 0.0f, norm ? std / 2.5f : decay ? 0.1f : std);
-            else matrix(t.name, t.ne, f32 ? DType::F32 : matrix_type);  // biases, routers and convolution kernels stay F32
+    // Declares every tensor; `type_of(name, t)` says what a tensor the F16 file would hold as
+    // t is written as.
+    auto declare = [&](gguf::Writer& file, const std::function<DType(const std::string&, DType)>& type_of) {
+        uint64_t tensor_seed = mix(seed);
+        auto matrix = [&](const std::string& name, std::vector<int64_t> ne, DType type) {
+            add_random(file, name, type_of(name, type), std::move(ne), 0.0f, std, tensor_seed = mix(tensor_seed), threads);
+        };
+        auto vector = [&](const std::string& name, int64_t n, float mean, float sd) {
+            add_random(file, name, DType::F32, {n}, mean, sd, tensor_seed = mix(tensor_seed), 1);
+        };
+        matrix("token_embd.weight", {s.n_embd, s.vocab}, matrix_type);
+        vector("output_norm.weight", s.n_embd, 1.0f, std / 2.5f);
+        if (!ties_embeddings(arch, args.flag("tie-embeddings"))) matrix("output.weight", {s.n_embd, s.vocab}, matrix_type);
+        if (hp.longrope) {  // short factors near 1, long ones rising to 4 (as Phi-3.5's do)
+            vector("rope_factors_short.weight", hp.n_rot / 2, 1.0f, 0.01f);
+            vector("rope_factors_long.weight", hp.n_rot / 2, 2.5f, 0.5f);
         }
-    }
+        for (int l = 0; l < s.n_layer; ++l) {
+            for (const model::LayerTensor& t : model::layer_tensors(hp, l)) {
+                if (!t.required) continue;
+                const bool norm = t.name.find("norm") != std::string::npos, decay = t.name.ends_with(".ssm_a");
+                const bool f32 = t.name.ends_with(".bias") || t.name.find("ffn_gate_inp") != std::string::npos ||
+                                 t.name.find("ssm_conv1d") != std::string::npos;
+                // A DeltaNet's A is negative (a decay), about -0.5 here.
+                if (t.ne.size() == 1) vector(t.name, t.ne[0], norm ? 1.0f : decay ? -0.5f : 0.0f, norm ? std / 2.5f : decay ? 0.1f : std);
+                else matrix(t.name, t.ne, f32 ? DType::F32 : matrix_type);  // biases, routers and convolution kernels stay F32
+            }
+        }
+    };
     if (plain) {
-        w.write(out);
+        w.set_u32("general.file_type", target->id);
+        declare(w, [](const std::string&, DType t) { return t; });
     } else {
-        const std::string tmp = out + ".f16.tmp";
-        w.write(tmp);
-        try {
-            model::quantize_model(tmp, out, *target, {.threads = threads});
-        } catch (...) {
-            std::filesystem::remove(tmp);
-            throw;
-        }
-        std::filesystem::remove(tmp);
+        const std::map<std::string, DType> types = quantized_types(w, declare, *target, out);
+        w.set_u32("general.file_type", target->id);
+        w.set_u32("general.quantization_version", model::kQuantizationVersion);
+        declare(w, [&](const std::string& name, DType) { return types.at(name); });
     }
+    w.write(out);
     std::fprintf(stderr, "wrote %s (%s)\n", out.c_str(), std::string(target->name).c_str());
     return 0;
 }

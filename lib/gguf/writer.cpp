@@ -8,6 +8,8 @@
 #include <stdexcept>
 #include <system_error>
 
+#include <unistd.h>
+
 namespace strata::gguf {
 namespace {
 
@@ -137,7 +139,7 @@ void Writer::add_tensor(std::string name, DType type, std::vector<int64_t> ne, c
     add_tensor(std::move(name), type, std::move(ne), [p, nbytes](const Emit& out) { out(p, nbytes); });
 }
 
-void Writer::emit(const Emit& out) const {
+std::vector<uint8_t> Writer::head() const {
     std::vector<uint8_t> head;
     put<uint32_t>(head, kMagic);
     put<uint32_t>(head, 3);
@@ -148,7 +150,6 @@ void Writer::emit(const Emit& out) const {
         put<uint32_t>(head, static_cast<uint32_t>(kv.type));
         put_bytes(head, kv.payload.data(), kv.payload.size());
     }
-    auto pad = [&](uint64_t x) { return (x + alignment_ - 1) / alignment_ * alignment_; };
     uint64_t offset = 0;
     for (const auto& t : tensors_) {
         put_string(head, t.name);
@@ -156,9 +157,16 @@ void Writer::emit(const Emit& out) const {
         for (int64_t d : t.ne) put<uint64_t>(head, static_cast<uint64_t>(d));
         put<uint32_t>(head, static_cast<uint32_t>(t.type));
         put<uint64_t>(head, offset);
-        offset = pad(offset + t.nbytes);
+        offset = padded(offset + t.nbytes);
     }
-    head.resize(pad(head.size()), 0);
+    head.resize(padded(head.size()), 0);
+    return head;
+}
+
+uint64_t Writer::padded(uint64_t n) const { return (n + alignment_ - 1) / alignment_ * alignment_; }
+
+void Writer::emit(const Emit& out) const {
+    const std::vector<uint8_t> head = this->head();
     out(head.data(), head.size());
     static const std::vector<uint8_t> zeros(kMaxAlignment, 0);
     for (const auto& t : tensors_) {
@@ -169,7 +177,22 @@ void Writer::emit(const Emit& out) const {
             out(d, n);
         });
         if (written != t.nbytes) throw std::logic_error("tensor " + t.name + ": fill wrote " + std::to_string(written) + " of " + std::to_string(t.nbytes) + " bytes");
-        out(zeros.data(), pad(t.nbytes) - t.nbytes);
+        out(zeros.data(), padded(t.nbytes) - t.nbytes);
+    }
+}
+
+void Writer::write_layout(const std::string& path) const {
+    const std::vector<uint8_t> head = this->head();
+    uint64_t size = head.size();
+    for (const auto& t : tensors_) size += padded(t.nbytes);
+    FILE* f = std::fopen(path.c_str(), "wb");
+    if (!f) throw std::system_error(errno, std::generic_category(), "cannot create " + path);
+    const bool ok = std::fwrite(head.data(), 1, head.size(), f) == head.size() && std::fflush(f) == 0 &&
+                    ::ftruncate(::fileno(f), static_cast<off_t>(size)) == 0;
+    const int error = errno;
+    if (std::fclose(f) != 0 || !ok) {
+        std::remove(path.c_str());
+        throw std::system_error(ok ? errno : error, std::generic_category(), "cannot write " + path);
     }
 }
 

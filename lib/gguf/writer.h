@@ -45,6 +45,10 @@ public:
 
     // Writes the whole file atomically (temporary file + rename). Throws std::runtime_error.
     void write(const std::string& path) const;
+    // The file write() would produce with its tensor data left as a hole (a sparse file of the
+    // same size, no data written; fills are not called): enough to open it and plan a
+    // conversion of a model too large to write twice. Not atomic. Throws std::runtime_error.
+    void write_layout(const std::string& path) const;
     // The encoded file in memory (tests; small models only).
     std::vector<uint8_t> bytes() const;
 
@@ -62,6 +66,8 @@ private:
         Fill fill;
     };
     void set(std::string_view key, ValueType t, std::vector<uint8_t> payload);
+    std::vector<uint8_t> head() const;  // header, metadata and tensor infos, padded
+    uint64_t padded(uint64_t n) const;  // n rounded up to the alignment
     void emit(const Emit& out) const;
 
     uint32_t alignment_;

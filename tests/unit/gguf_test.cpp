@@ -1,4 +1,5 @@
 // tests/unit/gguf_test.cpp — the GGUF reader and writer: round trips and real files.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -210,6 +211,25 @@ BOOST_AUTO_TEST_CASE(written_file_opens_with_streamed_fill) {
     const float* t = reinterpret_cast<const float*>(f->tensor("t")->data);
     BOOST_TEST(t[0] == 0.f);
     BOOST_TEST(t[255] == 255.f);
+    std::filesystem::remove(path);
+}
+
+// The layout of a file too large to write twice: the same header and tensor infos, the data a
+// hole of the same size (no fill called, no data block allocated).
+BOOST_AUTO_TEST_CASE(layout_is_the_file_without_its_data) {
+    auto path = std::filesystem::temp_directory_path() / ("strata_gguf_layout_" + std::to_string(::getpid()) + ".gguf");
+    Writer w;
+    w.set_string("general.name", "layout");
+    w.add_tensor("small", DType::F32, {3}, [](const Writer::Emit&) { BOOST_FAIL("fill called"); });
+    w.add_tensor("big", DType::F16, {4096, 4096}, [](const Writer::Emit&) { BOOST_FAIL("fill called"); });
+    w.write_layout(path.string());
+    auto f = File::open(path.string());
+    BOOST_TEST(*f->get_string("general.name") == "layout");
+    BOOST_TEST(f->tensor("big")->nbytes == 4096u * 4096u * 2u);
+    BOOST_TEST(std::filesystem::file_size(path) == f->tensor("big")->file_offset + f->tensor("big")->nbytes);
+    struct stat st {};
+    BOOST_TEST(::stat(path.c_str(), &st) == 0);
+    BOOST_TEST(st.st_blocks * 512 < 1024 * 1024);  // a hole, not 32 MiB of zeros
     std::filesystem::remove(path);
 }
 
