@@ -187,6 +187,7 @@ std::vector<KeySpec> make_keys() {
     constexpr uint64_t kGiB = 1ull << 30;
     return {
         string_key("model.path", false, [](auto& s) -> auto& { return s.engine.model_path; }),
+        string_key("model.draft", false, [](auto& s) -> auto& { return s.engine.draft_path; }),
         key(
             "model.pooling", false, [](auto& s) -> auto& { return s.engine.pooling; },
             [](std::string_view v) {

@@ -59,7 +59,8 @@ void Engine::Impl::prepare(Active& a) {
                           "the session would hold " + std::to_string(full.size()) + " tokens; the context is " + std::to_string(context) +
                               " (reset the session or start a new one; with limits.context_overflow = truncate_middle a chat "
                               "drops its oldest turns instead)");
-    const uint64_t fresh = attach_cache(a, full);
+    uint64_t fresh = attach_cache(a, full);
+    if (uses_draft(r)) fresh += draft->kv_bytes_for(static_cast<int32_t>(full.size()), batch_tokens);  // its own cache, from the start
     if (s.cache->recurrent() && !r.messages.empty()) a.snapshot_at = message_starts(a, full, s.cache->size());
     a.history = std::move(full);
     a.usage.prompt_tokens = static_cast<int32_t>(a.history.size());
@@ -73,10 +74,18 @@ void Engine::Impl::admit(Active& a) {
         if (!a.embedding()) a.session->cache->reserve_ahead(static_cast<int32_t>(a.prompt.size()));
         a.gen.emplace(*tokenizer, a.p.req, a.p.req.grammar ? constraint_vocab() : nullptr, model->hparams().n_vocab, context,
                       a.embedding() ? std::vector<int32_t>{} : std::move(a.history));
-        a.spec = Speculation(a.p.req.speculative.value_or(config.speculative) == Speculative::Off ? 0 : config.draft_max);
+        const Speculative mode = a.p.req.speculative.value_or(config.speculative);
+        a.spec = Speculation(mode == Speculative::Off ? 0 : config.draft_max, mode != Speculative::Draft, uses_draft(a.p.req));
     } catch (const std::exception& e) {
         fail(a, EngineError(Errc::ModelError, std::string("cannot start the request: ") + e.what()));
     }
+}
+
+// Whether the request's guesses may come from the draft model (engine.speculative or its own
+// `speculative`: draft, or auto with a draft configured).
+bool Engine::Impl::uses_draft(const GenerateRequest& r) const {
+    const Speculative mode = r.speculative.value_or(config.speculative);
+    return draft && !r.embed.size() && (mode == Speculative::Draft || mode == Speculative::Auto);
 }
 
 // The vocabulary's token bytes and trie for grammars, built on the first constrained request.

@@ -26,8 +26,8 @@ enum class ContextOverflow {
 };
 
 // Speculative decoding (engine.speculative, a request's `speculative`): none; n-gram guesses
-// from the sequence's own tokens (guess.h); a draft model (`model.draft`, not built yet);
-// auto = ngram, plus the draft when one is configured.
+// from the sequence's own tokens (guess.h); a draft model's (`model.draft`, draft.h);
+// auto = n-grams, and the draft (when one is configured) when they have no guess.
 enum class Speculative { Off, Ngram, Draft, Auto };
 inline constexpr const char* kSpeculativeNames[] = {"off", "ngram", "draft", "auto"};  // by enum value
 inline const char* speculative_name(Speculative s) { return kSpeculativeNames[static_cast<int>(s)]; }
@@ -75,6 +75,7 @@ inline int32_t session_context(int32_t configured, int32_t n_ctx_train) {
 
 struct Config {
     std::string model_path;
+    std::string draft_path;              // model.draft: the draft model for speculative decoding; "" = none
     int threads = 0;                     // compute threads; 0 = physical cores
     int32_t context = 0;                 // per-session context; 0 = the model's, at most 4096 (session_context)
     int32_t batch_tokens = 0;            // tokens per forward pass (prompt chunks + decodes);

@@ -27,9 +27,9 @@ void check_infill(const GenerateRequest& request, const tokenizer::Tokenizer& to
         throw EngineError(Errc::InvalidParams, "an infill request runs without a session", "session");
 }
 
-// engine.speculative and engine.draft_max as configured; the draft model is not built yet.
-void check_speculation(Speculative mode, int32_t draft_max) {
-    if (mode == Speculative::Draft)
+// engine.speculative and engine.draft_max as configured.
+void check_speculation(Speculative mode, int32_t draft_max, bool have_draft) {
+    if (mode == Speculative::Draft && !have_draft)
         throw std::runtime_error("engine.speculative = draft needs a draft model (model.draft), and none is configured");
     if (draft_max < 1 || draft_max > kMaxDraft)
         throw std::runtime_error("engine.draft_max " + std::to_string(draft_max) + " is out of range (1.." + std::to_string(kMaxDraft) + ")");
@@ -50,7 +50,7 @@ Engine::Impl::Impl(Config c) : config(std::move(c)), store("", 0) {
     if (config.context > hp.n_ctx_train)
         log(4, "engine.context " + std::to_string(config.context) + " is more than the model was trained for (" +
                    std::to_string(hp.n_ctx_train) + " tokens); sessions get " + std::to_string(context));
-    check_speculation(config.speculative, config.draft_max);
+    check_speculation(config.speculative, config.draft_max, !config.draft_path.empty());
     const int threads = config.threads > 0 ? config.threads : model::physical_cores();
     memory = std::make_unique<MemoryPlanner>(config, hp, context, threads);
     model::Options mo;
@@ -73,6 +73,10 @@ Engine::Impl::Impl(Config c) : config(std::move(c)), store("", 0) {
     if (tokenizer->n_vocab() > model->hparams().n_vocab)
         throw std::runtime_error("the vocabulary has " + std::to_string(tokenizer->n_vocab()) + " tokens but the model only " +
                                  std::to_string(model->hparams().n_vocab) + " embeddings");
+    if (!config.draft_path.empty()) {
+        draft = std::make_unique<Draft>(config.draft_path, *tokenizer, threads, batch_tokens, config.memory.kv_type);
+        log(6, "draft model " + config.draft_path + " (" + std::to_string(draft->weight_bytes() >> 20) + " MiB) guesses for speculative decoding");
+    }
     if (!config.chat_template.empty()) {
         model_family = chat::chat_family_from_name(config.chat_template);
     } else if (auto jinja = file->get_string("tokenizer.chat_template")) {
@@ -164,7 +168,7 @@ uint64_t Engine::submit(GenerateRequest request, std::shared_ptr<Sink> sink) {
         throw EngineError(Errc::InvalidParams,
                           "this model is not a reranker: its pooling_type is not rank (a cross-encoder with a classification head, "
                           "or Qwen3-Reranker)", "model");
-    if (request.speculative == Speculative::Draft)
+    if (request.speculative == Speculative::Draft && !m.draft)
         throw EngineError(Errc::InvalidParams, "speculative = draft needs a draft model (model.draft), and none is configured",
                           "speculative");
     if (request.embed.empty() && !m.model->hparams().output_head)

@@ -15,6 +15,7 @@
 #include <optional>
 #include <thread>
 
+#include "engine/draft.h"
 #include "engine/engine.h"
 #include "engine/generation.h"
 #include "engine/guess.h"
@@ -61,6 +62,8 @@ struct Active {
     size_t fed = 0;                         // of prompt, how many are in the cache
     std::vector<int32_t> next;              // decoding: the sampled token to feed next, then its guesses
     Speculation spec;                       // its guesses' length and acceptance (guess.h)
+    std::optional<DraftSequence> draft;     // the draft model's KV of its sequence, once asked
+    int32_t draft_ask = 0;                  // > 0: the draft guesses this many after the pass (draft_guesses)
     std::optional<Generation> gen;          // from admission on
     Usage usage;                            // the prompt's figures (completion tokens: gen)
     bool ended = false;                     // finished or failed: its sink has heard the end
@@ -102,6 +105,7 @@ struct Engine::Impl {
     Config config;
     std::shared_ptr<const gguf::File> file;
     std::unique_ptr<model::Model> model;
+    std::unique_ptr<Draft> draft;            // model.draft, or null
     std::shared_ptr<const sampling::ConstraintVocab> vocab_for_grammars;  // engine thread only
     std::unique_ptr<tokenizer::Tokenizer> tokenizer;
     std::unique_ptr<chat::Template> model_template;      // the GGUF's tokenizer.chat_template, parsed
@@ -127,6 +131,7 @@ struct Engine::Impl {
     uint64_t requests_total = 0, requests_failed = 0, prompt_tokens_total = 0, completion_tokens_total = 0,
              cached_tokens_total = 0, forward_passes = 0, sessions_expired = 0, messages_dropped = 0,
              spec_passes = 0, spec_guessed = 0, spec_accepted = 0, spec_tokens = 0;  // verify passes with guesses, what they made
+    double pass_seconds = 0;                 // in the model's forward passes (the draft's: draft->seconds())
     Clock::time_point next_expiry_sweep = Clock::now();
     std::deque<StepRecord> recent;           // the last seconds of steps, for recent tokens/s
     kv::PrefixCache prefixes;                // written by the engine thread (holding mu)
@@ -169,7 +174,10 @@ struct Engine::Impl {
     void verify(Active& a, const Feed& f, const float* rows);
     std::optional<Generation::Outcome> on_token(Active& a, const float* row, int32_t& token);
     bool go_on(Active& a, std::optional<Generation::Outcome> outcome);
-    void plan_guesses(Active& a);
+    bool plan_guesses(Active& a);
+    void add_guesses(Active& a, std::vector<int32_t> guesses);
+    void draft_guesses();
+    bool uses_draft(const GenerateRequest& r) const;
     void send_output(Active& a);
     void finish(Active& a, const std::string& reason);
     void fail(Active& a, const EngineError& e);

@@ -52,14 +52,18 @@ std::vector<int32_t> NgramPool::lookup(std::span<const int32_t> tokens, int32_t 
     return {f.begin(), f.begin() + std::min<ptrdiff_t>(max, ptrdiff_t(f.size()))};
 }
 
-std::vector<int32_t> Speculation::guess(std::span<const int32_t> history, int32_t room, const NgramPool& pool) {
+Speculation::Guess Speculation::guess(std::span<const int32_t> history, int32_t room, const NgramPool& pool) {
     if (max_ <= 0 || room <= 0) return {};
     if (pause_ > 0) {
         --pause_;
         return {};
     }
-    std::vector<int32_t> own = lookup_ngram(history, std::min(len_, room));
-    return own.empty() ? pool.lookup(history, std::min(len_, room)) : own;
+    const int32_t n = std::min(len_, room);
+    if (ngram_) {
+        if (std::vector<int32_t> own = lookup_ngram(history, n); !own.empty()) return {std::move(own)};
+        if (std::vector<int32_t> pooled = pool.lookup(history, n); !pooled.empty()) return {std::move(pooled)};
+    }
+    return {{}, draft_ ? n : 0};
 }
 
 void Speculation::verified(int32_t guessed, int32_t accepted) {

@@ -54,14 +54,22 @@ private:
     std::deque<uint64_t> order_;  // keys, oldest learnt first
 };
 
-// One request's speculation: how many tokens to guess now, and what its guesses earned.
+// One request's speculation: how many tokens to guess now, where from, and what its guesses
+// earned. Sources: n-grams (prompt lookup in the sequence, else the shared pool) and the
+// draft model (draft.h), asked when the n-grams have nothing (or alone).
 class Speculation {
 public:
-    explicit Speculation(int32_t draft_max = 0) : max_(draft_max), len_(draft_max) {}
+    explicit Speculation(int32_t draft_max = 0, bool ngram = true, bool draft = false)
+        : max_(draft_max), len_(draft_max), ngram_(ngram), draft_(draft) {}
 
-    // Guesses to feed after the sequence's last token `history.back()`, at most `room`:
-    // prompt lookup in the sequence, else the shared pool.
-    std::vector<int32_t> guess(std::span<const int32_t> history, int32_t room, const NgramPool& pool);
+    // What to feed after the sequence's last token `history.back()`, at most `room` tokens:
+    // the n-grams' guesses, or, when they have none and the draft is a source, how many the
+    // draft should guess.
+    struct Guess {
+        std::vector<int32_t> tokens;
+        int32_t draft = 0;
+    };
+    Guess guess(std::span<const int32_t> history, int32_t room, const NgramPool& pool);
     // A verify pass over `guessed` guesses kept `accepted` of them.
     void verified(int32_t guessed, int32_t accepted);
 
@@ -72,6 +80,7 @@ public:
 private:
     int32_t max_;
     int32_t len_;             // guesses to make next (1..max_)
+    bool ngram_, draft_;      // the sources
     int32_t pause_ = 0;       // steps left without guessing
     int32_t next_pause_ = kFirstPause;
     uint64_t guessed_ = 0, accepted_ = 0;

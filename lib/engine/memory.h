@@ -1,5 +1,5 @@
-// engine/memory.h — the engine's memory: resolving the budget, reserving KV caches and
-// working memory beside the weights, planning the weights (resident or streamed) and
+// engine/memory.h — the engine's memory: resolving the budget, reserving KV caches,
+// working memory and the draft model (model.draft) beside the weights, planning the weights (resident or streamed) and
 // building the weight source the model reads through; also the batch size that suits the
 // plan (streaming prefers larger passes: each pass reads the streamed weights once), and
 // the plan for a budget that changes while serving (replan). Must not touch: scheduling,

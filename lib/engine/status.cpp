@@ -60,6 +60,10 @@ Status Engine::status() const {
     st.set("ngram_pool_entries", uint64_t(m.ngram_pool.entries()));
     st.set("ngram_pool_bytes", m.ngram_pool.bytes());
     st.set("speculative_tokens_per_pass", m.spec_passes ? double(m.spec_tokens) / double(m.spec_passes) : 0);
+    st.set("draft_model", m.draft ? m.draft->path() : std::string());
+    st.set("draft_passes", m.draft ? m.draft->passes() : uint64_t(0));
+    const double draft_seconds = m.draft ? m.draft->seconds() : 0;
+    st.set("draft_time_share", draft_seconds > 0 ? draft_seconds / (draft_seconds + m.pass_seconds) : 0);
     double secs = 0, prompt = 0, gen = 0;
     for (const auto& r : m.recent) {
         secs += r.seconds;

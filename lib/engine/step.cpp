@@ -117,6 +117,7 @@ void Engine::Impl::run_batch(const std::vector<Feed>& feeds) {
         take_logits(a, f, row);
         row += f.logits == LogitsAt::All ? size_t(f.tokens) * n_vocab : f.logits == LogitsAt::Last ? n_vocab : 0;
     }
+    draft_guesses();
     count_kv_kinds();
 }
 
@@ -133,7 +134,7 @@ void Engine::Impl::take_logits(Active& a, const Feed& f, const float* row) {
         int32_t token = -1;
         if (!go_on(a, on_token(a, row, token))) return;
         a.next = {token};
-        plan_guesses(a);
+        if (plan_guesses(a)) return;  // reported after the draft's guesses
     }
     report_next(a);
 }
@@ -165,20 +166,56 @@ void Engine::Impl::verify(Active& a, const Feed& f, const float* rows) {
         return fail(a, EngineError(Errc::ModelError, "speculative decoding lost the attention window's KV"));
     if (!go_on(a, outcome)) return;
     a.next = {token};
-    plan_guesses(a);
-    report_next(a);
+    if (!plan_guesses(a)) report_next(a);
 }
 
-// The guesses to feed after the next token: prompt lookup over the sequence, within what
-// the context, max_tokens and the grammar leave.
-void Engine::Impl::plan_guesses(Active& a) {
+// The guesses to feed after the next token, within what the context, max_tokens and the
+// grammar leave: the n-grams' now, or the draft's after the pass (true: draft_guesses()
+// adds them and reports the request).
+bool Engine::Impl::plan_guesses(Active& a) {
     // A recurrent state cannot be cut back to the guesses kept: such sequences do not guess.
-    if (a.ended || !a.decoding() || !a.spec.enabled() || a.next.size() != 1 || a.session->cache->recurrent()) return;
+    if (a.ended || !a.decoding() || !a.spec.enabled() || a.next.size() != 1 || a.session->cache->recurrent()) return false;
     const std::vector<int32_t>& history = a.gen->history();
     const int32_t room = std::min(context - static_cast<int32_t>(history.size()), a.p.req.max_tokens - a.gen->generated() - 1);
-    std::vector<int32_t> guesses = a.spec.guess(history, room, ngram_pool);
+    Speculation::Guess guess = a.spec.guess(history, room, ngram_pool);
+    a.draft_ask = draft ? guess.draft : 0;
+    add_guesses(a, std::move(guess.tokens));
+    return a.draft_ask > 0;
+}
+
+void Engine::Impl::add_guesses(Active& a, std::vector<int32_t> guesses) {
     guesses.resize(a.gen->admissible(guesses));
     a.next.insert(a.next.end(), guesses.begin(), guesses.end());
+}
+
+// The draft model's guesses for the requests that asked in this step, in passes they share;
+// a draft that fails (a read error) leaves them without guesses this time, and is logged.
+void Engine::Impl::draft_guesses() {
+    std::vector<Draft::Ask> asks;
+    std::vector<Active*> asking;
+    for (auto& [handle, a] : actives) {
+        if (a.ended || a.draft_ask <= 0) continue;
+        if (!a.draft) a.draft.emplace(draft->new_sequence(context, kv_ledger));
+        asks.push_back({&*a.draft, a.gen->history(), a.draft_ask, {}});
+        asking.push_back(&a);
+        a.draft_ask = 0;
+    }
+    if (asks.empty()) return;
+    const double before = draft->seconds();
+    try {
+        draft->guess(asks);
+    } catch (const std::exception& e) {
+        log(4, std::string("the draft model's pass failed, requests go on without its guesses: ") + e.what());
+        for (Draft::Ask& ask : asks) ask.guesses.clear();
+    }
+    {
+        std::lock_guard lk(mu);
+        if (!recent.empty()) recent.back().seconds += draft->seconds() - before;  // the step took that long too
+    }
+    for (size_t i = 0; i < asks.size(); ++i) {
+        add_guesses(*asking[i], std::move(asks[i].guesses));
+        report_next(*asking[i]);
+    }
 }
 
 void Engine::Impl::report_next(const Active& a) {
@@ -231,6 +268,7 @@ void Engine::Impl::record_step(Clock::time_point t0, int32_t prompt_tokens, int3
     const auto t1 = Clock::now();
     std::lock_guard lk(mu);
     forward_passes++;
+    pass_seconds += std::chrono::duration<double>(t1 - t0).count();
     recent.push_back({t1, std::chrono::duration<double>(t1 - t0).count(), prompt_tokens, generated});
     while (!recent.empty() && recent.front().end < t1 - kRecentWindow) recent.pop_front();
 }

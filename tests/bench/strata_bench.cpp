@@ -38,6 +38,9 @@
 #include <string>
 #include <vector>
 
+#include <future>
+
+#include "engine/engine.h"
 #include "engine/memory.h"
 #include "kernels/kernels.h"
 #include "model/model.h"
@@ -63,6 +66,9 @@ struct Options {
     uint64_t seed = 42;
     kv::KvType kv_type = kv::KvType::F16;
     weights::ExpertPolicy expert_policy = weights::ExpertPolicy::Lru;
+    std::string speculative;  // off, ngram, draft: decode through the engine (SpeculativeRun)
+    std::string draft;
+    int draft_max = 8;
 };
 
 [[noreturn]] void usage(const std::string& why) {
@@ -70,6 +76,7 @@ struct Options {
                  "strata-bench: %s\nusage: strata-bench MODEL [--threads N] [--pp 512] [--tg 128] [--reps 3] [--tg-prompt 16] [--sessions N]\n"
                  "                    [--budget SIZE] [--mode auto|resident|streamed] [--peer auto|off] [--seed S]\n"
                  "                    [--fresh-copy] [--kv-type f16|q8_0] [--expert-policy lru|lfu] [--bus-probe]\n"
+                 "       strata-bench MODEL --speculative off|ngram|draft [--draft FILE] [--draft-max N] [--tg 128] [--reps 3]\n"
                  "       strata-bench MODEL --read-speed\n",
                  why.c_str());
     std::exit(2);
@@ -117,6 +124,12 @@ Options parse(int argc, char** argv) {
             if (v != "lru" && v != "lfu") usage("--expert-policy must be lru or lfu");
             o.expert_policy = v == "lru" ? weights::ExpertPolicy::Lru : weights::ExpertPolicy::Lfu;
         }
+        else if (a == "--speculative") {
+            o.speculative = value();
+            if (!engine::speculative_from_name(o.speculative) || o.speculative == "auto") usage("--speculative must be off, ngram or draft");
+        }
+        else if (a == "--draft") o.draft = value();
+        else if (a == "--draft-max") o.draft_max = number(1);
         else if (a == "--peer") {
             const std::string v = value();
             if (v != "auto" && v != "off") usage("--peer must be auto or off");
@@ -126,6 +139,8 @@ Options parse(int argc, char** argv) {
         else usage("more than one model given");
     }
     if (o.model.empty()) usage("no model given");
+    if (o.speculative == "draft" && o.draft.empty()) usage("--speculative draft needs --draft FILE");
+    if (!o.speculative.empty()) o.pp = 0;  // decode only
     return o;
 }
 
@@ -309,6 +324,87 @@ private:
     std::vector<double> step_ms_;  // decode step latencies of every rep
 };
 
+// --speculative: greedy generation through the engine (as stratad runs it) with the given
+// mode — off, ngram (prompt lookup: the prompt is a text and its start again, which the model
+// continues by copying) or draft (--draft FILE; free generation from a short prompt) — each
+// rep one request of --tg tokens; tg_tps is the request's generation rate, accept_rate and
+// tokens_per_pass what its guesses earned.
+class SpeculativeRun {
+public:
+    explicit SpeculativeRun(const Options& o) : o_(o) {
+        engine::Config c;
+        c.model_path = o.model;
+        c.draft_path = o.speculative == "draft" ? o.draft : "";
+        c.threads = o.threads;
+        c.context = 4 * o.tg + 256;
+        c.speculative = *engine::speculative_from_name(o.speculative);
+        c.draft_max = o.draft_max;
+        c.memory.budget = o.budget;
+        c.memory.mode = o.mode;
+        c.memory.kv_type = o.kv_type;
+        c.log = [](int priority, const std::string& m) { if (priority <= 4) std::fprintf(stderr, "strata-bench: %s\n", m.c_str()); };
+        engine_ = std::make_unique<engine::Engine>(std::move(c));
+        prompt_ = "Once upon a time";
+        if (o.speculative == "ngram") {  // a text the model writes, then its start again: it copies
+            const std::string text = generate(prompt_, o.tg, engine::Speculative::Off).text;
+            prompt_ += text + "\n\n" + prompt_;
+        }
+        generate(prompt_, 4, mode());  // warm-up
+    }
+
+    double tg_once() {
+        const double passes0 = figure("forward_passes");
+        const engine::Result r = generate(prompt_, o_.tg, mode());
+        passes_ += figure("forward_passes") - passes0 - 1;  // the prompt's pass is not a decoding one
+        tokens_ += r.usage.completion_tokens - 1;         // nor its token
+        guessed_ += r.timings.speculative_guessed;
+        accepted_ += r.timings.speculative_accepted;
+        return r.timings.generate_tps;
+    }
+
+    std::string json(const std::vector<double>& tg) const {
+        char buf[2048];
+        std::snprintf(buf, sizeof buf,
+                      "\"engine\":\"strata\",\"speculative\":\"%s\",\"tg_tps\":%.4f,\"tg_min_tps\":%.4f,\"tg_max_tps\":%.4f,\"tg_spread\":%.3f,"
+                      "\"accept_rate\":%.4f,\"tokens_per_pass\":%.3f,\"draft_max\":%d,\"draft_time_share\":%.4f,\"threads\":%.0f,"
+                      "\"tg\":%d,\"reps\":%d,\"mode\":\"%s\",\"model\":\"%s\",\"draft\":\"%s\",\"tg_runs\":%s",
+                      o_.speculative.c_str(), median(tg), lowest(tg), highest(tg), spread(tg), guessed_ ? accepted_ / guessed_ : 0.0,
+                      passes_ > 0 ? tokens_ / passes_ : 0.0, o_.draft_max, figure("draft_time_share"), figure("threads"), o_.tg, o_.reps,
+                      engine_->status().text("weights_mode").c_str(), o_.model.c_str(), o_.draft.c_str(), json_array(tg).c_str());
+        return buf;
+    }
+
+private:
+    struct Collect : engine::Sink {
+        std::promise<engine::Result> done;
+        void on_text(std::string_view) override {}
+        void on_done(const engine::Result& r) override { done.set_value(r); }
+        void on_error(const engine::EngineError& e) override { done.set_exception(std::make_exception_ptr(e)); }
+    };
+
+    engine::Speculative mode() const { return *engine::speculative_from_name(o_.speculative); }
+
+    engine::Result generate(const std::string& prompt, int tokens, engine::Speculative mode) {
+        engine::GenerateRequest r;
+        r.prompt = prompt;
+        r.max_tokens = tokens;
+        r.ignore_eos = true;
+        r.sampling.temperature = 0;
+        r.speculative = mode;
+        auto sink = std::make_shared<Collect>();
+        auto result = sink->done.get_future();
+        engine_->submit(std::move(r), sink);
+        return result.get();
+    }
+
+    double figure(figures::Id id) const { return engine_->status().number(id); }
+
+    const Options& o_;
+    std::unique_ptr<engine::Engine> engine_;
+    std::string prompt_;
+    double passes_ = 0, tokens_ = 0, guessed_ = 0, accepted_ = 0;
+};
+
 std::string peer_bench_path() {
     namespace fs = std::filesystem;
     std::vector<fs::path> dirs;
@@ -368,6 +464,29 @@ private:
     std::string path_;
 };
 
+// --speculative: each rep one request through the engine, then llama.cpp's plain decode of the
+// same model (peer-bench --tg, random tokens: its speed does not depend on them).
+int speculative_main(const Options& o) {
+    SpeculativeRun run(o);
+    const std::string peer = o.peer ? peer_bench_path() : "";
+    const int threads = o.threads > 0 ? o.threads : model::physical_cores();
+    std::vector<double> tg, peer_tg;
+    for (int r = 0; r < o.reps; ++r) {
+        tg.push_back(run.tg_once());
+        if (peer.empty()) continue;
+        if (const std::string j = peer_once(peer, o, threads); !j.empty()) peer_tg.push_back(field(j, "tg_tps"));
+    }
+    std::string line = "{" + run.json(tg);
+    if (!peer_tg.empty()) {
+        char buf[256];
+        std::snprintf(buf, sizeof buf, ",\"peer_tg_tps\":%.4f,\"ratio_tg\":%.3f,\"peer_tg_runs\":", median(peer_tg),
+                      median(tg) / median(peer_tg));
+        line += buf + json_array(peer_tg);
+    }
+    std::printf("%s}\n", line.c_str());
+    return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -382,6 +501,7 @@ int main(int argc, char** argv) {
                         (unsigned long long)bytes, o.model.c_str());
             return 0;
         }
+        if (!o.speculative.empty()) return speculative_main(o);
         StrataRun strata(o);
         const std::string peer = o.peer && o.sessions == 1 ? peer_bench_path() : "";
         const int threads = o.threads > 0 ? o.threads : model::physical_cores();

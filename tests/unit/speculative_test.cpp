@@ -1,16 +1,24 @@
-// tests/unit/speculative_test.cpp — speculative decoding (engine.speculative = ngram): prompt
-// lookup and the adaptive guess length alone, then the engine on the real stories260K model
-// giving exactly the output of decoding without guesses — greedy, sampled with each of many
-// seeds, with stop strings, grammars, log-probabilities and sessions — while its guesses are
-// accepted and counted, and `draft` refused without a draft model.
+// tests/unit/speculative_test.cpp — speculative decoding (engine.speculative = ngram and
+// draft): prompt lookup and the adaptive guess length alone, then the engine on the real
+// stories260K model giving exactly the output of decoding without guesses — greedy, sampled
+// with each of many seeds, with stop strings, grammars, log-probabilities and sessions —
+// while its guesses are accepted and counted; the same with a draft model (stories260K
+// quantized to Q4_0), whose sampled tokens also pass a chi-square test of homogeneity against
+// decoding without guesses on seeds of their own; drafts with another vocabulary or with
+// recurrent layers refused at load, and `draft` refused without a draft model.
+#include <unistd.h>
+
 #include <cmath>
 #include <condition_variable>
+#include <filesystem>
+#include <map>
 #include <memory>
 #include <mutex>
 
 #include "engine/engine.h"
 #include "engine/guess.h"
 #include "grammar/grammar.h"
+#include "model/quantize_model.h"
 #include "test_util.h"
 
 using namespace strata;
@@ -47,9 +55,23 @@ private:
     bool done_ = false;
 };
 
-Config config(Speculative mode) {
+const std::string kModel = (test::source_dir() / "daemon/models/stories260K.gguf").string();
+
+// The draft of the tests: stories260K quantized to Q4_0 (agrees with it on most tokens), made once.
+const std::string& draft_model() {
+    static const std::string path = [] {
+        const auto p = std::filesystem::temp_directory_path() / ("strata_draft_" + std::to_string(::getpid()) + ".gguf");
+        model::quantize_model(kModel, p.string(), *model::file_type_from_name("Q4_0"));
+        std::atexit([] { std::filesystem::remove(draft_model()); });
+        return p.string();
+    }();
+    return path;
+}
+
+Config config(Speculative mode, std::string draft = "") {
     Config c;
-    c.model_path = (test::source_dir() / "daemon/models/stories260K.gguf").string();
+    c.model_path = kModel;
+    c.draft_path = std::move(draft);
     c.threads = 2;
     c.context = 512;
     c.speculative = mode;
@@ -73,9 +95,13 @@ std::shared_ptr<Collect> run(Engine& e, GenerateRequest r) {
     return sink;
 }
 
-// The same request through an engine without speculation and one with n-gram guesses.
+// The same request through an engine without speculation and one with guesses (n-grams, or
+// the draft model's).
 struct Pair {
-    Engine off{config(Speculative::Off)}, ngram{config(Speculative::Ngram)};
+    explicit Pair(Speculative mode = Speculative::Ngram)
+        : ngram(config(mode, mode == Speculative::Draft || mode == Speculative::Auto ? draft_model() : "")) {}
+    Engine off{config(Speculative::Off)};
+    Engine ngram;
     void same(const GenerateRequest& r, const std::string& what) {
         const auto a = run(off, r), b = run(ngram, r);
         BOOST_TEST(a->result.text == b->result.text, what);
@@ -106,21 +132,36 @@ BOOST_AUTO_TEST_CASE(guesses_back_off_when_they_fail_and_grow_when_they_pay) {
     const std::vector<int32_t> h = {1, 2, 3, 4, 5, 6, 7, 8, 9, 1, 2};
     const NgramPool pool;
     Speculation s(8);
-    BOOST_TEST(s.guess(h, 100, pool).size() == 8u);  // "1 2" and the 9 tokens after it, at most 8
+    BOOST_TEST(s.guess(h, 100, pool).tokens.size() == 8u);  // "1 2" and the 9 tokens after it, at most 8
     s.verified(8, 0);
-    BOOST_TEST(s.guess(h, 100, pool).size() == 4u);
+    BOOST_TEST(s.guess(h, 100, pool).tokens.size() == 4u);
     s.verified(4, 0), s.verified(2, 0);
-    BOOST_TEST(s.guess(h, 100, pool).size() == 1u);
+    BOOST_TEST(s.guess(h, 100, pool).tokens.size() == 1u);
     s.verified(1, 0);  // even one guess fails: a pause
     int paused = 0;
-    while (s.guess(h, 100, pool).empty()) ++paused;
+    while (s.guess(h, 100, pool).tokens.empty()) ++paused;
     BOOST_TEST(paused == 8);
     s.verified(1, 1);
-    BOOST_TEST(s.guess(h, 100, pool).size() == 2u);
-    BOOST_TEST(s.guess(h, 1, pool).size() == 1u);  // within the room left
-    BOOST_TEST(Speculation(0).guess(h, 100, pool).empty());
+    BOOST_TEST(s.guess(h, 100, pool).tokens.size() == 2u);
+    BOOST_TEST(s.guess(h, 1, pool).tokens.size() == 1u);  // within the room left
+    BOOST_TEST(Speculation(0).guess(h, 100, pool).tokens.empty());
     BOOST_TEST(s.guessed() == 16u);
     BOOST_TEST(s.accepted() == 1u);
+}
+
+// The draft is asked when the n-grams have nothing (auto), or alone (draft), for as many
+// guesses as the adaptive length and the room allow.
+BOOST_AUTO_TEST_CASE(the_draft_is_asked_when_the_ngrams_have_nothing) {
+    const std::vector<int32_t> repeats = {1, 2, 3, 4, 1, 2}, fresh = {1, 2, 3, 4, 5, 6};
+    const NgramPool pool;
+    Speculation both(8, true, true), draft_only(8, false, true), ngram_only(8, true, false);
+    BOOST_TEST(both.guess(repeats, 100, pool).tokens == (std::vector<int32_t>{3, 4, 1, 2}));
+    BOOST_TEST(both.guess(repeats, 100, pool).draft == 0);
+    BOOST_TEST(both.guess(fresh, 100, pool).draft == 8);
+    BOOST_TEST(both.guess(fresh, 3, pool).draft == 3);
+    BOOST_TEST(draft_only.guess(repeats, 100, pool).tokens.empty());
+    BOOST_TEST(draft_only.guess(repeats, 100, pool).draft == 8);
+    BOOST_TEST(ngram_only.guess(fresh, 100, pool).draft == 0);
 }
 
 BOOST_AUTO_TEST_CASE(the_shared_pool_remembers_what_followed_and_forgets_the_oldest) {
@@ -138,7 +179,7 @@ BOOST_AUTO_TEST_CASE(the_shared_pool_remembers_what_followed_and_forgets_the_old
     BOOST_TEST(pool.bytes() > 0u);
     // A request whose own tokens have no match guesses from the pool.
     Speculation s(4);
-    BOOST_TEST(s.guess(std::vector<int32_t>{5, 2, 3, 4}, 10, pool) == (std::vector<int32_t>{5, 6}));
+    BOOST_TEST(s.guess(std::vector<int32_t>{5, 2, 3, 4}, 10, pool).tokens == (std::vector<int32_t>{5, 6}));
 }
 
 BOOST_AUTO_TEST_CASE(greedy_output_is_exactly_that_of_decoding_without_guesses) {
@@ -217,6 +258,84 @@ BOOST_AUTO_TEST_CASE(a_request_may_turn_speculation_off_and_draft_is_refused_wit
     }
     BOOST_CHECK_EXCEPTION(Engine(config(Speculative::Draft)), std::runtime_error,
                           [](const std::runtime_error& err) { return std::string(err.what()).find("model.draft") != std::string::npos; });
+}
+
+BOOST_AUTO_TEST_CASE(a_draft_model_gives_exactly_the_output_of_decoding_without_guesses) {
+    Pair p(Speculative::Draft);
+    p.same(request("", 200), "from BOS");
+    p.same(request("Once upon a time, there was a little girl named Lily. Lily", 120), "prompt");
+    for (uint64_t seed = 1; seed <= 8; ++seed) p.same(request("Lily and Tom", 60, 0.8f, seed), "seed " + std::to_string(seed));
+    GenerateRequest stop = request("", 120);
+    stop.stop = {"park"};
+    p.same(stop, "stop string");
+    GenerateRequest g = request("Lily", 60);
+    g.grammar = std::make_shared<const grammar::Grammar>(grammar::Grammar::parse(R"(root ::= ("Lily" | " the" | " park" | "." | " ")+)"));
+    p.same(g, "grammar");
+    for (const char* turn : {"Once upon a time", " Lily went to the park.", " Then"}) {
+        GenerateRequest s = request(turn, 40);
+        s.session = "story";
+        p.same(s, std::string("session turn ") + turn);
+    }
+    const auto st = p.ngram.status();
+    BOOST_TEST(st.text("draft_model") == draft_model());
+    BOOST_TEST(st.number("draft_passes") > 0u);
+    BOOST_TEST(st.number("speculative_accept_rate") > 0.5);  // a quantized copy agrees most of the time
+    BOOST_TEST(st.number("speculative_tokens_per_pass") > 2.0);
+    BOOST_TEST(st.number("forward_passes") < p.off.status().number("forward_passes"));
+    Pair autos(Speculative::Auto);
+    autos.same(request("Lily and Tom", 80), "auto");
+    BOOST_TEST(autos.ngram.status().number("draft_passes") > 0u);
+}
+
+// Sampled tokens with the draft's guesses, on seeds of their own, are distributed as those of
+// decoding without guesses: a chi-square test of homogeneity of the 4th generated token over
+// 400 seeds each (tokens seen fewer than 10 times together pooled into one bin), at p = 0.001.
+BOOST_AUTO_TEST_CASE(sampled_tokens_with_a_draft_are_distributed_as_without_guesses) {
+    Pair p(Speculative::Draft);
+    constexpr int kSeeds = 400;
+    std::map<std::string, std::array<double, 2>> counts;
+    for (int seed = 0; seed < kSeeds; ++seed) {
+        for (int which = 0; which < 2; ++which) {
+            GenerateRequest r = request("Lily and Tom", 4, 1.0f, uint64_t(seed + 1 + which * kSeeds));
+            r.logprobs = 0;
+            const auto sink = run(which ? p.ngram : p.off, r);
+            BOOST_REQUIRE(sink->result.logprobs.size() == 4u);
+            counts[sink->result.logprobs[3].token.bytes][size_t(which)] += 1;
+        }
+    }
+    std::vector<std::array<double, 2>> bins(1, {0, 0});
+    for (const auto& [token, c] : counts) {
+        if (c[0] + c[1] >= 10) bins.push_back(c);
+        else bins[0][0] += c[0], bins[0][1] += c[1];
+    }
+    double chi2 = 0;
+    for (const auto& b : bins) {
+        const double expected = (b[0] + b[1]) / 2;
+        if (expected > 0) chi2 += (b[0] - expected) * (b[0] - expected) / expected + (b[1] - expected) * (b[1] - expected) / expected;
+    }
+    const double df = double(bins.size() - 1);
+    // The 0.999 quantile of chi-square(df), Wilson-Hilferty: df (1 - 2/(9 df) + z sqrt(2/(9 df)))^3, z = 3.09.
+    const double critical = df * std::pow(1 - 2 / (9 * df) + 3.09 * std::sqrt(2 / (9 * df)), 3);
+    BOOST_TEST_MESSAGE("chi-square " << chi2 << " on " << df << " degrees of freedom, critical " << critical);
+    BOOST_TEST(df >= 5);
+    BOOST_TEST(chi2 < critical);
+    BOOST_TEST(p.ngram.status().number("speculative_accepted") > 0u);
+}
+
+BOOST_AUTO_TEST_CASE(drafts_with_another_vocabulary_or_recurrent_layers_are_refused) {
+    const auto archs = test::source_dir() / "tests/data/archs/models";
+    auto refused = [](Config c, const std::string& words) {
+        try {
+            Engine e(std::move(c));
+            BOOST_FAIL("the draft was accepted");
+        } catch (const std::runtime_error& e) {
+            BOOST_TEST(std::string(e.what()).find(words) != std::string::npos, e.what());
+        }
+    };
+    refused(config(Speculative::Draft, (archs / "qwen3-f16.gguf").string()), "a draft must have the target's vocabulary");
+    Config recurrent = config(Speculative::Draft, (archs / "qwen35-f16.gguf").string());
+    recurrent.model_path = (archs / "qwen3-f16.gguf").string();
+    refused(recurrent, "recurrent layers");
 }
 
 BOOST_AUTO_TEST_SUITE_END()
