@@ -110,7 +110,7 @@ struct Pair {
         BOOST_TEST(a->result.usage.completion_tokens == b->result.usage.completion_tokens, what);
         BOOST_TEST(a->logprobs.size() == b->logprobs.size(), what);
         for (size_t i = 0; i < std::min(a->logprobs.size(), b->logprobs.size()); ++i)
-            BOOST_TEST(std::abs(a->logprobs[i] - b->logprobs[i]) < 2e-3, what << " logprob " << i);
+            BOOST_TEST(std::abs(a->logprobs[i] - b->logprobs[i]) < 5e-3, what << " logprob " << i);  // a verify pass batches positions
     }
 };
 
@@ -209,8 +209,8 @@ BOOST_AUTO_TEST_CASE(sampled_output_is_that_of_decoding_without_guesses_for_ever
     BOOST_TEST(p.ngram.status().number("speculative_accepted") > 0u);
 }
 
-BOOST_AUTO_TEST_CASE(stop_strings_grammars_logprobs_and_sessions_behave_as_without_guesses) {
-    Pair p;
+// Stop strings, log-probabilities, a grammar and a session's turns give the same with guesses.
+void same_with_controls(Pair& p) {
     GenerateRequest stop = request("", 120);
     stop.stop = {"park"};
     p.same(stop, "stop string");
@@ -226,6 +226,11 @@ BOOST_AUTO_TEST_CASE(stop_strings_grammars_logprobs_and_sessions_behave_as_witho
         p.same(s, std::string("session turn ") + turn);
     }
     BOOST_TEST(p.off.session_info("story", 1000).text == p.ngram.session_info("story", 1000).text);
+}
+
+BOOST_AUTO_TEST_CASE(stop_strings_grammars_logprobs_and_sessions_behave_as_without_guesses) {
+    Pair p;
+    same_with_controls(p);
 }
 
 BOOST_AUTO_TEST_CASE(batched_requests_speculating_together_match_requests_alone) {
@@ -265,17 +270,7 @@ BOOST_AUTO_TEST_CASE(a_draft_model_gives_exactly_the_output_of_decoding_without_
     p.same(request("", 200), "from BOS");
     p.same(request("Once upon a time, there was a little girl named Lily. Lily", 120), "prompt");
     for (uint64_t seed = 1; seed <= 8; ++seed) p.same(request("Lily and Tom", 60, 0.8f, seed), "seed " + std::to_string(seed));
-    GenerateRequest stop = request("", 120);
-    stop.stop = {"park"};
-    p.same(stop, "stop string");
-    GenerateRequest g = request("Lily", 60);
-    g.grammar = std::make_shared<const grammar::Grammar>(grammar::Grammar::parse(R"(root ::= ("Lily" | " the" | " park" | "." | " ")+)"));
-    p.same(g, "grammar");
-    for (const char* turn : {"Once upon a time", " Lily went to the park.", " Then"}) {
-        GenerateRequest s = request(turn, 40);
-        s.session = "story";
-        p.same(s, std::string("session turn ") + turn);
-    }
+    same_with_controls(p);
     const auto st = p.ngram.status();
     BOOST_TEST(st.text("draft_model") == draft_model());
     BOOST_TEST(st.number("draft_passes") > 0u);
