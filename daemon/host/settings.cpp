@@ -168,6 +168,26 @@ KeySpec integer_key(std::string_view name, bool live, int64_t lo, int64_t hi, Ac
         [](Field v) { return std::to_string(v); });
 }
 
+// A probability: a decimal number from 0 to 1.
+template <typename Access>
+KeySpec probability_key(std::string_view name, bool live, Access access) {
+    return key(
+        name, live, access,
+        [](std::string_view v) {
+            const std::string text(v);
+            char* end = nullptr;
+            const float p = std::strtof(text.c_str(), &end);
+            if (text.empty() || end != text.c_str() + text.size() || !(p >= 0 && p <= 1))
+                throw BadValue("expected a probability from 0 to 1, got '" + text + "'");
+            return p;
+        },
+        [](float p) {
+            char buf[32];
+            std::snprintf(buf, sizeof buf, "%g", double(p));
+            return std::string(buf);
+        });
+}
+
 // A size; with `automatic`, "auto" (shown as such) means 0.
 template <typename Access>
 KeySpec size_key(std::string_view name, bool live, uint64_t lo, uint64_t hi, bool automatic, Access access) {
@@ -330,6 +350,7 @@ std::vector<KeySpec> make_keys() {
             },
             [](engine::Speculative v) { return std::string(engine::speculative_name(v)); }),
         integer_key("engine.draft_max", false, 1, engine::kMaxDraft, [](auto& s) -> auto& { return s.engine.draft_max; }),
+        probability_key("engine.draft_p_min", false, [](auto& s) -> auto& { return s.engine.draft_p_min; }),
         string_key("engine.chat_template", false, [](auto& s) -> auto& { return s.engine.chat_template; }),
 
         string_key("sessions.state_dir", false, [](auto& s) -> auto& { return s.engine.state_dir; }),

@@ -83,6 +83,7 @@ struct Config {
     std::string chat_template;           // family name; "" = detect from the model
     Speculative speculative = Speculative::Auto;
     int32_t draft_max = 8;               // tokens guessed per verify pass, 1..kMaxDraft
+    float draft_p_min = 0.1f;            // the draft model stops guessing below this probability of its token (draft.h)
     // How embeddings pool a model whose file names no pooling (decoder models): Last (the
     // only token that has seen the whole input under causal attention) or Mean.
     model::Pooling pooling = model::Pooling::Last;

@@ -50,8 +50,9 @@ void check_vocabulary(const tokenizer::Tokenizer& target, const tokenizer::Token
 
 }  // namespace
 
-Draft::Draft(const std::string& path, const tokenizer::Tokenizer& target, int threads, int32_t batch_tokens, kv::KvType kv_type)
-    : path_(path), kv_type_(kv_type) {
+Draft::Draft(const std::string& path, const tokenizer::Tokenizer& target, int threads, int32_t batch_tokens, kv::KvType kv_type,
+             float p_min)
+    : path_(path), kv_type_(kv_type), p_min_(p_min) {
     auto file = gguf::File::open(path);
     const auto vocabulary = tokenizer::Tokenizer::from_gguf(*file);
     check_vocabulary(target, *vocabulary, path);
@@ -120,7 +121,7 @@ void Draft::guess(std::vector<Ask>& asks) {
                 ask.seq->tokens.insert(ask.seq->tokens.end(), feed.begin(), feed.end());
                 feed.clear();
                 int32_t token = -1;
-                if (take_guess(logits_.data() + j * n_vocab, token) < kDraftMinConfidence) continue;
+                if (take_guess(logits_.data() + j * n_vocab, token) < p_min_) continue;
                 ask.guesses.push_back(token);
                 if (static_cast<int32_t>(ask.guesses.size()) < ask.max) feed = {token};
             }

@@ -5,7 +5,7 @@
 // catches up with the sequence's tokens (cut back to what they still share: rejected
 // guesses go), then the draft decodes greedily — every asking sequence in one pass a step —
 // up to each one's length, a sequence stopping early when the draft's probability of its own
-// next token falls below kDraftMinConfidence. Greedy guesses make the proposal one-hot, so
+// next token falls below engine.draft_p_min. Greedy guesses make the proposal one-hot, so
 // the engine's verification (step.cpp) keeps the target's distribution exactly, as for
 // n-gram guesses.
 // Must not touch: verification and sampling (step.cpp, generation), the target model,
@@ -23,11 +23,6 @@
 
 namespace strata::engine {
 
-// A guess is kept only while the draft gives it at least this probability. Low on purpose:
-// a draft agrees with its target on many tokens it is unsure of, and a request whose guesses
-// fail guesses shorter, then not at all for a while (Speculation); tests/bench/HISTORY.md has
-// the sweep (0.1: 5.1 tokens a pass; 0.3: 2.6; 0.5: 1.3, on a pair that agrees on 68 %).
-inline constexpr float kDraftMinConfidence = 0.1f;
 // How far the two vocabularies' sizes may differ (padding rows of real model pairs); the ids
 // both have must name the same tokens.
 inline constexpr int32_t kDraftVocabSlack = 128;
@@ -44,7 +39,9 @@ public:
     // unreadable file, a vocabulary that is not the target's (its size, or the first id whose
     // token differs), a recurrent model (whose state cannot be cut back to the accepted
     // guesses), a KV type it cannot store.
-    Draft(const std::string& path, const tokenizer::Tokenizer& target, int threads, int32_t batch_tokens, kv::KvType kv_type);
+    // A guess is kept only while the draft gives it at least `p_min`.
+    Draft(const std::string& path, const tokenizer::Tokenizer& target, int threads, int32_t batch_tokens, kv::KvType kv_type,
+          float p_min);
 
     DraftSequence new_sequence(int32_t context, std::shared_ptr<kv::Ledger> ledger) const;
     // The KV bytes a sequence of `positions` tokens takes in the draft's cache while a pass
@@ -75,6 +72,7 @@ private:
     std::string path_;
     std::unique_ptr<model::Model> model_;
     kv::KvType kv_type_;
+    float p_min_;
     int32_t guessable_ = 0;  // ids both vocabularies name alike: [0, guessable_)
     uint64_t weight_bytes_ = 0;
     uint64_t passes_ = 0;

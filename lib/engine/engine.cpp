@@ -74,7 +74,7 @@ Engine::Impl::Impl(Config c) : config(std::move(c)), store("", 0) {
         throw std::runtime_error("the vocabulary has " + std::to_string(tokenizer->n_vocab()) + " tokens but the model only " +
                                  std::to_string(model->hparams().n_vocab) + " embeddings");
     if (!config.draft_path.empty()) {
-        draft = std::make_unique<Draft>(config.draft_path, *tokenizer, threads, batch_tokens, config.memory.kv_type);
+        draft = std::make_unique<Draft>(config.draft_path, *tokenizer, threads, batch_tokens, config.memory.kv_type, config.draft_p_min);
         log(6, "draft model " + config.draft_path + " (" + std::to_string(draft->weight_bytes() >> 20) + " MiB) guesses for speculative decoding");
     }
     if (!config.chat_template.empty()) {
