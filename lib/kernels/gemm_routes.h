@@ -31,7 +31,8 @@ enum class Kernel : uint8_t {
     KQuantR8,       // the 8-row layouts Q4_K_R8, Q5_K_R8, Q6_K_R8, IQ4_XS_R8, read as stored
     Q4KResident,    // one token of Q4_K_R: group sums in lanes of their own
     Mxfp4Blocks,    // MXFP4: 8 blocks' integer dots a step, reduced together
-    LatticeSubs,    // IQ1_S..IQ3_S: each sub-block's entries gathered once for 4 (AVX-512: 8) tokens
+    LatticeSubs,    // IQ1_S..IQ3_S: each sub-block's entries gathered once for 4 (AVX-512: 16) tokens
+    LatticePanels,  // IQ1_S..IQ3_S, many tokens: rows decoded once into bytes, 8 rows x 8 (16) tokens a tile
 };
 
 constexpr const char* kernel_name(Kernel k) {
@@ -51,6 +52,7 @@ constexpr const char* kernel_name(Kernel k) {
         case Kernel::Q4KResident: return "q4k-resident";
         case Kernel::Mxfp4Blocks: return "mxfp4-blocks";
         case Kernel::LatticeSubs: return "lattice-subs";
+        case Kernel::LatticePanels: return "lattice-panels";
     }
     return "?";
 }
@@ -70,6 +72,7 @@ constexpr const char* kernel_source(Kernel k) {
         case Kernel::KQuantR8: return "simd/gemm_kquant_r8.h";
         case Kernel::Q4KResident: return "simd/gemm_kquant_q4k_r.h";
         case Kernel::Mxfp4Blocks: case Kernel::LatticeSubs: return "simd/gemm_lattice.h";
+        case Kernel::LatticePanels: return "simd/gemm_lattice_panels.h";
     }
     return "?";
 }
@@ -82,6 +85,9 @@ constexpr int64_t kFloatFusedAvx2 = 2, kFloatFusedAvx512 = 4;
 // per call costs more than it saves (tests/bench/HISTORY.md, "kX4ChunkedTokens: the 4 x 4
 // lanes from 65 tokens").
 constexpr int64_t kX4FromTokens = 65;
+// The lattice formats: decoded panels from this many tokens (below, decoding a row into bytes
+// costs more than the sub-block products save).
+constexpr int64_t kLatticePanelsFrom = 8;
 
 struct GemmRow {
     Isa isa;
@@ -156,13 +162,20 @@ inline constexpr GemmRow kGemmRows[] = {
     {Isa::Avx2, DType::IQ4_XS_R8, 1, kAnyTokens, Kernel::KQuantR8},
     // MXFP4 and the lattice formats: GGML's vec_dot structure, bit-exact to the reference.
     {Isa::Avx2, DType::MXFP4, 1, kAnyTokens, Kernel::Mxfp4Blocks},
-    {Isa::Avx2, DType::IQ1_S, 1, kAnyTokens, Kernel::LatticeSubs},
-    {Isa::Avx2, DType::IQ1_M, 1, kAnyTokens, Kernel::LatticeSubs},
-    {Isa::Avx2, DType::IQ2_XXS, 1, kAnyTokens, Kernel::LatticeSubs},
-    {Isa::Avx2, DType::IQ2_XS, 1, kAnyTokens, Kernel::LatticeSubs},
-    {Isa::Avx2, DType::IQ2_S, 1, kAnyTokens, Kernel::LatticeSubs},
-    {Isa::Avx2, DType::IQ3_XXS, 1, kAnyTokens, Kernel::LatticeSubs},
-    {Isa::Avx2, DType::IQ3_S, 1, kAnyTokens, Kernel::LatticeSubs},
+    {Isa::Avx2, DType::IQ1_S, 1, kLatticePanelsFrom - 1, Kernel::LatticeSubs},
+    {Isa::Avx2, DType::IQ1_S, kLatticePanelsFrom, kAnyTokens, Kernel::LatticePanels},
+    {Isa::Avx2, DType::IQ1_M, 1, kLatticePanelsFrom - 1, Kernel::LatticeSubs},
+    {Isa::Avx2, DType::IQ1_M, kLatticePanelsFrom, kAnyTokens, Kernel::LatticePanels},
+    {Isa::Avx2, DType::IQ2_XXS, 1, kLatticePanelsFrom - 1, Kernel::LatticeSubs},
+    {Isa::Avx2, DType::IQ2_XXS, kLatticePanelsFrom, kAnyTokens, Kernel::LatticePanels},
+    {Isa::Avx2, DType::IQ2_XS, 1, kLatticePanelsFrom - 1, Kernel::LatticeSubs},
+    {Isa::Avx2, DType::IQ2_XS, kLatticePanelsFrom, kAnyTokens, Kernel::LatticePanels},
+    {Isa::Avx2, DType::IQ2_S, 1, kLatticePanelsFrom - 1, Kernel::LatticeSubs},
+    {Isa::Avx2, DType::IQ2_S, kLatticePanelsFrom, kAnyTokens, Kernel::LatticePanels},
+    {Isa::Avx2, DType::IQ3_XXS, 1, kLatticePanelsFrom - 1, Kernel::LatticeSubs},
+    {Isa::Avx2, DType::IQ3_XXS, kLatticePanelsFrom, kAnyTokens, Kernel::LatticePanels},
+    {Isa::Avx2, DType::IQ3_S, 1, kLatticePanelsFrom - 1, Kernel::LatticeSubs},
+    {Isa::Avx2, DType::IQ3_S, kLatticePanelsFrom, kAnyTokens, Kernel::LatticePanels},
 
     // AVX-512 (F, BW, VL, DQ, VNNI).
     {Isa::Avx512, DType::F32, 1, kFloatFusedAvx512, Kernel::FloatFused},
@@ -207,13 +220,20 @@ inline constexpr GemmRow kGemmRows[] = {
     {Isa::Avx512, DType::IQ4_XS_R8, 1, kAnyTokens, Kernel::KQuantR8},
     // MXFP4 and the lattice formats: AVX2's 256-bit kernels, with the AVX-512 encodings.
     {Isa::Avx512, DType::MXFP4, 1, kAnyTokens, Kernel::Mxfp4Blocks},
-    {Isa::Avx512, DType::IQ1_S, 1, kAnyTokens, Kernel::LatticeSubs},
-    {Isa::Avx512, DType::IQ1_M, 1, kAnyTokens, Kernel::LatticeSubs},
-    {Isa::Avx512, DType::IQ2_XXS, 1, kAnyTokens, Kernel::LatticeSubs},
-    {Isa::Avx512, DType::IQ2_XS, 1, kAnyTokens, Kernel::LatticeSubs},
-    {Isa::Avx512, DType::IQ2_S, 1, kAnyTokens, Kernel::LatticeSubs},
-    {Isa::Avx512, DType::IQ3_XXS, 1, kAnyTokens, Kernel::LatticeSubs},
-    {Isa::Avx512, DType::IQ3_S, 1, kAnyTokens, Kernel::LatticeSubs},
+    {Isa::Avx512, DType::IQ1_S, 1, kLatticePanelsFrom - 1, Kernel::LatticeSubs},
+    {Isa::Avx512, DType::IQ1_S, kLatticePanelsFrom, kAnyTokens, Kernel::LatticePanels},
+    {Isa::Avx512, DType::IQ1_M, 1, kLatticePanelsFrom - 1, Kernel::LatticeSubs},
+    {Isa::Avx512, DType::IQ1_M, kLatticePanelsFrom, kAnyTokens, Kernel::LatticePanels},
+    {Isa::Avx512, DType::IQ2_XXS, 1, kLatticePanelsFrom - 1, Kernel::LatticeSubs},
+    {Isa::Avx512, DType::IQ2_XXS, kLatticePanelsFrom, kAnyTokens, Kernel::LatticePanels},
+    {Isa::Avx512, DType::IQ2_XS, 1, kLatticePanelsFrom - 1, Kernel::LatticeSubs},
+    {Isa::Avx512, DType::IQ2_XS, kLatticePanelsFrom, kAnyTokens, Kernel::LatticePanels},
+    {Isa::Avx512, DType::IQ2_S, 1, kLatticePanelsFrom - 1, Kernel::LatticeSubs},
+    {Isa::Avx512, DType::IQ2_S, kLatticePanelsFrom, kAnyTokens, Kernel::LatticePanels},
+    {Isa::Avx512, DType::IQ3_XXS, 1, kLatticePanelsFrom - 1, Kernel::LatticeSubs},
+    {Isa::Avx512, DType::IQ3_XXS, kLatticePanelsFrom, kAnyTokens, Kernel::LatticePanels},
+    {Isa::Avx512, DType::IQ3_S, 1, kLatticePanelsFrom - 1, Kernel::LatticeSubs},
+    {Isa::Avx512, DType::IQ3_S, kLatticePanelsFrom, kAnyTokens, Kernel::LatticePanels},
 };
 constexpr size_t kGemmRowCount = sizeof(kGemmRows) / sizeof(kGemmRows[0]);
 

@@ -1,6 +1,7 @@
 // kernels/simd/gemm_lattice.cpp — MXFP4's and the lattice formats' (IQ1_S..IQ3_S) matrix
 // products for one SIMD variant: the kernels gemm_routes.h's rows name (gemm_lattice.h's dots).
 #include "kernels/simd/gemm_lattice.h"
+#include "kernels/simd/gemm_lattice_panels.h"
 
 #include <algorithm>
 
@@ -94,12 +95,19 @@ void mxfp4_gemm(int64_t k, const void* W, size_t ldw, int64_t r0, int64_t r1, co
 constexpr GemmProduct kProducts[] = {
     {Kernel::Mxfp4Blocks, DType::MXFP4, mxfp4_gemm},
     {Kernel::LatticeSubs, DType::IQ1_S, lattice_gemm<simd::IQ1S>},
+    {Kernel::LatticePanels, DType::IQ1_S, simd::lattice_panels<simd::IQ1S>},
     {Kernel::LatticeSubs, DType::IQ1_M, lattice_gemm<simd::IQ1M>},
+    {Kernel::LatticePanels, DType::IQ1_M, simd::lattice_panels<simd::IQ1M>},
     {Kernel::LatticeSubs, DType::IQ2_XXS, lattice_gemm<simd::IQ2XXS>},
+    {Kernel::LatticePanels, DType::IQ2_XXS, simd::lattice_panels<simd::IQ2XXS>},
     {Kernel::LatticeSubs, DType::IQ2_XS, lattice_gemm<simd::IQ2XS>},
+    {Kernel::LatticePanels, DType::IQ2_XS, simd::lattice_panels<simd::IQ2XS>},
     {Kernel::LatticeSubs, DType::IQ2_S, lattice_gemm<simd::IQ2S>},
+    {Kernel::LatticePanels, DType::IQ2_S, simd::lattice_panels<simd::IQ2S>},
     {Kernel::LatticeSubs, DType::IQ3_XXS, lattice_gemm<simd::IQ3XXS>},
+    {Kernel::LatticePanels, DType::IQ3_XXS, simd::lattice_panels<simd::IQ3XXS>},
     {Kernel::LatticeSubs, DType::IQ3_S, lattice_gemm<simd::IQ3S>},
+    {Kernel::LatticePanels, DType::IQ3_S, simd::lattice_panels<simd::IQ3S>},
 };
 
 }  // namespace

@@ -73,6 +73,7 @@ inline int odd(int s) { return 2 * s + 1; }
 struct IQ2XXS {
     using Block = strata::BlockIQ2_XXS;
     static constexpr bool kShift = false;
+    static constexpr bool kHalves = false;  // a scale per 16 weights (else per 32)
     static constexpr float kC = 0.125f;  // tensor/iq_lowbit.cpp's Lattice::c
     static float d(const Block& b) { return half_to_float(b.d); }
     static void sub(const Block& b, int ib, LatticeSub& s) {
@@ -87,6 +88,7 @@ struct IQ2XXS {
 struct IQ2XS {
     using Block = strata::BlockIQ2_XS;
     static constexpr bool kShift = false;
+    static constexpr bool kHalves = true;
     static constexpr float kC = 0.125f;
     static float d(const Block& b) { return half_to_float(b.d); }
     static void sub(const Block& b, int ib, LatticeSub& s) {
@@ -101,6 +103,7 @@ struct IQ2XS {
 struct IQ2S {
     using Block = strata::BlockIQ2_S;
     static constexpr bool kShift = false;
+    static constexpr bool kHalves = true;
     static constexpr float kC = 0.125f;
     static float d(const Block& b) { return half_to_float(b.d); }
     static void sub(const Block& b, int ib, LatticeSub& s) {
@@ -116,6 +119,7 @@ struct IQ2S {
 struct IQ3XXS {
     using Block = strata::BlockIQ3_XXS;
     static constexpr bool kShift = false;
+    static constexpr bool kHalves = false;
     static constexpr float kC = 0.25f;
     static float d(const Block& b) { return half_to_float(b.d); }
     static void sub(const Block& b, int ib, LatticeSub& s) {
@@ -133,6 +137,7 @@ struct IQ3XXS {
 struct IQ3S {
     using Block = strata::BlockIQ3_S;
     static constexpr bool kShift = false;
+    static constexpr bool kHalves = false;
     static constexpr float kC = 1.0f;
     static float d(const Block& b) { return half_to_float(b.d); }
     // Entry e (0..7) of sub-block ib: 8 bits from qs, the ninth bit e of qh[ib]. One or a few
@@ -171,6 +176,7 @@ inline __m256i group_words(int f0, int f1, int f2, int f3) { return _mm256_setr_
 struct IQ1S {
     using Block = strata::BlockIQ1_S;
     static constexpr bool kShift = true;
+    static constexpr bool kHalves = false;
     static constexpr float kC = 1.0f;
     static float d(const Block& b) { return half_to_float(b.d); }
     static void sub(const Block& b, int ib, LatticeSub& s) {
@@ -188,6 +194,7 @@ struct IQ1S {
 struct IQ1M {
     using Block = strata::BlockIQ1_M;
     static constexpr bool kShift = true;
+    static constexpr bool kHalves = true;
     static constexpr float kC = 1.0f;
     static uint16_t word(const Block& b, int i) { return static_cast<uint16_t>(b.scales[2 * i] | b.scales[2 * i + 1] << 8); }
     static float d(const Block& b) {
