@@ -65,6 +65,10 @@ void Workspace::ensure(int32_t n_tokens, const HParams& hp, int n_threads) {
             dn_out_f.resize(T * V);
             dn_out.resize(T * V);
         }
+        if (hp.shortconv > 0) {
+            sc_bcx.resize(T * 3 * hp.n_embd);
+            sc_y.resize(T * hp.n_embd);
+        }
         for (int i = 0; i < (hp.any_swa() ? 2 : 1); ++i) {
             rope_cos[i].resize(T * hp.n_rot / 2);
             rope_sin[i].resize(T * hp.n_rot / 2);

@@ -38,6 +38,11 @@ std::string Keys::text(std::string_view key, std::string_view def) const {
     return std::string(f_.get_string(full(key)).value_or(def));
 }
 
+bool Keys::is_array(std::string_view key) const {
+    const gguf::Value* v = f_.find(full(key));
+    return v && v->type == gguf::ValueType::ARRAY;
+}
+
 std::vector<int64_t> Keys::ints(std::string_view key) const {
     std::vector<int64_t> out;
     if (const gguf::Value* v = f_.get_array(full(key)))
@@ -124,7 +129,13 @@ HParams HParams::from_gguf(const gguf::File& f) {
         h.n_ff_exp = r.optional("expert_feed_forward_length", h.n_ff, 1, 1 << 18);
     }
     h.n_head = r.required("attention.head_count", 1, 1024);
-    h.n_head_kv = r.optional("attention.head_count_kv", h.n_head, 1, h.n_head);
+    // One value, or one per layer (0 for layers without attention): the attention layers' count.
+    const std::vector<int64_t> per_layer = r.is_array("attention.head_count_kv") ? r.ints("attention.head_count_kv") : std::vector<int64_t>{};
+    h.n_head_kv = per_layer.empty() ? r.optional("attention.head_count_kv", h.n_head, 1, h.n_head)
+                                    : static_cast<int32_t>(*std::max_element(per_layer.begin(), per_layer.end()));
+    if (h.n_head_kv < 1 || h.n_head_kv > h.n_head)
+        throw std::runtime_error("model metadata: attention.head_count_kv " + std::to_string(h.n_head_kv) + " is out of range (1.." +
+                                 std::to_string(h.n_head) + ")");
     if (h.n_head % h.n_head_kv)
         throw std::runtime_error("model metadata: attention.head_count " + std::to_string(h.n_head) +
                                  " is not a multiple of attention.head_count_kv " + std::to_string(h.n_head_kv));

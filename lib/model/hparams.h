@@ -67,6 +67,7 @@ struct HParams {
         int64_t value_dim() const { return int64_t(d_state) * n_v_heads; }
         int64_t conv_dim() const { return 2 * key_dim() + value_dim(); }
     } ssm;
+    int32_t shortconv = 0;            // gated short convolutions' kernel length (shortconv.l_cache)
 
     // Set by the family's builder.
     std::vector<Layer> layers;        // what each layer does
@@ -79,6 +80,7 @@ struct HParams {
     float final_softcap = 0;          // logits -> cap tanh(logits / cap), 0 = off
     float embd_scale = 1.0f;          // multiplies the embeddings
     float logit_scale = 1.0f;         // multiplies the logits
+    std::string output_norm = "output_norm.weight";  // the final norm's tensor
     // Encoders (bert): attention sees the whole sequence, which therefore runs in one pass;
     // learned absolute positions (position_embd plus token_types row 0, then the
     // token_embd_norm LayerNorm); no output head (embeddings only); LayerNorm epsilon.
@@ -111,6 +113,8 @@ public:
     std::string text(std::string_view key, std::string_view def) const;
     // An integer array (empty when absent).
     std::vector<int64_t> ints(std::string_view key) const;
+    // Whether the key holds an array (rather than one value).
+    bool is_array(std::string_view key) const;
 
 private:
     std::string full(std::string_view key) const { return prefix_ + std::string(key); }

@@ -55,6 +55,11 @@ void add(Needs& n, const DeltaNet&, const HParams& hp) {
                        {SsmA, {H}}, {SsmBeta, {E, H}}, {SsmAlpha, {E, H}}, {SsmNorm, {s.d_state}}, {SsmOut, {V, E}}});
 }
 
+void add(Needs& n, const ShortConv&, const HParams& hp) {
+    const int64_t E = hp.n_embd;
+    n.insert(n.end(), {{ConvKernel, {hp.shortconv, E}, true, true}, {ConvIn, {E, 3 * E}}, {ConvOut, {E, E}}});
+}
+
 void add(Needs& n, const Mlp&, const HParams& hp) {
     const int64_t E = hp.n_embd, F = hp.n_ff;
     n.insert(n.end(), {{Up, {E, F}}, {UpB, {F}}, {Down, {F, E}}, {DownB, {E}}});
@@ -104,6 +109,12 @@ int64_t state_floats(const DeltaNet&, const HParams& hp) {
     const auto& s = hp.ssm;
     return (s.d_conv - 1) * s.conv_dim() + int64_t(s.n_v_heads) * s.d_state * s.d_state;
 }
+
+void describe(Words& w, const ShortConv&, const HParams& hp) {
+    w.push_back("gated short convolution (" + std::to_string(hp.shortconv) + " taps)");
+}
+
+int64_t state_floats(const ShortConv&, const HParams& hp) { return int64_t(hp.shortconv - 1) * hp.n_embd; }
 
 int64_t state_floats(const auto&, const HParams&) { return 0; }
 

@@ -1,8 +1,7 @@
 // model/layer.h — what one layer of a model does, as its family's builder states it
 // (lib/model/archs/): a list of residual branches, each a block (attention with its
 // options, a gated feed-forward, a mixture of experts, a plain feed-forward, a Gated
-// DeltaNet recurrent mixer) between the
-// norms around it; the tensors ("blk.N.<name>") each block and norm reads, with their
+// DeltaNet recurrent mixer, a gated short convolution) between the norms around it; the tensors ("blk.N.<name>") each block and norm reads, with their
 // shapes; and the words `strata-gguf info` describes them with. The forward pass runs
 // these values (blocks.cpp); a new kind of block is a new type in Block, its tensors and
 // words (layer.cpp) and how it runs (blocks.cpp).
@@ -27,6 +26,7 @@ enum Slot : int {
     Sinks, RouterB, GateExpsB, UpExpsB, DownExpsB,  // attention sinks; router and expert biases
     AttnGate, SsmConv, SsmDt, SsmA, SsmAlpha, SsmBeta, SsmNorm, SsmOut,      // Gated DeltaNet (with Wqkv)
     GateInpShexp, GateShexp, UpShexp, DownShexp,                            // a mixture's shared expert
+    ConvIn, ConvKernel, ConvOut,                                            // a gated short convolution
     kSlots
 };
 
@@ -108,7 +108,12 @@ struct Mlp {};
 // (attn_gate) and projected by ssm_out.
 struct DeltaNet {};
 
-using Block = std::variant<Attention, GatedFfn, Moe, Mlp, DeltaNet>;
+// A gated short convolution (LFM2): in_proj to [b | c | x] (n_embd each), b * x through a
+// causal depthwise convolution over it and the last HParams::shortconv - 1 of them (kept as
+// state), c times its output, out_proj.
+struct ShortConv {};
+
+using Block = std::variant<Attention, GatedFfn, Moe, Mlp, DeltaNet, ShortConv>;
 
 // One residual branch: x = after(x + scale * post(block(pre(x)))).
 struct Branch {

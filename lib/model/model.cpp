@@ -29,6 +29,7 @@ constexpr std::array<const char*, kSlots> kSlotNames = {
     "attn_gate.weight",  "ssm_conv1d.weight",  "ssm_dt.bias",        "ssm_a",
     "ssm_alpha.weight",  "ssm_beta.weight",    "ssm_norm.weight",    "ssm_out.weight",
     "ffn_gate_inp_shexp.weight", "ffn_gate_shexp.weight", "ffn_up_shexp.weight", "ffn_down_shexp.weight",
+    "shortconv.in_proj.weight", "shortconv.conv.weight", "shortconv.out_proj.weight",
 };
 
 // "blk.<layer>.<slot's name>", as llama.cpp's converters name a layer's tensors.
@@ -103,7 +104,8 @@ uint64_t working_memory_bytes(const HParams& hp, int32_t batch_tokens, int32_t l
     const Attention* first_attention = find_block<Attention>(hp.layers);
     const uint64_t qkv = 2ull * hp.q_dim() + 2ull * hp.kv_dim() + (first_attention && first_attention->gated ? 2ull * hp.q_dim() : hp.q_dim() + 2ull * hp.kv_dim());  // q, att, k, v, fused or gated q
     const uint64_t delta = hp.ssm.d_state ? uint64_t(hp.ssm.conv_dim()) + 3ull * hp.ssm.value_dim() + 2ull * hp.ssm.n_v_heads : 0;
-    const uint64_t floats = T * (2ull * hp.n_embd + qkv + ffn + delta + (hp.any_swa() ? 2ull : 1ull) * hp.n_rot);
+    const uint64_t conv = hp.shortconv ? 4ull * hp.n_embd : 0;
+    const uint64_t floats = T * (2ull * hp.n_embd + qkv + ffn + delta + conv + (hp.any_swa() ? 2ull : 1ull) * hp.n_rot);
     const uint64_t converted =  // at most 2 bytes per value (F16); experts convert [T * used] rows
         T * 2ull * std::max<uint64_t>({uint64_t(hp.n_embd), uint64_t(hp.n_ff), uint64_t(hp.n_embd + hp.n_ff_exp) * hp.n_expert_used});
     const uint64_t group = uint64_t(hp.n_head / hp.n_head_kv) * hp.head_dim;
@@ -179,7 +181,7 @@ void Model::Impl::bind_tensors() {
         layout.layers.push_back({});
         return;
     }
-    const auto* norm = require("output_norm.weight");
+    const auto* norm = require(hp.output_norm);
     expect_shape(*norm, {hp.n_embd});
     expect_f32(*norm);
     const auto* out = find("output.weight");

@@ -98,6 +98,9 @@ struct Workspace {
     // gate, [T][value_dim] the read-out and (a matmul's input) its gated norm.
     std::vector<float> dn_qkv, dn_z, dn_beta, dn_gate, dn_out_f;
     Rows dn_out;
+    // Gated short convolution: [T][3 n_embd] b|c|x, [T][n_embd] c times the convolution.
+    std::vector<float> sc_bcx;
+    Rows sc_y;
     std::vector<int32_t> moe_choice;
     std::array<std::vector<float>, 2> rope_cos, rope_sin;  // [global, sliding-window][token][n_rot/2]
     std::vector<uint8_t> embd_rows;                   // [token] raw embedding rows
@@ -179,6 +182,7 @@ struct Model::Impl {
     void run(const Mlp& f, const LayerWeights& w, const Rows& in, Rows& out, std::span<const TokenSlot> tokens);
     void run(const Moe& m, const LayerWeights& w, const Rows& in, Rows& out, std::span<const TokenSlot> tokens);  // moe.cpp
     void run(const DeltaNet& d, const LayerWeights& w, const Rows& in, Rows& out, std::span<const TokenSlot> tokens);  // delta_net.cpp
+    void run(const ShortConv& c, const LayerWeights& w, const Rows& in, Rows& out, std::span<const TokenSlot> tokens);  // short_conv.cpp
     // out = down(act(gate in) * up in), F wide (ws.gate, ws.up its scratch).
     void gated_ffn(const Matrix& gate, const Matrix& up, const Matrix& down, FfnAct act, int64_t F, const Rows& in, int32_t T, float* out);
     void project_qkv(const Attention& a, const LayerWeights& w, const Rows& in, int32_t T);

@@ -14,7 +14,7 @@ export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-$HOME/.cache/strata-peer/lib}
 # ---- token sequences (vocab 320): 7 tokens (shorter than the windows and LongRoPE's original context), 64 longer
 echo 1 17 200 33 91 145 7 > seven.tokens.txt
 $PY -c "import numpy as np; r=np.random.default_rng(20261125); print(' '.join(map(str,[1]+list(r.integers(3,320,63)))))" > long.tokens.txt
-# 160 tokens for the recurrent families: more than two of llama.cpp's 64-token DeltaNet chunks
+# 160 tokens for the recurrent families: more than two of llama.cpp's 64-token DeltaNet chunks (and LFM2's)
 $PY -c "import numpy as np; r=np.random.default_rng(20261204); print(' '.join(map(str,[1]+list(r.integers(3,320,159)))))" > chunks.tokens.txt
 
 # ---- models: n_embd 64, 2 heads of 32 (1 kv head), n_ff 128, vocab 320, weights N(0, 0.05)
@@ -55,9 +55,11 @@ $PY $PEER/synth_arch.py $S --arch qwen35 --dtype f16 --head-dim 32 --n-rot 16 --
 $PY $PEER/synth_arch.py --arch qwen35moe --dtype f16 --n-embd 256 --n-head 4 --n-head-kv 1 --head-dim 64 --n-rot 16 --n-ff 128 \
   --vocab-size 320 --std 0.05 --ctx 4096 --n-layer 2 --full-attn-interval 2 --experts 8 --experts-used 3 --n-ff-exp 64 \
   --n-ff-shexp 128 --route-groups 4 --seed 32 --name archs-qwen35moe -o models/qwen35moe-f16.gguf > /dev/null
-for m in qwen3 gemma2 gemma3 phi3 phi3-short llama-linear llama-yarn granite olmo2 qwen3moe olmoe mixtral qwen35 qwen35moe; do
+# ---- LFM2 (synth_arch.py): 4 layers, the third attention (per-head q/k norms), the others gated short convolutions (3 taps)
+$PY $PEER/synth_arch.py $S --arch lfm2 --dtype f16 --head-dim 32 --n-layer 4 --attn-layers 2 --seed 33 --name archs-lfm2 -o models/lfm2-f16.gguf > /dev/null
+for m in qwen3 gemma2 gemma3 phi3 phi3-short llama-linear llama-yarn granite olmo2 qwen3moe olmoe mixtral qwen35 qwen35moe lfm2; do
   $BIN/peer-quantize models/$m-f16.gguf models/$m-q4_k_m.gguf q4_k_m --threads 1 > /dev/null 2>&1
-  case $m in qwen35*) seqs="seven long chunks" ;; *) seqs="seven long" ;; esac
+  case $m in qwen35*|lfm2) seqs="seven long chunks" ;; *) seqs="seven long" ;; esac
   for t in f16 q4_k_m; do
     for s in $seqs; do
       $BIN/peer-logits models/$m-$t.gguf $s.tokens.txt logits/$m-$t.$s.logits.f32 --threads 1 --fa off > /dev/null 2>&1
@@ -71,10 +73,10 @@ import json
 tol = {"F16": (5e-3, 4e-3), "Q4_K_M": (8e-2, 6e-2), "MXFP4_MOE": (8e-2, 6e-2)}
 cases = []
 for m in ["qwen3", "gemma2", "gemma3", "phi3", "phi3-short", "llama-linear", "llama-yarn", "granite", "olmo2",
-          "qwen3moe", "olmoe", "mixtral", "gpt-oss", "qwen35", "qwen35moe"]:
+          "qwen3moe", "olmoe", "mixtral", "gpt-oss", "qwen35", "qwen35moe", "lfm2"]:
     quant = ("mxfp4_moe", "MXFP4_MOE") if m == "gpt-oss" else ("q4_k_m", "Q4_K_M")
     for t, w in (("f16", "F16"), quant):
-        for s in ("seven", "long") + (("chunks",) if m.startswith("qwen35") else ()):
+        for s in ("seven", "long") + (("chunks",) if m.startswith("qwen35") or m == "lfm2" else ()):
             toks = [int(x) for x in open(s + ".tokens.txt").read().split()]
             cases.append({"name": "%s-%s.%s" % (m, t, s), "weights": w, "model": "models/%s-%s.gguf" % (m, t), "tokens": toks,
                           "n_vocab": 320, "logits": "logits/%s-%s.%s.logits.f32" % (m, t, s),
