@@ -1,7 +1,7 @@
 // client/strata-gguf/cmd_synth.cpp — `strata-gguf synth OUT`: a random-weight model of
 // any decoder family strata runs (llama, qwen2, qwen3, gemma2, gemma3, phi3, granite,
 // olmo2, the mixtures of experts qwen3moe, olmoe and gpt-oss, the Qwen3.5 hybrids qwen35 and
-// qwen35moe) and any weight type, deterministic
+// qwen35moe, LFM2's short convolutions lfm2) and any weight type, deterministic
 // from --seed (for tests and benchmarks, e.g. Llama-3.1-8B or Qwen3-30B-A3B shapes at F16
 // or Q4_K_M). A layer's tensors are those the family's builder requires
 // (model::layer_tensors, from the hyperparameters the keys written give); the family's own
@@ -57,6 +57,20 @@ Shape hybrid_preset(const std::string& name, bool moe) {
     if (name == "0.8b") return {1024, 24, 3584, 8, 2, 248320, 262144, 10000000.0, 256, 0, 0, 0, 128, 16, 16};
     if (name == "4b") return {2560, 32, 9216, 16, 4, 248320, 262144, 10000000.0, 256, 0, 0, 0, 128, 16, 32};
     throw UsageError("unknown preset '" + name + "' for qwen35 (tiny, 0.8b, 4b)");
+}
+
+// LFM2 shapes: LFM2-1.2B (tiny: a small one for tests).
+Shape lfm2_preset(const std::string& name) {
+    if (name == "tiny") return {64, 4, 192, 2, 1, 512, 2048, 1000000.0};
+    if (name == "1.2b") return {2048, 16, 8192, 32, 8, 65536, 128000, 1000000.0};
+    throw UsageError("unknown preset '" + name + "' for lfm2 (tiny, 1.2b)");
+}
+
+// Whether LFM2 layer l of n attends (the others are short convolutions): LFM2-1.2B's layout for
+// 16 layers, every third from the third otherwise.
+bool lfm2_attends(int64_t l, int64_t n) {
+    if (n == 16) return l == 2 || l == 5 || l == 8 || l == 10 || l == 12 || l == 14;
+    return l % 3 == 2;
 }
 
 Shape preset(const std::string& name, bool moe) {
@@ -215,6 +229,12 @@ void family_keys(gguf::Writer& w, const std::string& arch, const Shape& s) {
         w.set_u32(a + "ssm.inner_size", static_cast<uint32_t>(s.ssm_state * s.ssm_heads));
         if (s.n_ff_shexp) w.set_u32(a + "expert_shared_feed_forward_length", static_cast<uint32_t>(s.n_ff_shexp));
     }
+    if (arch == "lfm2") {  // a kv head count per layer, 0 for the short convolutions of 3 taps
+        std::vector<int32_t> kv_heads;
+        for (int64_t l = 0; l < s.n_layer; ++l) kv_heads.push_back(lfm2_attends(l, s.n_layer) ? int32_t(s.n_head_kv) : 0);
+        w.set_i32s(a + "attention.head_count_kv", kv_heads);
+        w.set_u32(a + "shortconv.l_cache", 3);
+    }
     if (arch == "gemma2" || arch == "gemma3" || arch == "gpt-oss") w.set_u32(a + "attention.sliding_window", static_cast<uint32_t>(s.window));
     if (arch == "gpt-oss") {  // YaRN x32 from 4096, as the released files
         w.set_string(a + "rope.scaling.type", "yarn");
@@ -296,8 +316,9 @@ int cmd_synth(const Argv& argv) {
     if (!model::find_builder(arch) || arch == "bert")
         throw UsageError("--arch must be a decoder family strata runs (" + model::arch_names() + " but bert)");
     const std::string preset_name = args.get_or("preset", "tiny");
-    Shape s = hybrid(arch) ? hybrid_preset(preset_name, arch == "qwen35moe")
-                           : preset(preset_name, arch == "qwen3moe" || arch == "olmoe" || arch == "gpt-oss");
+    Shape s = hybrid(arch)       ? hybrid_preset(preset_name, arch == "qwen35moe")
+              : arch == "lfm2" ? lfm2_preset(preset_name)
+                               : preset(preset_name, arch == "qwen3moe" || arch == "olmoe" || arch == "gpt-oss");
     if (arch == "olmoe") {  // OLMoE: heads span n_embd (Qwen3's are 128 wide), no grouped keys
         s.head_dim = 0;
         s.n_head_kv = s.n_head;
@@ -370,7 +391,7 @@ int cmd_synth(const Argv& argv) {
             add_random(file, name, DType::F32, {n}, mean, sd, tensor_seed = mix(tensor_seed), 1);
         };
         matrix("token_embd.weight", {s.n_embd, s.vocab}, matrix_type);
-        vector("output_norm.weight", s.n_embd, 1.0f, std / 2.5f);
+        vector(hp.output_norm, s.n_embd, 1.0f, std / 2.5f);
         if (!ties_embeddings(arch, args.flag("tie-embeddings"))) matrix("output.weight", {s.n_embd, s.vocab}, matrix_type);
         if (hp.longrope) {  // short factors near 1, long ones rising to 4 (as Phi-3.5's do)
             vector("rope_factors_short.weight", hp.n_rot / 2, 1.0f, 0.01f);
@@ -381,7 +402,7 @@ int cmd_synth(const Argv& argv) {
                 if (!t.required) continue;
                 const bool norm = t.name.find("norm") != std::string::npos, decay = t.name.ends_with(".ssm_a");
                 const bool f32 = t.name.ends_with(".bias") || t.name.find("ffn_gate_inp") != std::string::npos ||
-                                 t.name.find("ssm_conv1d") != std::string::npos;
+                                 t.name.find("ssm_conv1d") != std::string::npos || t.name.ends_with("shortconv.conv.weight");
                 // A DeltaNet's A is negative (a decay), about -0.5 here.
                 if (t.ne.size() == 1) vector(t.name, t.ne[0], norm ? 1.0f : decay ? -0.5f : 0.0f, norm ? std / 2.5f : decay ? 0.1f : std);
                 else matrix(t.name, t.ne, f32 ? DType::F32 : matrix_type);  // biases, routers and convolution kernels stay F32

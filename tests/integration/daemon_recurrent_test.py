@@ -8,7 +8,8 @@ session that never stopped; after a kill -9 (its saved state was used once, as e
 model's .kv file is) it is recomputed from its history and still answers the same;
 stateless requests continue from the prefix cache's snapshots (before a prompt's last
 token, at a reply's end) and answer as a cold daemon does; a long chat sent whole, then with
-its last message edited, continues from the snapshot where that message starts."""
+its last message edited, continues from the snapshot where that message starts. The same for
+LFM2 (the small lfm2 of tests/data/archs: gated short convolutions and attention)."""
 import os
 import signal
 import sys
@@ -17,7 +18,7 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from daemon_harness import SRC, Daemon  # noqa: E402
 
-MODEL = os.path.join(SRC, "tests", "data", "archs", "models", "qwen35-f16.gguf")
+MODELS = os.path.join(SRC, "tests", "data", "archs", "models")
 STORY = " Once upon a time there was a little girl named Lily who loved to play in the park." * 3
 
 
@@ -31,8 +32,10 @@ def generate(c, session, prompt, max_tokens=8):
 
 
 class RecurrentModelTest(unittest.TestCase):
+    MODEL = os.path.join(MODELS, "qwen35-f16.gguf")
+
     def setUp(self):
-        self.daemon = Daemon(model=MODEL).start()
+        self.daemon = Daemon(model=self.MODEL).start()
 
     def tearDown(self):
         self.assertIn(self.daemon.stop(), (0, None))
@@ -102,7 +105,7 @@ class RecurrentModelTest(unittest.TestCase):
             for r in warm[1:]:
                 self.assertGreaterEqual(r["usage"]["cached_tokens"], 0.8 * r["usage"]["prompt_tokens"], r["usage"])
             self.assertGreater(c.call("status")["result"]["prefix_cache_hits"], 0)
-        with Daemon(model=MODEL) as cold, cold.client() as c:
+        with Daemon(model=self.MODEL) as cold, cold.client() as c:
             for p, r in zip(prompts, warm):
                 self.assertEqual(generate(c, None, p)["text"], r["text"], p[-20:])
 
@@ -115,7 +118,7 @@ class RecurrentModelTest(unittest.TestCase):
         edited = conv[:-1] + [{"role": "user", "content": STORY.lower()}]
         params = {"max_tokens": 8, "temperature": 0, "stream": False, "ignore_eos": True}
         config = "[engine]\nchat_template = qwen2.5\n"
-        with Daemon(config, model=MODEL) as daemon, daemon.client() as c:
+        with Daemon(config, model=self.MODEL) as daemon, daemon.client() as c:
             whole = c.generate(dict(params, messages=conv))[0]["result"]
             self.assertEqual(whole["usage"]["cached_tokens"], 0)
             before = c.generate(dict(params, messages=conv[:-2], max_tokens=1))[0]["result"]["usage"]["prompt_tokens"]
@@ -126,8 +129,12 @@ class RecurrentModelTest(unittest.TestCase):
             # conversation, before it)
             self.assertGreaterEqual(warm["usage"]["cached_tokens"], before - 4, warm["usage"])
             self.assertLess(warm["usage"]["cached_tokens"], warm["usage"]["prompt_tokens"] - 8)
-        with Daemon(config, model=MODEL) as cold, cold.client() as c:
+        with Daemon(config, model=self.MODEL) as cold, cold.client() as c:
             self.assertEqual(c.generate(dict(params, messages=edited))[0]["result"]["text"], warm["text"])
+
+
+class ShortConvolutionModelTest(RecurrentModelTest):
+    MODEL = os.path.join(MODELS, "lfm2-f16.gguf")
 
 
 if __name__ == "__main__":
