@@ -18,6 +18,7 @@
 #include "engine/engine.h"
 #include "engine/guess.h"
 #include "grammar/grammar.h"
+#include "model/model.h"
 #include "model/quantize_model.h"
 #include "test_util.h"
 
@@ -324,7 +325,8 @@ BOOST_AUTO_TEST_CASE(sampled_tokens_with_a_draft_are_distributed_as_without_gues
 BOOST_AUTO_TEST_CASE(every_architecture_decodes_the_same_with_guesses) {
     for (const auto& entry : std::filesystem::directory_iterator(test::source_dir() / "tests/data/archs/models")) {
         const std::string path = entry.path().string(), name = entry.path().filename().string();
-        if (!name.ends_with("-f16.gguf") || name.starts_with("qwen35")) continue;  // hybrid recurrent models do not guess
+        if (!name.ends_with("-f16.gguf") || !model::kv_shape(model::HParams::from_gguf(*gguf::File::open(path))).state.empty())
+            continue;  // hybrid recurrent models do not guess
         Config off_config = config(Speculative::Off), draft_config = config(Speculative::Draft, path);
         off_config.model_path = draft_config.model_path = path;
         draft_config.draft_p_min = 0;  // random weights: every distribution is flat
