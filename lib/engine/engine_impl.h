@@ -64,6 +64,7 @@ struct Active {
     Speculation spec;                       // its guesses' length and acceptance (guess.h)
     std::optional<DraftSequence> draft;     // the draft model's KV of its sequence, once asked
     int32_t draft_ask = 0;                  // > 0: the draft guesses this many after the pass (draft_guesses)
+    std::optional<kv::Snapshot> before_guesses;  // a recurrent sequence's cache before a pass with guesses
     std::optional<Generation> gen;          // from admission on
     Usage usage;                            // the prompt's figures (completion tokens: gen)
     bool ended = false;                     // finished or failed: its sink has heard the end
@@ -175,6 +176,7 @@ struct Engine::Impl {
     std::optional<Generation::Outcome> on_token(Active& a, const float* row, int32_t& token);
     bool go_on(Active& a, std::optional<Generation::Outcome> outcome);
     bool plan_guesses(Active& a);
+    bool rewind_recurrent(Active& a, int32_t kept);
     void add_guesses(Active& a, std::vector<int32_t> guesses);
     void draft_guesses();
     bool uses_draft(const GenerateRequest& r) const;

@@ -91,6 +91,8 @@ void Engine::Impl::run_batch(const std::vector<Feed>& feeds) {
         const auto logits_at = f.logits == LogitsAt::All ? model::Logits::All : f.logits == LogitsAt::Last ? model::Logits::Last : model::Logits::None;
         batch.push_back({a.session->cache.get(), std::span<const int32_t>(from, size_t(f.tokens)), logits_at, a.embedding()});
         if (decoding) ++generated;  // and its accepted guesses (record_verify)
+        // A recurrent state cannot be cut back to the guesses kept: the state before them is.
+        if (decoding && f.tokens > 1 && a.session->cache->recurrent()) a.before_guesses = a.session->cache->snapshot();
         else prompt_tokens += f.tokens;
         a.gen->mark_pass(t0);
     }
@@ -143,7 +145,8 @@ void Engine::Impl::take_logits(Active& a, const Feed& f, const float* row) {
 // at each. Row i gives the token after the first i + 1 fed ones, sampled exactly as without
 // guesses; while it equals the next guess, that guess (already in the KV) is kept and the
 // next row is read. The first token that differs, or that ends the request, ends the run,
-// and the KV forgets the positions after the kept ones. For sampled requests this is
+// and the KV forgets the positions after the kept ones (a recurrent sequence goes back to its
+// state before the pass and runs the kept ones again: rewind_recurrent). For sampled requests this is
 // speculative sampling with a one-hot guess: the guess is kept with its probability p(g)
 // under the sampler's distribution, and otherwise the token drawn is distributed as p
 // without g, renormalised — the target's distribution exactly.
@@ -162,8 +165,12 @@ void Engine::Impl::verify(Active& a, const Feed& f, const float* rows) {
         record_verify(guessed, kept);
     }
     // The fed token and the guesses kept stay; the request ends with its KV as it would have without guesses.
-    if (cache.truncate(base + kept + 1) != base + kept + 1)
+    if (cache.recurrent() && kept < guessed) {
+        if (!rewind_recurrent(a, kept)) return;
+    } else if (cache.truncate(base + kept + 1) != base + kept + 1) {
         return fail(a, EngineError(Errc::ModelError, "speculative decoding lost the attention window's KV"));
+    }
+    a.before_guesses.reset();
     if (!go_on(a, outcome)) return;
     a.next = {token};
     if (!plan_guesses(a)) report_next(a);
@@ -173,14 +180,36 @@ void Engine::Impl::verify(Active& a, const Feed& f, const float* rows) {
 // grammar leave: the n-grams' now, or the draft's after the pass (true: draft_guesses()
 // adds them and reports the request).
 bool Engine::Impl::plan_guesses(Active& a) {
-    // A recurrent state cannot be cut back to the guesses kept: such sequences do not guess.
-    if (a.ended || !a.decoding() || !a.spec.enabled() || a.next.size() != 1 || a.session->cache->recurrent()) return false;
+    if (a.ended || !a.decoding() || !a.spec.enabled() || a.next.size() != 1) return false;
     const std::vector<int32_t>& history = a.gen->history();
     const int32_t room = std::min(context - static_cast<int32_t>(history.size()), a.p.req.max_tokens - a.gen->generated() - 1);
     Speculation::Guess guess = a.spec.guess(history, room, ngram_pool);
     a.draft_ask = draft ? guess.draft : 0;
     add_guesses(a, std::move(guess.tokens));
     return a.draft_ask > 0;
+}
+
+// A recurrent sequence that did not keep all its guesses: its cache goes back to the snapshot
+// taken before the pass (its state then, and the block it was filling), and its fed token
+// and the kept guesses run again, in a pass of their own without logits. False when that
+// pass failed (the request failed).
+bool Engine::Impl::rewind_recurrent(Active& a, int32_t kept) {
+    kv::KvCache& cache = *a.session->cache;
+    const kv::Snapshot before = *a.before_guesses;
+    a.before_guesses.reset();
+    std::vector<kv::Blocks> full;
+    for (int32_t i = 0; i < before.positions / kv::kBlockTokens; ++i) full.push_back(cache.block(i));
+    cache.truncate(0);
+    cache.restore(std::move(full), before);
+    const model::SequenceBatch again{&cache, std::span<const int32_t>(a.next.data(), size_t(kept) + 1), model::Logits::None};
+    std::vector<float> none;  // not `logits`: the step still reads other requests' rows there
+    try {
+        model->forward({&again, 1}, none);
+    } catch (const std::exception& e) {
+        fail(a, EngineError(Errc::ModelError, std::string("the forward pass failed: ") + e.what()));
+        return false;
+    }
+    return true;
 }
 
 void Engine::Impl::add_guesses(Active& a, std::vector<int32_t> guesses) {
