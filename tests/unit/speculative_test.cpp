@@ -58,15 +58,17 @@ private:
 
 const std::string kModel = (test::source_dir() / "daemon/models/stories260K.gguf").string();
 
-// The draft of the tests: stories260K quantized to Q4_0 (agrees with it on most tokens), made once.
+// The draft of the tests: stories260K quantized to Q4_0 (agrees with it on most tokens), made
+// once, removed at exit.
+struct TestDraft {
+    std::string path = (std::filesystem::temp_directory_path() / ("strata_draft_" + std::to_string(::getpid()) + ".gguf")).string();
+    TestDraft() { model::quantize_model(kModel, path, *model::file_type_from_name("Q4_0")); }
+    ~TestDraft() { std::filesystem::remove(path); }
+};
+
 const std::string& draft_model() {
-    static const std::string path = [] {
-        const auto p = std::filesystem::temp_directory_path() / ("strata_draft_" + std::to_string(::getpid()) + ".gguf");
-        model::quantize_model(kModel, p.string(), *model::file_type_from_name("Q4_0"));
-        std::atexit([] { std::filesystem::remove(draft_model()); });
-        return p.string();
-    }();
-    return path;
+    static const TestDraft draft;
+    return draft.path;
 }
 
 Config config(Speculative mode, std::string draft = "") {
