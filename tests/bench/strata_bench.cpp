@@ -19,6 +19,8 @@
 //                           [--sessions N] [--budget SIZE] [--mode auto|resident|streamed]
 //                           [--peer auto|off] [--seed S] [--fresh-copy] [--kv-type f16|q8_0]
 //                           [--expert-policy lru|lfu] [--bus-probe]
+//        strata-bench MODEL --speculative off|ngram|draft [--draft FILE] [--draft-max N]
+//                           [--draft-p-min P]   (decode through the engine, with guesses)
 //        strata-bench MODEL --read-speed      (the file's sequential read speed, O_DIRECT)
 // --fresh-copy benchmarks (both engines) a copy of MODEL written just before, beside it,
 // as an admin's copy or download is right before the daemon starts; the copy is removed.
@@ -69,6 +71,7 @@ struct Options {
     std::string speculative;  // off, ngram, draft: decode through the engine (SpeculativeRun)
     std::string draft;
     int draft_max = 8;
+    float draft_p_min = 0.1f;  // engine.draft_p_min
 };
 
 [[noreturn]] void usage(const std::string& why) {
@@ -76,10 +79,24 @@ struct Options {
                  "strata-bench: %s\nusage: strata-bench MODEL [--threads N] [--pp 512] [--tg 128] [--reps 3] [--tg-prompt 16] [--sessions N]\n"
                  "                    [--budget SIZE] [--mode auto|resident|streamed] [--peer auto|off] [--seed S]\n"
                  "                    [--fresh-copy] [--kv-type f16|q8_0] [--expert-policy lru|lfu] [--bus-probe]\n"
-                 "       strata-bench MODEL --speculative off|ngram|draft [--draft FILE] [--draft-max N] [--tg 128] [--reps 3]\n"
+                 "       strata-bench MODEL --speculative off|ngram|draft [--draft FILE] [--draft-max N]\n"
+                 "                    [--draft-p-min P] [--tg 128] [--reps 3]\n"
                  "       strata-bench MODEL --read-speed\n",
                  why.c_str());
     std::exit(2);
+}
+
+// --draft-p-min's value: a number from 0 to 1.
+float probability(const std::string& v) {
+    size_t used = 0;
+    float p = -1;
+    try {
+        p = std::stof(v, &used);
+    } catch (const std::exception&) {
+        used = 0;
+    }
+    if (used != v.size() || !(p >= 0 && p <= 1)) usage("--draft-p-min must be a number from 0 to 1, not " + v);
+    return p;
 }
 
 Options parse(int argc, char** argv) {
@@ -130,6 +147,7 @@ Options parse(int argc, char** argv) {
         }
         else if (a == "--draft") o.draft = value();
         else if (a == "--draft-max") o.draft_max = number(1);
+        else if (a == "--draft-p-min") o.draft_p_min = probability(value());
         else if (a == "--peer") {
             const std::string v = value();
             if (v != "auto" && v != "off") usage("--peer must be auto or off");
@@ -339,6 +357,7 @@ public:
         c.context = 4 * o.tg + 256;
         c.speculative = *engine::speculative_from_name(o.speculative);
         c.draft_max = o.draft_max;
+        c.draft_p_min = o.draft_p_min;
         c.memory.budget = o.budget;
         c.memory.mode = o.mode;
         c.memory.kv_type = o.kv_type;
@@ -366,10 +385,10 @@ public:
         char buf[2048];
         std::snprintf(buf, sizeof buf,
                       "\"engine\":\"strata\",\"speculative\":\"%s\",\"tg_tps\":%.4f,\"tg_min_tps\":%.4f,\"tg_max_tps\":%.4f,\"tg_spread\":%.3f,"
-                      "\"accept_rate\":%.4f,\"tokens_per_pass\":%.3f,\"draft_max\":%d,\"draft_time_share\":%.4f,\"threads\":%.0f,"
+                      "\"accept_rate\":%.4f,\"tokens_per_pass\":%.3f,\"draft_max\":%d,\"draft_p_min\":%.3f,\"draft_time_share\":%.4f,\"threads\":%.0f,"
                       "\"tg\":%d,\"reps\":%d,\"mode\":\"%s\",\"model\":\"%s\",\"draft\":\"%s\",\"tg_runs\":%s",
                       o_.speculative.c_str(), median(tg), lowest(tg), highest(tg), spread(tg), guessed_ ? accepted_ / guessed_ : 0.0,
-                      passes_ > 0 ? tokens_ / passes_ : 0.0, o_.draft_max, figure("draft_time_share"), figure("threads"), o_.tg, o_.reps,
+                      passes_ > 0 ? tokens_ / passes_ : 0.0, o_.draft_max, o_.draft_p_min, figure("draft_time_share"), figure("threads"), o_.tg, o_.reps,
                       engine_->status().text("weights_mode").c_str(), o_.model.c_str(), o_.draft.c_str(), json_array(tg).c_str());
         return buf;
     }
