@@ -1,7 +1,7 @@
 // client/strata-gguf/cmd_synth.cpp — `strata-gguf synth OUT`: a random-weight model of
 // any decoder family strata runs (llama, qwen2, qwen3, gemma2, gemma3, phi3, granite,
 // olmo2, the mixtures of experts qwen3moe, olmoe and gpt-oss, the Qwen3.5 hybrids qwen35 and
-// qwen35moe, LFM2's short convolutions lfm2) and any weight type, deterministic
+// qwen35moe, LFM2's short convolutions lfm2 and lfm2moe) and any weight type, deterministic
 // from --seed (for tests and benchmarks, e.g. Llama-3.1-8B or Qwen3-30B-A3B shapes at F16
 // or Q4_K_M). A layer's tensors are those the family's builder requires
 // (model::layer_tensors, from the hyperparameters the keys written give); the family's own
@@ -59,8 +59,10 @@ Shape hybrid_preset(const std::string& name, bool moe) {
     throw UsageError("unknown preset '" + name + "' for qwen35 (tiny, 0.8b, 4b)");
 }
 
-// LFM2 shapes: LFM2-1.2B (tiny: a small one for tests).
-Shape lfm2_preset(const std::string& name) {
+// LFM2 shapes: LFM2-1.2B (tiny: a small one for tests); lfm2moe tiny: 8 experts of 64 rows, 2 used.
+Shape lfm2_preset(const std::string& name, bool moe) {
+    if (moe && name == "tiny") return {64, 4, 64, 2, 1, 512, 2048, 1000000.0, 0, 8, 2};
+    if (moe) throw UsageError("unknown preset '" + name + "' for lfm2moe (tiny)");
     if (name == "tiny") return {64, 4, 192, 2, 1, 512, 2048, 1000000.0};
     if (name == "1.2b") return {2048, 16, 8192, 32, 8, 65536, 128000, 1000000.0};
     throw UsageError("unknown preset '" + name + "' for lfm2 (tiny, 1.2b)");
@@ -229,11 +231,15 @@ void family_keys(gguf::Writer& w, const std::string& arch, const Shape& s) {
         w.set_u32(a + "ssm.inner_size", static_cast<uint32_t>(s.ssm_state * s.ssm_heads));
         if (s.n_ff_shexp) w.set_u32(a + "expert_shared_feed_forward_length", static_cast<uint32_t>(s.n_ff_shexp));
     }
-    if (arch == "lfm2") {  // a kv head count per layer, 0 for the short convolutions of 3 taps
+    if (arch.starts_with("lfm2")) {  // a kv head count per layer, 0 for the short convolutions of 3 taps
         std::vector<int32_t> kv_heads;
         for (int64_t l = 0; l < s.n_layer; ++l) kv_heads.push_back(lfm2_attends(l, s.n_layer) ? int32_t(s.n_head_kv) : 0);
         w.set_i32s(a + "attention.head_count_kv", kv_heads);
         w.set_u32(a + "shortconv.l_cache", 3);
+    }
+    if (arch == "lfm2moe") {  // the first layer's FFN dense (LFM2-8B-A1B: two), a sigmoid router
+        w.set_u32(a + "leading_dense_block_count", 1);
+        w.set_u32(a + "expert_gating_func", 2);
     }
     if (arch == "gemma2" || arch == "gemma3" || arch == "gpt-oss") w.set_u32(a + "attention.sliding_window", static_cast<uint32_t>(s.window));
     if (arch == "gpt-oss") {  // YaRN x32 from 4096, as the released files
@@ -317,7 +323,7 @@ int cmd_synth(const Argv& argv) {
         throw UsageError("--arch must be a decoder family strata runs (" + model::arch_names() + " but bert)");
     const std::string preset_name = args.get_or("preset", "tiny");
     Shape s = hybrid(arch)       ? hybrid_preset(preset_name, arch == "qwen35moe")
-              : arch == "lfm2" ? lfm2_preset(preset_name)
+              : arch.starts_with("lfm2") ? lfm2_preset(preset_name, arch == "lfm2moe")
                                : preset(preset_name, arch == "qwen3moe" || arch == "olmoe" || arch == "gpt-oss");
     if (arch == "olmoe") {  // OLMoE: heads span n_embd (Qwen3's are 128 wide), no grouped keys
         s.head_dim = 0;
@@ -403,8 +409,11 @@ int cmd_synth(const Argv& argv) {
                 const bool norm = t.name.find("norm") != std::string::npos, decay = t.name.ends_with(".ssm_a");
                 const bool f32 = t.name.ends_with(".bias") || t.name.find("ffn_gate_inp") != std::string::npos ||
                                  t.name.find("ssm_conv1d") != std::string::npos || t.name.ends_with("shortconv.conv.weight");
-                // A DeltaNet's A is negative (a decay), about -0.5 here.
-                if (t.ne.size() == 1) vector(t.name, t.ne[0], norm ? 1.0f : decay ? -0.5f : 0.0f, norm ? std / 2.5f : decay ? 0.1f : std);
+                // A DeltaNet's A is negative (a decay), about -0.5 here; a sigmoid router's selection
+                // bias spread N(0, 2) so that the experts chosen are clear of ties.
+                const bool selection = t.name.ends_with("exp_probs_b.bias");
+                if (selection) vector(t.name, t.ne[0], 0.0f, 2.0f);
+                else if (t.ne.size() == 1) vector(t.name, t.ne[0], norm ? 1.0f : decay ? -0.5f : 0.0f, norm ? std / 2.5f : decay ? 0.1f : std);
                 else matrix(t.name, t.ne, f32 ? DType::F32 : matrix_type);  // biases, routers and convolution kernels stay F32
             }
         }

@@ -86,4 +86,22 @@ void delta_net_hybrid(const Keys& keys, HParams& hp, const Block& ffn) {
     }
 }
 
+void short_conv_hybrid(const Keys& keys, HParams& hp, int64_t dense, const Block& ffn) {
+    hp.shortconv = keys.required("shortconv.l_cache", 2, 64);
+    hp.output_norm = "token_embd_norm.weight";
+    const std::vector<int64_t> kv_heads = keys.ints("attention.head_count_kv");
+    if (kv_heads.size() != size_t(hp.n_layer))
+        throw std::runtime_error("model metadata: " + hp.arch + ".attention.head_count_kv must give each of the " +
+                                 std::to_string(hp.n_layer) + " layers its count (0: a short convolution)");
+    const Attention attention{.qk_norm = QkNorm::PerHead, .rope = RopeStyle::Neox};
+    for (int l = 0; l < hp.n_layer; ++l) {
+        const int64_t heads = kv_heads[size_t(l)];
+        if (heads != 0 && heads != hp.n_head_kv)
+            throw std::runtime_error("model metadata: " + hp.arch + ".attention.head_count_kv differs between attention layers (not supported)");
+        const Block mixer = heads == 0 ? Block(ShortConv{}) : Block(attention);
+        const Block feed = l < dense ? Block(GatedFfn{}) : ffn;
+        hp.layers.push_back({{{.pre = rms_norm(AttnNorm), .block = mixer}, {.pre = rms_norm(FfnNorm), .block = feed}}});
+    }
+}
+
 }  // namespace strata::model

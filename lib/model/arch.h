@@ -56,6 +56,11 @@ Attention gemma_attention(HParams& hp, int32_t layers_27b);
 // positions), the others Gated DeltaNet (ssm.* keys), each followed by `ffn` behind
 // post_attention_norm.
 void delta_net_hybrid(const Keys& keys, HParams& hp, const Block& ffn);
+// LFM2's hybrid layers (archs/lfm2.cpp, lfm2moe.cpp): a gated short convolution of
+// shortconv.l_cache taps where the layer's attention.head_count_kv entry is 0, attention with
+// per-head q/k norms and NEOX RoPE elsewhere; each followed by a SiLU-gated FFN in the first
+// `dense` layers, by `ffn` after them; the final norm is token_embd_norm.
+void short_conv_hybrid(const Keys& keys, HParams& hp, int64_t dense, const Block& ffn);
 // Whether layer l slides its window under llama.cpp's set_swa_pattern(n): l % n < n - 1
 // (n = 0: every layer).
 bool swa_layer(int l, int32_t n);

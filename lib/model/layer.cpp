@@ -45,6 +45,7 @@ void add(Needs& n, const Moe& m, const HParams& hp) {
     const int64_t E = hp.n_embd, X = hp.n_expert, FX = hp.n_ff_exp, FS = hp.n_ff_shexp;
     n.insert(n.end(), {{Router, {E, X}}, {GateExps, {E, FX, X}}, {UpExps, {E, FX, X}}, {DownExps, {FX, E, X}}});
     if (m.biases) n.insert(n.end(), {{RouterB, {X}}, {GateExpsB, {FX, X}}, {UpExpsB, {FX, X}}, {DownExpsB, {E, X}}});
+    if (m.gating == Gating::Sigmoid) n.push_back({ExpProbsB, {X}});
     if (m.shared_expert) n.insert(n.end(), {{GateInpShexp, {E}}, {GateShexp, {E, FS}}, {UpShexp, {E, FS}}, {DownShexp, {FS, E}}});
 }
 
@@ -93,7 +94,10 @@ void describe(Words& w, const GatedFfn& f, const HParams&) {
 }
 
 void describe(Words& w, const Moe& m, const HParams& hp) {
-    const char* weights = m.gating == Gating::SoftmaxChosen ? ", softmax over the chosen)" : m.renormalize ? ", weights renormalized)" : ")";
+    const char* weights = m.gating == Gating::SoftmaxChosen ? ", softmax over the chosen)"
+                          : m.gating == Gating::Sigmoid  ? ", sigmoid with a selection bias, weights renormalized)"
+                          : m.renormalize                ? ", weights renormalized)"
+                                                         : ")";
     w.push_back(std::to_string(hp.n_expert) + " experts (" + std::to_string(hp.n_expert_used) + " used" + weights);
     w.push_back(act_name(m.act));
     if (m.biases) w.push_back("router and expert biases");

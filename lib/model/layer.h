@@ -27,6 +27,7 @@ enum Slot : int {
     AttnGate, SsmConv, SsmDt, SsmA, SsmAlpha, SsmBeta, SsmNorm, SsmOut,      // Gated DeltaNet (with Wqkv)
     GateInpShexp, GateShexp, UpShexp, DownShexp,                            // a mixture's shared expert
     ConvIn, ConvKernel, ConvOut,                                            // a gated short convolution
+    ExpProbsB,                                                              // a sigmoid router's selection bias
     kSlots
 };
 
@@ -82,8 +83,10 @@ struct GatedFfn {
 };
 
 // How the router's logits weight the experts: a softmax over all of them, the best
-// n_expert_used kept; or the n_expert_used largest logits, then a softmax over those only.
-enum class Gating { Softmax, SoftmaxChosen };
+// n_expert_used kept; or the n_expert_used largest logits, then a softmax over those only;
+// or (Sigmoid, LFM2-MoE) a sigmoid of each, the n_expert_used largest of sigmoid plus the
+// selection bias exp_probs_b chosen, each weighted by its sigmoid without the bias.
+enum class Gating { Softmax, SoftmaxChosen, Sigmoid };
 
 // A router over n_expert experts, the n_expert_used best per token each running a gated FFN
 // n_ff_exp wide, their outputs summed with the router's weights.

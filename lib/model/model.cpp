@@ -29,7 +29,7 @@ constexpr std::array<const char*, kSlots> kSlotNames = {
     "attn_gate.weight",  "ssm_conv1d.weight",  "ssm_dt.bias",        "ssm_a",
     "ssm_alpha.weight",  "ssm_beta.weight",    "ssm_norm.weight",    "ssm_out.weight",
     "ffn_gate_inp_shexp.weight", "ffn_gate_shexp.weight", "ffn_up_shexp.weight", "ffn_down_shexp.weight",
-    "shortconv.in_proj.weight", "shortconv.conv.weight", "shortconv.out_proj.weight",
+    "shortconv.in_proj.weight", "shortconv.conv.weight", "shortconv.out_proj.weight", "exp_probs_b.bias",
 };
 
 // "blk.<layer>.<slot's name>", as llama.cpp's converters name a layer's tensors.

@@ -1,7 +1,7 @@
 // model/moe.cpp — the mixture-of-experts feed-forward block: a router over all experts
-// for every token (a softmax, or a softmax over the chosen ones; biases where the family
-// has them), its n_expert_used best (their weights renormalized when the family does),
-// and each chosen expert's gated FFN run once for all the tokens routed to
+// for every token (a softmax, a softmax over the chosen ones, or sigmoids with a selection
+// bias; biases where the family has them), its n_expert_used best (their weights
+// renormalized when the family does), and each chosen expert's gated FFN run once for all the tokens routed to
 // it — its rows of the merged 3-D tensors are read once per pass, whatever the batch —
 // then the experts' outputs weighted and summed per token. When the weight source reads
 // experts on demand (a streamed plan), it is asked for the chosen experts only, in groups
@@ -22,11 +22,13 @@ namespace strata::model {
 // Router: its logits (plus its bias), then as llama.cpp's build_moe_ffn: a softmax over all
 // experts and the top n_expert_used (ties to the lower index), renormalized when the
 // family does; or (Gating::SoftmaxChosen) the top n_expert_used logits and a softmax over
-// those. Fills ws.moe_choice / ws.moe_weight [T][used].
+// those; or (Gating::Sigmoid) their sigmoids, the top n_expert_used of sigmoid plus
+// exp_probs_b weighted by their sigmoids. Fills ws.moe_choice / ws.moe_weight [T][used].
 void Model::Impl::route(const Moe& m, const LayerWeights& w, const Rows& in, int32_t T) {
     const int X = hp.n_expert, K = hp.n_expert_used;
     matmul(w.mat(Router), in, T, ws.moe_logits.data(), X);
     std::vector<int32_t> order(static_cast<size_t>(X));
+    std::vector<float> rank(static_cast<size_t>(X));  // what the experts are chosen by
     auto softmax = [](float* p, const float* from, int n) {  // p[i] = softmax(from)[i]; may be in place
         const float max = *std::max_element(from, from + n);
         double sum = 0;
@@ -37,9 +39,13 @@ void Model::Impl::route(const Moe& m, const LayerWeights& w, const Rows& in, int
         float* p = ws.moe_logits.data() + size_t(t) * X;
         if (m.biases) kernels::add(p, w.vec(RouterB), X);
         if (m.gating == Gating::Softmax) softmax(p, p, X);
+        if (m.gating == Gating::Sigmoid)
+            for (int i = 0; i < X; ++i) p[i] = 1.0f / (1.0f + std::exp(-p[i]));
+        std::copy(p, p + X, rank.begin());
+        if (m.gating == Gating::Sigmoid) kernels::add(rank.data(), w.vec(ExpProbsB), X);
         std::iota(order.begin(), order.end(), 0);
         std::partial_sort(order.begin(), order.begin() + K, order.end(),
-                          [&](int32_t a, int32_t b) { return p[a] > p[b] || (p[a] == p[b] && a < b); });
+                          [&](int32_t a, int32_t b) { return rank[a] > rank[b] || (rank[a] == rank[b] && a < b); });
         float* weight = ws.moe_weight.data() + size_t(t) * K;
         for (int j = 0; j < K; ++j) {
             ws.moe_choice[size_t(t) * K + j] = order[j];

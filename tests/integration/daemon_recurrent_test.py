@@ -9,7 +9,8 @@ model's .kv file is) it is recomputed from its history and still answers the sam
 stateless requests continue from the prefix cache's snapshots (before a prompt's last
 token, at a reply's end) and answer as a cold daemon does; a long chat sent whole, then with
 its last message edited, continues from the snapshot where that message starts. The same for
-LFM2 (the small lfm2 of tests/data/archs: gated short convolutions and attention)."""
+LFM2 (the small lfm2 of tests/data/archs: gated short convolutions and attention) and
+LFM2-MoE (its lfm2moe: the same layers with a sigmoid-routed mixture of experts)."""
 import os
 import signal
 import sys
@@ -135,6 +136,10 @@ class RecurrentModelTest(unittest.TestCase):
 
 class ShortConvolutionModelTest(RecurrentModelTest):
     MODEL = os.path.join(MODELS, "lfm2-f16.gguf")
+
+
+class ShortConvolutionMoeModelTest(RecurrentModelTest):
+    MODEL = os.path.join(MODELS, "lfm2moe-f16.gguf")
 
 
 if __name__ == "__main__":

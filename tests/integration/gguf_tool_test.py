@@ -173,7 +173,7 @@ class GgufToolTest(unittest.TestCase):
         peer = os.path.join(os.environ.get("STRATA_PEER_DIR", os.path.expanduser("~/.cache/strata-peer")), "bin", "peer-logits")
         ids = "1 15 27 300 412 99 7 256 311 45 12 480"
         families = ("llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "granite", "olmo2", "qwen3moe", "olmoe", "gpt-oss",
-                    "qwen35", "qwen35moe", "lfm2")
+                    "qwen35", "qwen35moe", "lfm2", "lfm2moe")
         with tempfile.TemporaryDirectory() as tmp:
             open(os.path.join(tmp, "ids.txt"), "w").write(ids)
             for arch in families:

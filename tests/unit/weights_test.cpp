@@ -309,10 +309,15 @@ BOOST_AUTO_TEST_CASE(experts_are_read_on_demand_and_cached) {
             if (first_policy.empty()) first_policy = got;
             BOOST_TEST(got == first_policy, c.name);
             s = small->weight_stats();
-            const uint64_t requests = uint64_t(hp.n_layer) * hp.n_expert_used * c.tokens.size();
+            const auto moe_layers = std::count_if(hp.layers.begin(), hp.layers.end(), [](const model::Layer& l) {
+                return std::any_of(l.branches.begin(), l.branches.end(), [](const model::Branch& b) { return std::holds_alternative<model::Moe>(b.block); });
+            });  // lfm2moe's first FFN is dense
+            const uint64_t requests = uint64_t(moe_layers) * hp.n_expert_used * c.tokens.size();
             BOOST_TEST(s.expert_hits + s.expert_misses == requests, c.name);
             BOOST_TEST(s.expert_misses > 0u);
-            BOOST_TEST(s.expert_hits > 0u, c.name);  // a token reusing one of the last ones
+            // A token reusing one of the last ones, where the cache holds a token's experts
+            // (LRU over more layers than that cycles: lfm2moe's three MoE layers of 2).
+            if (moe_layers <= 2 || policy == ExpertPolicy::Lfu) BOOST_TEST(s.expert_hits > 0u, c.name);
             BOOST_TEST(s.expert_cache_bytes > 0u);
             BOOST_TEST(s.expert_bytes_read > 0u);
         }

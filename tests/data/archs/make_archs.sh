@@ -57,9 +57,14 @@ $PY $PEER/synth_arch.py --arch qwen35moe --dtype f16 --n-embd 256 --n-head 4 --n
   --n-ff-shexp 128 --route-groups 4 --seed 32 --name archs-qwen35moe -o models/qwen35moe-f16.gguf > /dev/null
 # ---- LFM2 (synth_arch.py): 4 layers, the third attention (per-head q/k norms), the others gated short convolutions (3 taps)
 $PY $PEER/synth_arch.py $S --arch lfm2 --dtype f16 --head-dim 32 --n-layer 4 --attn-layers 2 --seed 33 --name archs-lfm2 -o models/lfm2-f16.gguf > /dev/null
-for m in qwen3 gemma2 gemma3 phi3 phi3-short llama-linear llama-yarn granite olmo2 qwen3moe olmoe mixtral qwen35 qwen35moe lfm2; do
+# ---- LFM2-MoE (strata-gguf synth, BUILD its build directory: synth_arch.py writes no lfm2moe): 4 layers as lfm2's,
+# the first FFN dense, the others 8 experts of 32 rows (2 used) behind a sigmoid router with a selection bias
+# (synth spreads the selection bias N(0, 2), so that no token is within rounding of a tie between two experts)
+${BUILD:-../../../build}/client/strata-gguf synth models/lfm2moe-f16.gguf --arch lfm2moe --n-ff 32 --vocab 320 --std 0.05 --ctx 4096 \
+  --seed 38 --threads 1 > /dev/null
+for m in qwen3 gemma2 gemma3 phi3 phi3-short llama-linear llama-yarn granite olmo2 qwen3moe olmoe mixtral qwen35 qwen35moe lfm2 lfm2moe; do
   $BIN/peer-quantize models/$m-f16.gguf models/$m-q4_k_m.gguf q4_k_m --threads 1 > /dev/null 2>&1
-  case $m in qwen35*|lfm2) seqs="seven long chunks" ;; *) seqs="seven long" ;; esac
+  case $m in qwen35*|lfm2*) seqs="seven long chunks" ;; *) seqs="seven long" ;; esac
   for t in f16 q4_k_m; do
     for s in $seqs; do
       $BIN/peer-logits models/$m-$t.gguf $s.tokens.txt logits/$m-$t.$s.logits.f32 --threads 1 --fa off > /dev/null 2>&1
@@ -73,10 +78,10 @@ import json
 tol = {"F16": (5e-3, 4e-3), "Q4_K_M": (8e-2, 6e-2), "MXFP4_MOE": (8e-2, 6e-2)}
 cases = []
 for m in ["qwen3", "gemma2", "gemma3", "phi3", "phi3-short", "llama-linear", "llama-yarn", "granite", "olmo2",
-          "qwen3moe", "olmoe", "mixtral", "gpt-oss", "qwen35", "qwen35moe", "lfm2"]:
+          "qwen3moe", "olmoe", "mixtral", "gpt-oss", "qwen35", "qwen35moe", "lfm2", "lfm2moe"]:
     quant = ("mxfp4_moe", "MXFP4_MOE") if m == "gpt-oss" else ("q4_k_m", "Q4_K_M")
     for t, w in (("f16", "F16"), quant):
-        for s in ("seven", "long") + (("chunks",) if m.startswith("qwen35") or m == "lfm2" else ()):
+        for s in ("seven", "long") + (("chunks",) if m.startswith(("qwen35", "lfm2")) else ()):
             toks = [int(x) for x in open(s + ".tokens.txt").read().split()]
             cases.append({"name": "%s-%s.%s" % (m, t, s), "weights": w, "model": "models/%s-%s.gguf" % (m, t), "tokens": toks,
                           "n_vocab": 320, "logits": "logits/%s-%s.%s.logits.f32" % (m, t, s),
