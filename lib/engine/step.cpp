@@ -91,9 +91,9 @@ void Engine::Impl::run_batch(const std::vector<Feed>& feeds) {
         const auto logits_at = f.logits == LogitsAt::All ? model::Logits::All : f.logits == LogitsAt::Last ? model::Logits::Last : model::Logits::None;
         batch.push_back({a.session->cache.get(), std::span<const int32_t>(from, size_t(f.tokens)), logits_at, a.embedding()});
         if (decoding) ++generated;  // and its accepted guesses (record_verify)
+        else prompt_tokens += f.tokens;
         // A recurrent state cannot be cut back to the guesses kept: the state before them is.
         if (decoding && f.tokens > 1 && a.session->cache->recurrent()) a.before_guesses = a.session->cache->snapshot();
-        else prompt_tokens += f.tokens;
         a.gen->mark_pass(t0);
     }
     try {

@@ -185,6 +185,19 @@ BOOST_AUTO_TEST_CASE(the_shared_pool_remembers_what_followed_and_forgets_the_old
     BOOST_TEST(s.guess(std::vector<int32_t>{5, 2, 3, 4}, 10, pool).tokens == (std::vector<int32_t>{5, 6}));
 }
 
+// The recent rates count a decoding pass's tokens as generated, never as prompt, with or
+// without guesses: over one request, prompt_tps_recent / generate_tps_recent is its prompt
+// tokens over the tokens its decoding passes produced (all but the first).
+BOOST_AUTO_TEST_CASE(recent_rates_count_decoding_passes_as_generation) {
+    for (const Speculative mode : {Speculative::Off, Speculative::Ngram}) {
+        Engine e(config(mode));
+        const Result r = run(e, request("Once upon a time, there was a little girl named Lily. Lily", 80))->result;
+        const auto st = e.status();
+        const double ratio = st.number("prompt_tps_recent") / st.number("generate_tps_recent");
+        BOOST_TEST(ratio == double(r.usage.prompt_tokens) / (r.usage.completion_tokens - 1), boost::test_tools::tolerance(1e-9));
+    }
+}
+
 BOOST_AUTO_TEST_CASE(greedy_output_is_exactly_that_of_decoding_without_guesses) {
     Pair p;
     p.same(request("", 200), "from BOS");
