@@ -153,6 +153,8 @@ BOOST_AUTO_TEST_CASE(defaults_and_overrides) {
     ConfigFile file("[model]\npath = /m.gguf\n[engine]\nthreads = 2\n");
     const Settings s = load_settings(file.path, true, {{"engine.threads", "3", "--threads"}});
     BOOST_TEST(s.engine.threads == 3);
+    BOOST_TEST(s.engine.draft_p_min == 0.1f);
+    BOOST_TEST(load_settings(file.path, true, {{"engine.draft_p_min", "0.25", "--set engine.draft_p_min=0.25"}}).engine.draft_p_min == 0.25f);
     BOOST_TEST(s.server.shutdown_grace_ms == 10000u);
     BOOST_TEST(s.engine.limits.session_idle_timeout_s == 30 * 86400);
     BOOST_TEST((s.engine.limits.context_overflow == strata::engine::ContextOverflow::Error));
@@ -183,6 +185,9 @@ BOOST_AUTO_TEST_CASE(errors_name_where_and_which_key) {
     BOOST_TEST(contains(config_error("[model]\npath = /m\n[limits]\ncontext_overflow = shift\n"),
                         "expected error or truncate_middle"));
     BOOST_TEST(contains(config_error("[model]\npath = /m\n[memory]\nlock = perhaps\n"), "expected yes or no"));
+    for (const char* bad : {"1.5", "-0.1", "lots", "0.2x", "nan"})
+        BOOST_TEST(contains(config_error(std::string("[model]\npath = /m\n[engine]\ndraft_p_min = ") + bad + "\n"),
+                            "expected a probability from 0 to 1"), bad);
     BOOST_TEST(contains(config_error("[model]\npath = /m\n[server]\nmax_request_bytes = 99999999999999999999\n"),
                         "number too large"));
     BOOST_TEST(contains(config_error("[model]\npath = /m\n", {{"limits.max_tokens", "x", "--set limits.max_tokens=x"}}),
