@@ -272,19 +272,20 @@ bool ties_embeddings(const std::string& arch, bool asked) {
     return asked && arch != "olmo2" && arch != "gpt-oss";
 }
 
+// A temporary file beside OUT, removed when this goes out of scope (thrown through or not).
+struct TemporaryFile {
+    std::string path;
+    ~TemporaryFile() {
+        std::error_code ignored;
+        std::filesystem::remove(path, ignored);
+    }
+};
+
 // The hyperparameters strata reads from the keys written so far (a metadata-only file).
 model::HParams read_back(const gguf::Writer& w, const std::string& out) {
-    const std::string tmp = out + ".meta.tmp";
-    w.write(tmp);
-    try {
-        auto f = gguf::File::open(tmp);
-        model::HParams hp = model::HParams::from_gguf(*f);
-        std::filesystem::remove(tmp);
-        return hp;
-    } catch (...) {
-        std::filesystem::remove(tmp);
-        throw;
-    }
+    const TemporaryFile tmp{out + ".meta.tmp"};
+    w.write(tmp.path);
+    return model::HParams::from_gguf(*gguf::File::open(tmp.path));
 }
 
 // The type llama.cpp's mix for `ft` gives each tensor of the F16 file that `declare` makes
@@ -296,17 +297,11 @@ std::map<std::string, DType> quantized_types(const gguf::Writer& w, const Declar
     gguf::Writer f16 = w;
     f16.set_u32("general.file_type", 1u);
     declare(f16, [](const std::string&, DType t) { return t; });
-    const std::string tmp = out + ".layout.tmp";
-    f16.write_layout(tmp);
+    const TemporaryFile tmp{out + ".layout.tmp"};
+    f16.write_layout(tmp.path);
+    const auto layout = gguf::File::open(tmp.path);
     std::map<std::string, DType> types;
-    try {
-        const auto layout = gguf::File::open(tmp);
-        for (const model::TensorPlan& t : model::plan_quantization(*layout, ft)) types[t.src->name] = t.type;
-    } catch (...) {
-        std::filesystem::remove(tmp);
-        throw;
-    }
-    std::filesystem::remove(tmp);
+    for (const model::TensorPlan& t : model::plan_quantization(*layout, ft)) types[t.src->name] = t.type;
     return types;
 }
 
