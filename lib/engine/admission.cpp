@@ -85,7 +85,7 @@ void Engine::Impl::admit(Active& a) {
 // `speculative`: draft, or auto with a draft configured).
 bool Engine::Impl::uses_draft(const GenerateRequest& r) const {
     const Speculative mode = r.speculative.value_or(config.speculative);
-    return draft && !r.embed.size() && (mode == Speculative::Draft || mode == Speculative::Auto);
+    return draft && r.embed.empty() && (mode == Speculative::Draft || mode == Speculative::Auto);
 }
 
 // The vocabulary's token bytes and trie for grammars, built on the first constrained request.

@@ -98,39 +98,37 @@ float Draft::take_guess(const float* row, int32_t& token) const {
 }
 
 void Draft::guess(std::vector<Ask>& asks) {
-    const auto t0 = std::chrono::steady_clock::now();
+    struct Timed {  // adds the time until it goes out of scope (returned or thrown through) to seconds_
+        double& seconds;
+        std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
+        ~Timed() { seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); }
+    } timed{seconds_};
     std::vector<std::vector<int32_t>> feeds(asks.size());
     for (size_t i = 0; i < asks.size(); ++i)
         if (asks[i].max > 0 && !asks[i].history.empty()) catch_up(asks[i], feeds[i]);
     const size_t n_vocab = size_t(model_->hparams().n_vocab);
-    try {
-        for (;;) {
-            std::vector<model::SequenceBatch> batch;
-            std::vector<size_t> who;
-            for (size_t i = 0; i < asks.size(); ++i)
-                if (!feeds[i].empty()) {
-                    batch.push_back({&asks[i].seq->cache, feeds[i], model::Logits::Last});
-                    who.push_back(i);
-                }
-            if (batch.empty()) break;
-            model_->forward(batch, logits_);
-            ++passes_;
-            for (size_t j = 0; j < who.size(); ++j) {
-                Ask& ask = asks[who[j]];
-                std::vector<int32_t>& feed = feeds[who[j]];
-                ask.seq->tokens.insert(ask.seq->tokens.end(), feed.begin(), feed.end());
-                feed.clear();
-                int32_t token = -1;
-                if (take_guess(logits_.data() + j * n_vocab, token) < p_min_) continue;
-                ask.guesses.push_back(token);
-                if (static_cast<int32_t>(ask.guesses.size()) < ask.max) feed = {token};
+    for (;;) {
+        std::vector<model::SequenceBatch> batch;
+        std::vector<size_t> who;
+        for (size_t i = 0; i < asks.size(); ++i)
+            if (!feeds[i].empty()) {
+                batch.push_back({&asks[i].seq->cache, feeds[i], model::Logits::Last});
+                who.push_back(i);
             }
+        if (batch.empty()) return;
+        model_->forward(batch, logits_);
+        ++passes_;
+        for (size_t j = 0; j < who.size(); ++j) {
+            Ask& ask = asks[who[j]];
+            std::vector<int32_t>& feed = feeds[who[j]];
+            ask.seq->tokens.insert(ask.seq->tokens.end(), feed.begin(), feed.end());
+            feed.clear();
+            int32_t token = -1;
+            if (take_guess(logits_.data() + j * n_vocab, token) < p_min_) continue;
+            ask.guesses.push_back(token);
+            if (static_cast<int32_t>(ask.guesses.size()) < ask.max) feed = {token};
         }
-    } catch (...) {
-        seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        throw;
     }
-    seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 }  // namespace strata::engine
