@@ -18,18 +18,17 @@ std::string gib(uint64_t b) { return std::to_string(b / double(1ull << 30)).subs
 }  // namespace
 
 MemoryPlanner::MemoryPlanner(const Config& config, const model::HParams& hp, int32_t context, int threads)
-    : config_(config), hp_(hp), context_(context), threads_(threads) {
+    : config_(config), hp_(hp), context_(context), threads_(threads),
+      draft_bytes_(config.draft_path.empty() ? 0 : std::filesystem::file_size(config.draft_path)) {
     setup_.budget = weights::resolve_budget(config.memory.budget);
 }
 
 weights::Reserve MemoryPlanner::reserve(int32_t batch_tokens) const {
     // One full context, as a cache holds it during a pass (sliding-window layers: their window).
     const kv::KvCache context(model::kv_shape(hp_), context_, nullptr, config_.memory.kv_type);
-    // The draft model (model.draft) is held beside the weights: its file, mapped whole.
-    const uint64_t draft = config_.draft_path.empty() ? 0 : std::filesystem::file_size(config_.draft_path);
     return {.kv = config_.memory.kv_bytes ? config_.memory.kv_bytes : context.bytes_for(context_, batch_tokens),
             .working = model::working_memory_bytes(hp_, batch_tokens, std::min(batch_tokens, 256), threads_),
-            .overhead = kOverhead + draft};
+            .overhead = kOverhead + draft_bytes_};
 }
 
 weights::Plan MemoryPlanner::plan_for(const weights::Layout& layout, uint64_t budget, int32_t batch) const {

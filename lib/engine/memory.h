@@ -53,6 +53,7 @@ private:
     model::HParams hp_;
     int32_t context_;
     int threads_;
+    uint64_t draft_bytes_;  // the draft model (model.draft), held beside the weights: its file, mapped whole
     MemorySetup setup_;
     weights::Layout layout_;  // the model's, kept by factory() for replan()
 };

@@ -184,7 +184,7 @@ bool Engine::Impl::plan_guesses(Active& a) {
     const std::vector<int32_t>& history = a.gen->history();
     const int32_t room = std::min(context - static_cast<int32_t>(history.size()), a.p.req.max_tokens - a.gen->generated() - 1);
     Speculation::Guess guess = a.spec.guess(history, room, ngram_pool);
-    a.draft_ask = draft ? guess.draft : 0;
+    a.draft_ask = guess.draft;  // 0 unless the request's sources include the draft (uses_draft)
     add_guesses(a, std::move(guess.tokens));
     return a.draft_ask > 0;
 }
@@ -195,8 +195,7 @@ bool Engine::Impl::plan_guesses(Active& a) {
 // pass failed (the request failed).
 bool Engine::Impl::rewind_recurrent(Active& a, int32_t kept) {
     kv::KvCache& cache = *a.session->cache;
-    const kv::Snapshot before = *a.before_guesses;
-    a.before_guesses.reset();
+    const kv::Snapshot& before = *a.before_guesses;
     std::vector<kv::Blocks> full;
     for (int32_t i = 0; i < before.positions / kv::kBlockTokens; ++i) full.push_back(cache.block(i));
     cache.truncate(0);
