@@ -168,7 +168,7 @@ BOOST_AUTO_TEST_CASE(a_recurrent_state_is_counted_copied_on_write_and_never_cut_
     BOOST_TEST(c.state(0) == nullptr);
     BOOST_TEST(ledger->bytes() == 40u);
     fill(c, 0, 20, 7);
-    const uint64_t layer_bytes = c.format().layer_bytes();
+    const uint64_t layer_bytes = c.format(0).layer_bytes();
     BOOST_TEST(c.bytes() == 2 * 2 * layer_bytes + 40);  // 2 blocks of 2 KV layers
     BOOST_TEST(c.bytes_for(20) == c.bytes());
     std::iota(c.state(1), c.state(1) + 10, 1.0f);
@@ -308,8 +308,8 @@ BOOST_AUTO_TEST_CASE(sliding_window_layers_keep_only_the_window) {
     BOOST_TEST(ledger->blocks() == 7u + 3u);  // 7 full-layer parts, 3 window parts
     BOOST_TEST(c.bytes() == ledger->bytes());
     BOOST_TEST(c.bytes() <= c.bytes_for(100));
-    BOOST_TEST(c.bytes_for(100) == (7u + 2u * 4u) * c.format().layer_bytes());  // at most 4 window blocks
-    BOOST_TEST(KvCache({kLayers, kDim}, 128).bytes_for(100) == 3u * 7u * c.format().layer_bytes());
+    BOOST_TEST(c.bytes_for(100) == (7u + 2u * 4u) * c.format(0).layer_bytes());  // at most 4 window blocks
+    BOOST_TEST(KvCache({kLayers, kDim}, 128).bytes_for(100) == 3u * 7u * c.format(0).layer_bytes());
     BOOST_TEST(holds(c, 0, 100, 0));
     // A prompt fed in one pass holds its window layers' blocks until it is committed.
     KvCache whole(shape, 128);
