@@ -50,8 +50,8 @@ std::vector<int64_t> Keys::ints(std::string_view key) const {
 }
 
 std::vector<int32_t> Keys::per_layer(std::string_view key, int64_t def, int64_t min, int64_t max, int n) const {
-    const gguf::Value* v = f_.get_array(full(key));
-    if (!v) return std::vector<int32_t>(size_t(n), optional(key, def, min, max));
+    const gguf::Value* v = f_.find(full(key));
+    if (!v || v->type != gguf::ValueType::ARRAY) return std::vector<int32_t>(size_t(n), optional(key, def, min, max));
     const std::vector<int64_t> all = ints(key);
     if (all.size() != size_t(n))
         throw std::runtime_error("model metadata: " + full(key) + " has " + std::to_string(all.size()) + " values, expected one per layer (" +

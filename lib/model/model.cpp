@@ -117,7 +117,7 @@ uint64_t working_memory_bytes(const HParams& hp, int32_t batch_tokens, int32_t l
     for (const Layer& layer : hp.layers)
         for_each_block<Attention>(layer.branches, [&](const Attention& a) {
             const uint64_t G = uint64_t(a.n_head / a.n_head_kv), group = G * a.head_dim;
-            attention = std::max(attention, 4ull * (T * a.n_head_kv + 2ull * threads) * (group + 2ull * G) + 6ull * threads * group);
+            attention = std::max<uint64_t>(attention, 4ull * (T * a.n_head_kv + 2ull * threads) * (group + 2ull * G) + 6ull * threads * group);
         });
     return 4 * floats + converted + attention + 4ull * static_cast<uint64_t>(logit_rows) * hp.n_vocab;
 }

@@ -205,6 +205,8 @@ struct Model::Impl {
 
     // moe.cpp
     void route(const Moe& m, const LayerWeights& w, const Rows& in, int32_t T);
+    // Moe::scaled_router's input from the stream ws.x (into ws.moe_in).
+    const Rows& router_input(const LayerWeights& w, int32_t T);
     struct ExpertMatrices {
         std::vector<Matrix> gate, up, down;
     };
