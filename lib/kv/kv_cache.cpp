@@ -29,11 +29,9 @@ std::optional<KvType> kv_type_from_name(std::string_view name) {
     return std::nullopt;
 }
 
-Block::Block(int32_t n_layer, BlockFormat format, std::shared_ptr<Ledger> ledger)
-    : layer_bytes_(format.layer_bytes()), bytes_(size_t(n_layer) * layer_bytes_), ledger_(std::move(ledger)), data_(ledger_->take(bytes_)) {}
+Block::Block(size_t bytes, std::shared_ptr<Ledger> ledger) : bytes_(bytes), ledger_(std::move(ledger)), data_(ledger_->take(bytes_)) {}
 
-Block::Block(const Block& other)
-    : layer_bytes_(other.layer_bytes_), bytes_(other.bytes_), ledger_(other.ledger_), data_(ledger_->take(bytes_)) {
+Block::Block(const Block& other) : bytes_(other.bytes_), ledger_(other.ledger_), data_(ledger_->take(bytes_)) {
     std::memcpy(data_, other.data_, bytes_);
 }
 
@@ -51,24 +49,38 @@ State::~State() { ledger_->give(data_, bytes_); }
 void State::clear() { std::memset(data_, 0, bytes_); }
 
 KvCache::KvCache(Shape shape, int32_t capacity, std::shared_ptr<Ledger> ledger, KvType type)
-    : shape_(std::move(shape)), capacity_(capacity), format_{type, shape_.dim}, ledger_(ledger ? std::move(ledger) : std::make_shared<Ledger>()) {
-    const int32_t dim = shape_.dim;
-    if (shape_.n_layer < 1 || dim < 1 || capacity < 1 || shape_.window < 0 ||
-        !(shape_.sliding.empty() || shape_.sliding.size() == size_t(shape_.n_layer)) ||
-        !(shape_.state.empty() || shape_.state.size() == size_t(shape_.n_layer)))
+    : shape_(std::move(shape)), capacity_(capacity), type_(type), ledger_(ledger ? std::move(ledger) : std::make_shared<Ledger>()) {
+    const auto per_layer = [&](size_t n) { return n == 0 || n == size_t(shape_.n_layer); };
+    if (shape_.n_layer < 1 || shape_.dim < 1 || capacity < 1 || shape_.window < 0 || !per_layer(shape_.sliding.size()) ||
+        !per_layer(shape_.state.size()) || !per_layer(shape_.dims.size()) || !per_layer(shape_.source.size()))
         throw std::invalid_argument("KvCache: bad geometry");
-    if (type == KvType::Q8_0 && (dim % 32 != 0 || dim / 32 > kMaxQ8Blocks))
-        throw std::invalid_argument("a q8_0 KV cache needs key/value rows that are a multiple of 32 values, at most 8192 (this model's are " +
-                                    std::to_string(dim) + ")");
     if (shape_.window == 0) shape_.sliding.clear();
+    lay_out();
     int64_t floats = 0;
     for (int32_t l = 0; l < shape_.n_layer; ++l) {
         const int64_t state = shape_.state.empty() ? 0 : shape_.state[size_t(l)];
         state_offset_.push_back(state > 0 ? floats : -1);
         floats += std::max<int64_t>(state, 0);
-        slot_.push_back(state > 0 ? -1 : sliding(l) ? n_window_++ : n_full_++);
     }
     if (floats > 0) state_ = std::make_shared<State>(size_t(floats), ledger_);
+}
+
+void KvCache::lay_out() {
+    for (int32_t l = 0; l < shape_.n_layer; ++l) {
+        const int32_t dim = shape_.dims.empty() ? shape_.dim : shape_.dims[size_t(l)];
+        const int32_t src = shape_.source.empty() ? l : shape_.source[size_t(l)];
+        const bool recurrent = !shape_.state.empty() && shape_.state[size_t(l)] > 0;
+        if (dim < 1 || src < 0 || src > l || (src < l && (!owns_[size_t(src)] || sliding(src) != sliding(l) || dim != format_[size_t(src)].dim)))
+            throw std::invalid_argument("KvCache: bad geometry of layer " + std::to_string(l));
+        if (type_ == KvType::Q8_0 && (dim % 32 != 0 || dim / 32 > kMaxQ8Blocks))
+            throw std::invalid_argument("a q8_0 KV cache needs key/value rows that are a multiple of 32 values, at most 8192 (this model's are " +
+                                        std::to_string(dim) + ")");
+        format_.push_back({type_, dim});
+        owns_.push_back(src == l && !recurrent);
+        size_t& kind = sliding(l) ? window_bytes_ : full_bytes_;
+        offset_.push_back(src < l ? offset_[size_t(src)] : kind);
+        if (owns_.back()) kind += format_.back().layer_bytes();
+    }
 }
 
 uint64_t KvCache::bytes() const {
@@ -81,11 +93,11 @@ uint64_t KvCache::bytes() const {
 
 uint64_t KvCache::bytes_for(int32_t positions, int32_t pass) const {
     const auto blocks = [](int64_t n) { return uint64_t((n + kBlockTokens - 1) / kBlockTokens); };
-    const uint64_t window = n_window_ ? std::min(blocks(positions), blocks(int64_t(shape_.window) - 1 + kWindowSlack + pass) + 1) : 0;
-    return (blocks(positions) * n_full_ + window * n_window_) * format_.layer_bytes() + (state_ ? state_->bytes() : 0);
+    const uint64_t window = window_bytes_ ? std::min(blocks(positions), blocks(int64_t(shape_.window) - 1 + kWindowSlack + pass) + 1) : 0;
+    return blocks(positions) * full_bytes_ + window * window_bytes_ + (state_ ? state_->bytes() : 0);
 }
 
-int32_t KvCache::window_start(int32_t size) const { return n_window_ ? std::max(0, size - shape_.window + 1) : size; }
+int32_t KvCache::window_start(int32_t size) const { return window_bytes_ ? std::max(0, size - shape_.window + 1) : size; }
 
 void KvCache::reserve(int32_t n, bool window_layers) {
     if (n < 0 || n > capacity_ - size_)
@@ -95,25 +107,26 @@ void KvCache::reserve(int32_t n, bool window_layers) {
     if (state_ && state_.use_count() > 1) state_ = std::make_shared<State>(*state_);
     const size_t first = size_t(size_ / kBlockTokens), end = size_t((size_ + n + kBlockTokens - 1) / kBlockTokens);
     if (blocks_.size() < end) blocks_.resize(end);
-    const auto own = [&](BlockRef& part, int32_t layers) {
+    const auto own = [&](BlockRef& part, size_t bytes) {
         if (!part) {
-            part = std::make_shared<Block>(layers, format_, ledger_);
+            part = std::make_shared<Block>(bytes, ledger_);
         } else if (part.use_count() > 1) {
             part = std::make_shared<Block>(*part);
         }
     };
     for (size_t b = first; b < end; ++b) {
-        if (n_full_) own(blocks_[b].full, n_full_);
-        if (n_window_ && window_layers) own(blocks_[b].window, n_window_);
+        if (full_bytes_) own(blocks_[b].full, full_bytes_);
+        if (window_bytes_ && window_layers) own(blocks_[b].window, window_bytes_);
     }
 }
 
 void KvCache::store(int32_t l, int32_t p, const float* k, const float* v) {
-    uint8_t* base = part(l, p / kBlockTokens)->layer(slot_[size_t(l)]);
-    const int32_t dim = shape_.dim;
+    uint8_t* base = part(l, p / kBlockTokens)->at(offset_[size_t(l)]);
+    const BlockFormat& f = format(l);
+    const int32_t dim = f.dim;
     const int32_t j = p % kBlockTokens;
-    uint8_t* row = base + format_.key_bytes() + format_.key_scale_bytes() + size_t(j) * format_.value_row_bytes();
-    if (format_.type == KvType::F16) {
+    uint8_t* row = base + f.key_bytes() + f.key_scale_bytes() + size_t(j) * f.value_row_bytes();
+    if (f.type == KvType::F16) {
         auto* kt = reinterpret_cast<uint16_t*>(base) + j;
         auto* vr = reinterpret_cast<uint16_t*>(row);
         for (int32_t d = 0; d < dim; ++d) {
@@ -125,7 +138,7 @@ void KvCache::store(int32_t l, int32_t p, const float* k, const float* v) {
     // Values are GGML Q8_0 rows as they stand; keys the same blocks, scattered transposed.
     quantize_row_q8_0(v, row, dim);
     auto* kq = reinterpret_cast<int8_t*>(base) + j;
-    auto* ks = reinterpret_cast<uint16_t*>(base + format_.key_bytes()) + j;
+    auto* ks = reinterpret_cast<uint16_t*>(base + f.key_bytes()) + j;
     BlockQ8_0 kb[kMaxQ8Blocks];
     quantize_row_q8_0(k, kb, dim);
     for (int32_t c = 0; c < dim / 32; ++c) {
@@ -138,8 +151,9 @@ void KvCache::load(int32_t l, int32_t p, float* k, float* v) const {
     const uint8_t* base = k_block(l, p);
     const int32_t j = p % kBlockTokens;
     const uint8_t* row = this->v(l, p);
-    const int32_t dim = shape_.dim;
-    if (format_.type == KvType::F16) {
+    const BlockFormat& f = format(l);
+    const int32_t dim = f.dim;
+    if (f.type == KvType::F16) {
         const auto* kt = reinterpret_cast<const uint16_t*>(base) + j;
         const auto* vr = reinterpret_cast<const uint16_t*>(row);
         for (int32_t d = 0; d < dim; ++d) {
@@ -150,7 +164,7 @@ void KvCache::load(int32_t l, int32_t p, float* k, float* v) const {
     }
     dequantize_row(DType::Q8_0, row, v, dim);
     const auto* kq = reinterpret_cast<const int8_t*>(base) + j;
-    const auto* ks = reinterpret_cast<const uint16_t*>(base + format_.key_bytes()) + j;
+    const auto* ks = reinterpret_cast<const uint16_t*>(base + f.key_bytes()) + j;
     for (int32_t c = 0; c < dim / 32; ++c) {
         const float dk = fp16_to_fp32(ks[size_t(c) * kBlockTokens]);
         for (int i = 0; i < 32; ++i) k[c * 32 + i] = dk * kq[size_t(c * 32 + i) * kBlockTokens];
@@ -165,7 +179,7 @@ void KvCache::commit(int32_t n) {
 
 void KvCache::let_go_of_window() {
     const size_t keep = size_t(std::max(0, window_start(size_) - kWindowSlack) / kBlockTokens);
-    if (!n_window_ || keep <= window_gone_) return;
+    if (!window_bytes_ || keep <= window_gone_) return;
     for (size_t b = window_gone_; b < keep; ++b) blocks_[b].window.reset();
     window_gone_ = keep;
 }
@@ -221,8 +235,9 @@ namespace {
 
 constexpr char kMagic[8] = {'S', 'T', 'R', 'A', 'T', 'A', 'K', 'V'};
 // Version 1: the header, then every layer's keys and values. Version 2 (written now): the
-// attention layers' only, then the recurrent state (a uint64 count of floats, the floats);
-// a version 1 file is a version 2 file of a model without recurrent layers, minus the count.
+// attention layers' only (those keeping their own, each at its width), then the recurrent
+// state (a uint64 count of floats, the floats); a version 1 file is a version 2 file of a
+// model without recurrent layers, minus the count.
 constexpr uint32_t kVersion = 2;
 
 struct Header {
@@ -237,27 +252,28 @@ using FilePtr = std::unique_ptr<FILE, int (*)(FILE*)>;
 }  // namespace
 
 void KvCache::write(std::FILE* out, uint64_t model_id) const {
-    const int32_t dim = shape_.dim, kept = window_start(size_);
+    const int32_t kept = window_start(size_);
     Header h{};
     std::memcpy(h.magic, kMagic, sizeof kMagic);
     h.version = kVersion;
     h.n_layer = n_layer();
-    h.dim = dim;
+    h.dim = shape_.dim;
     h.size = size_;
     h.model_id = model_id;
     bool ok = std::fwrite(&h, sizeof h, 1, out) == 1;
-    // Layer by layer, all keys then all values, F16 rows (the layout of version 1); a window
-    // layer's positions that were let go are a hole in the file (zeros when read).
-    std::vector<float> k(dim), v(dim);
-    std::vector<uint16_t> k16(size_t(dim) * size_), v16(size_t(dim) * size_);
-    const auto put = [&](const std::vector<uint16_t>& rows, int32_t from) {
-        const size_t skip = size_t(from) * dim;
-        return std::fseek(out, long(skip * sizeof(uint16_t)), SEEK_CUR) == 0 &&
-               std::fwrite(rows.data() + skip, sizeof(uint16_t), rows.size() - skip, out) == rows.size() - skip;
-    };
+    // Layer by layer (those keeping their own), all keys then all values, F16 rows of the
+    // layer's width (the layout of version 1); a window layer's positions that were let go
+    // are a hole in the file (zeros when read).
     for (int32_t l = 0; ok && l < n_layer(); ++l) {
         if (!has_kv(l)) continue;
-        const int32_t from = sliding(l) ? kept : 0;
+        const int32_t from = sliding(l) ? kept : 0, dim = this->dim(l);
+        std::vector<float> k(dim), v(dim);
+        std::vector<uint16_t> k16(size_t(dim) * size_), v16(size_t(dim) * size_);
+        const auto put = [&](const std::vector<uint16_t>& rows) {
+            const size_t skip = size_t(from) * dim;
+            return std::fseek(out, long(skip * sizeof(uint16_t)), SEEK_CUR) == 0 &&
+                   std::fwrite(rows.data() + skip, sizeof(uint16_t), rows.size() - skip, out) == rows.size() - skip;
+        };
         for (int32_t p = from; p < size_; ++p) {
             load(l, p, k.data(), v.data());
             for (int32_t d = 0; d < dim; ++d) {
@@ -265,7 +281,7 @@ void KvCache::write(std::FILE* out, uint64_t model_id) const {
                 v16[size_t(p) * dim + d] = fp32_to_fp16(v[size_t(d)]);
             }
         }
-        ok = put(k16, from) && put(v16, from);
+        ok = put(k16) && put(v16);
     }
     const uint64_t floats = state_ ? state_->floats() : 0;
     ok = ok && std::fwrite(&floats, sizeof floats, 1, out) == 1 && (!state_ || std::fwrite(state_->data(), sizeof(float), floats, out) == floats);
@@ -280,29 +296,32 @@ std::optional<KvCache> KvCache::load(const std::string& path, uint64_t model_id,
     if (std::fread(&h, sizeof h, 1, f.get()) != 1 || std::memcmp(h.magic, kMagic, sizeof kMagic) != 0 || (h.version != 1 && h.version != kVersion) ||
         h.model_id != model_id || h.n_layer != shape.n_layer || h.dim != shape.dim || h.size < 0 || h.size > capacity)
         return std::nullopt;
-    const int32_t dim = shape.dim;
-    const long row = long(dim) * sizeof(uint16_t), layer = 2 * row * h.size;
     KvCache c(shape, capacity, std::move(ledger), type);
-    int32_t kv_layers = 0;
-    for (int32_t l = 0; l < shape.n_layer; ++l) kv_layers += c.has_kv(l);
+    // Where each layer keeping its own starts in the file: its keys, then its values, each
+    // h.size F16 rows of its width.
+    std::vector<long> layer_at(size_t(shape.n_layer), 0);
+    long state_at = long(sizeof h);
+    for (int32_t l = 0; l < shape.n_layer; ++l) {
+        layer_at[size_t(l)] = state_at;
+        if (c.has_kv(l)) state_at += 2 * long(c.dim(l)) * long(sizeof(uint16_t)) * h.size;
+    }
     const uint64_t floats = c.state_ ? c.state_->floats() : 0;
-    const long state_at = long(sizeof h) + layer * kv_layers;
     const long state_bytes = h.version == 1 ? 0 : long(sizeof floats + floats * sizeof(float));
     if ((h.version == 1 && c.state_) || std::fseek(f.get(), 0, SEEK_END) != 0 || std::ftell(f.get()) != state_at + state_bytes)
         return std::nullopt;  // cut short, or trailing bytes: not our file
     const int32_t kept = c.window_start(h.size);
-    std::vector<uint16_t> k16(size_t(dim) * kBlockTokens), v16(size_t(dim) * kBlockTokens);
-    std::vector<float> k(dim), v(dim);
     // Block by block, so that the window layers never hold more than their window; each
     // layer's keys, then values, of the block's positions are one run in the file.
     for (int32_t p0 = 0; p0 < h.size; p0 += kBlockTokens) {
         const int32_t end = std::min(p0 + kBlockTokens, h.size);
         c.reserve_append(end - p0);
-        for (int32_t l = 0, file_layer = 0; l < shape.n_layer; ++l) {
+        for (int32_t l = 0; l < shape.n_layer; ++l) {
             if (!c.has_kv(l)) continue;
-            const int32_t first = c.sliding(l) ? std::max(p0, kept) : p0;
-            const long at = long(sizeof h) + layer * file_layer++ + row * first;
+            const int32_t first = c.sliding(l) ? std::max(p0, kept) : p0, dim = c.dim(l);
+            const long row = long(dim) * sizeof(uint16_t), at = layer_at[size_t(l)] + row * first;
             if (first >= end) continue;
+            std::vector<uint16_t> k16(size_t(dim) * kBlockTokens), v16(size_t(dim) * kBlockTokens);
+            std::vector<float> k(dim), v(dim);
             const size_t values = size_t(end - first) * dim;
             if (std::fseek(f.get(), at, SEEK_SET) != 0 || std::fread(k16.data(), sizeof(uint16_t), values, f.get()) != values ||
                 std::fseek(f.get(), at + row * h.size, SEEK_SET) != 0 || std::fread(v16.data(), sizeof(uint16_t), values, f.get()) != values)

@@ -19,6 +19,11 @@
 // A recurrent state is one State for all such layers, shared by copies of the cache and
 // copied before a pass writes it (reserve_append), counted in the Ledger as blocks are.
 //
+// Layers may differ in width (Shape::dims: Gemma 4's sliding and global layers have their
+// own head sizes), and a layer may attend to an earlier layer's keys and values instead
+// of keeping its own (Shape::source: Gemma 4's last layers): those are stored once, in the
+// earlier layer's place of the block, and the later layer takes no room at all.
+//
 // Sharing contract: a block reachable from more than one owner (caches, the prefix
 // cache) is read-only; reserve_append() copies such a block before positions in it are
 // written. Caches and their blocks are handled on one thread (the engine's); a forward
@@ -92,21 +97,21 @@ struct BlockFormat {
     size_t layer_bytes() const { return key_bytes() + key_scale_bytes() + kBlockTokens * value_row_bytes(); }
 };
 
-// kBlockTokens positions of the layers of one kind (Blocks), layer after layer in
-// BlockFormat's layout.
+// kBlockTokens positions of the layers of one kind (Blocks), layer after layer, each in
+// its BlockFormat's layout (KvCache knows where each layer starts).
 class Block {
 public:
-    Block(int32_t n_layer, BlockFormat format, std::shared_ptr<Ledger> ledger);
+    Block(size_t bytes, std::shared_ptr<Ledger> ledger);
     Block(const Block& other);  // a private copy (copy-on-write)
     Block& operator=(const Block&) = delete;
     ~Block();
 
-    uint8_t* layer(int32_t l) { return data_ + size_t(l) * layer_bytes_; }
-    const uint8_t* layer(int32_t l) const { return data_ + size_t(l) * layer_bytes_; }
+    uint8_t* at(size_t offset) { return data_ + offset; }
+    const uint8_t* at(size_t offset) const { return data_ + offset; }
     uint64_t bytes() const { return bytes_; }
 
 private:
-    size_t layer_bytes_, bytes_;
+    size_t bytes_;
     std::shared_ptr<Ledger> ledger_;
     uint8_t* data_;  // from ledger_
 };
@@ -151,30 +156,34 @@ struct Snapshot {
 };
 
 // Which layers a cache holds: n_layer layers of `dim` (= n_head_kv * head_dim) values per
-// position; the layers marked in `sliding` (empty: none) attend only to the last `window`
-// positions (the query's own included), so only those are kept; a layer with `state`
-// floats (empty: none has) is recurrent: it keeps that state instead of keys and values.
+// position, or of dims[l] (empty: all `dim`); the layers marked in `sliding` (empty: none)
+// attend only to the last `window` positions (the query's own included), so only those are
+// kept; a layer with `state` floats (empty: none has) is recurrent: it keeps that state
+// instead of keys and values; a layer whose source[l] is an earlier layer (empty, or its own
+// index: none) reads that layer's keys and values and keeps none (same kind and width).
 struct Shape {
     int32_t n_layer = 0, dim = 0;
     int32_t window = 0;
     std::vector<bool> sliding;
     std::vector<int64_t> state;
+    std::vector<int32_t> dims, source;
 };
 
 class KvCache {
 public:
     // A cache of `shape`, at most `capacity` positions; blocks are counted in `ledger` (a
-    // private one when null). Q8_0 needs a dim that is a multiple of 32 (std::invalid_argument
-    // otherwise).
+    // private one when null). Q8_0 needs dims that are multiples of 32 (std::invalid_argument
+    // otherwise, as for a shape that does not hold together).
     KvCache(Shape shape, int32_t capacity, std::shared_ptr<Ledger> ledger = nullptr, KvType type = KvType::F16);
 
     int32_t size() const { return size_; }
     int32_t capacity() const { return capacity_; }
-    int32_t dim() const { return shape_.dim; }
     int32_t n_layer() const { return shape_.n_layer; }
     const Shape& shape() const { return shape_; }
-    KvType type() const { return format_.type; }
-    const BlockFormat& format() const { return format_; }
+    KvType type() const { return type_; }
+    // Layer l's values per position and where they sit in a block (its source layer's).
+    int32_t dim(int32_t l) const { return format_[size_t(l)].dim; }
+    const BlockFormat& format(int32_t l) const { return format_[size_t(l)]; }
     const std::shared_ptr<Ledger>& ledger() const { return ledger_; }
     // Bytes of the blocks and the recurrent state this cache holds, shared ones included (see
     // Ledger for the total).
@@ -192,17 +201,18 @@ public:
     // passes counts its positions now; each pass's reserve_append() adds the window layers'
     // blocks, which are let go again as the window moves past them.
     void reserve_ahead(int32_t n) { reserve(n, false); }
-    // Writes layer l's key and value rows (dim() values each) at position p (reserved),
-    // rounded to the cache's type.
+    // Writes layer l's key and value rows (dim(l) values each) at position p (reserved),
+    // rounded to the cache's type; l keeps its own (has_kv).
     void store(int32_t l, int32_t p, const float* k, const float* v);
     // Reads them back (as stored: rounded). A sliding layer's positions are readable while
     // they are inside the window of the sequence's next position.
     void load(int32_t l, int32_t p, float* k, float* v) const;
     // For attention, in BlockFormat's layout: layer l's keys of the block holding p (then
     // their scales), and the value row of p; a block's value rows follow each other.
-    const uint8_t* k_block(int32_t l, int32_t p) const { return part(l, p / kBlockTokens)->layer(slot_[size_t(l)]); }
+    const uint8_t* k_block(int32_t l, int32_t p) const { return part(l, p / kBlockTokens)->at(offset_[size_t(l)]); }
     const uint8_t* v(int32_t l, int32_t p) const {
-        return k_block(l, p) + format_.key_bytes() + format_.key_scale_bytes() + size_t(p % kBlockTokens) * format_.value_row_bytes();
+        const BlockFormat& f = format(l);
+        return k_block(l, p) + f.key_bytes() + f.key_scale_bytes() + size_t(p % kBlockTokens) * f.value_row_bytes();
     }
     static int32_t run(int32_t p) { return kBlockTokens - p % kBlockTokens; }
     // Positions [size(), size()+n) now hold valid data; the window layers' blocks before
@@ -252,9 +262,10 @@ public:
     static std::optional<KvCache> load(const std::string& path, uint64_t model_id, const Shape& shape, int32_t capacity,
                                        std::shared_ptr<Ledger> ledger = nullptr, KvType type = KvType::F16);
 
-    // Whether layer l keeps only the window; whether it keeps keys and values at all.
+    // Whether layer l keeps only the window; whether it keeps keys and values of its own
+    // (not a recurrent layer, nor one reading an earlier layer's).
     bool sliding(int32_t l) const { return !shape_.sliding.empty() && shape_.sliding[size_t(l)]; }
-    bool has_kv(int32_t l) const { return slot_[size_t(l)] >= 0; }
+    bool has_kv(int32_t l) const { return owns_[size_t(l)]; }
 
 private:
     const BlockRef& part(int32_t l, int32_t b) const { return sliding(l) ? blocks_[size_t(b)].window : blocks_[size_t(b)].full; }
@@ -262,11 +273,16 @@ private:
     // Lets go of the window parts of blocks before window_start(size()).
     void let_go_of_window();
 
+    // The layers' offsets in their kind's block and their formats, from the shape.
+    void lay_out();
+
     Shape shape_;
     int32_t capacity_;
-    BlockFormat format_;
-    int32_t n_full_ = 0, n_window_ = 0;  // layers of each kind
-    std::vector<int32_t> slot_;          // layer -> its index in its kind's block
+    KvType type_;
+    std::vector<BlockFormat> format_;    // per layer
+    std::vector<size_t> offset_;         // per layer: where its keys start in its kind's block (its source's)
+    std::vector<bool> owns_;             // per layer: keeps keys and values of its own
+    size_t full_bytes_ = 0, window_bytes_ = 0;  // a block of each kind (0: no layer of the kind)
     int32_t size_ = 0;
     std::vector<Blocks> blocks_;
     size_t window_gone_ = 0;             // blocks before this one hold no window part

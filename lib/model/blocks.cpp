@@ -1,7 +1,8 @@
 // model/blocks.cpp — running what hp.layers says a layer does: its residual branches (norms
-// around a block, the residual add), attention (q/k/v projection fused or not, biases, q/k
-// norms, RoPE, F16 KV cache, grouped-query causal attention with optional soft-capping and
-// sliding window, sigmoid output gate), the gated and the plain feed-forward (the mixture of
+// around a block, the residual add) and output scale, attention (q/k/v projection fused or
+// not, biases, q/k norms, v norm, RoPE, F16 KV cache or an earlier layer's, grouped-query
+// causal attention with optional soft-capping and sliding window, sigmoid output gate), the
+// gated and the plain feed-forward, per-layer inputs, blocks side by side (the mixture of
 // experts is moe.cpp, Gated DeltaNet delta_net.cpp).
 // Must not touch: architecture names, weight I/O.
 #include <algorithm>
@@ -18,6 +19,7 @@ namespace strata::model {
 
 void Model::Impl::run_layer(const LayerWeights& w, std::span<const TokenSlot> tokens) {
     for (const Branch& b : hp.layers[size_t(w.layer)].branches) run_branch(b, w, tokens);
+    if (const float* s = w.vec(LayerOutScale)) scale_rows(ws.x.write(), tokens.size() * hp.n_embd, *s);
 }
 
 // x = after(x + scale * post(block(pre(x)))), the block's output in ws.h.
@@ -48,11 +50,38 @@ void Model::Impl::residual(Rows& y, float scale, int32_t T) {
     });
 }
 
+// The parts' outputs summed into `out`, each part on the stream x (`in`).
+void Model::Impl::run(const Parallel& p, const LayerWeights& w, const Rows& in, Rows& out, std::span<const TokenSlot> tokens) {
+    if (&in == &out) throw std::logic_error("a Parallel block's branch has a pre norm");
+    const auto T = static_cast<int32_t>(tokens.size());
+    const size_t n = size_t(T) * hp.n_embd;
+    for (size_t i = 0; i < p.parts.size(); ++i) {
+        const Branch& part = p.parts[i];
+        Rows& y = i == 0 ? out : ws.part;
+        if (part.pre) norm(part.pre, w, in, y, T);
+        std::visit([&](const auto& block) { run(block, w, part.pre ? y : in, y, tokens); }, part.block);
+        if (part.post) norm(part.post, w, y, y, T);
+        scale_rows(y.write(), n, part.scale);
+        if (i > 0) kernels::add(out.write(), ws.part.read(), int64_t(n));
+    }
+}
+
+// per_layer_proj(gelu(per_layer_inp_gate(in)) * the layer's slice of ws.ple).
+void Model::Impl::run(const PerLayerInput&, const LayerWeights& w, const Rows& in, Rows& out, std::span<const TokenSlot> tokens) {
+    const auto T = static_cast<int32_t>(tokens.size());
+    const int64_t P = hp.n_embd_per_layer, row = P * hp.n_layer;
+    matmul(w.mat(PerLayerGate), in, T, ws.ple_gate.write(), size_t(P));
+    float* gate = ws.ple_gate.write();
+    for_rows(pool, T, P, [&](int32_t t) { kernels::gelu_mul(gate + size_t(t) * P, ws.ple.data() + size_t(t) * row + size_t(w.layer) * P, P); });
+    matmul(w.mat(PerLayerProj), ws.ple_gate, T, out.write(), size_t(hp.n_embd));
+}
+
 // Attention ------------------------------------------------------------------------------
 
-// q, k, v of every token: three matrices, or one fused attn_qkv split as [q | k | v].
+// q, k, v of every token: three matrices (k as v without attn_v; q alone when the layer
+// reads another's keys and values), or one fused attn_qkv split as [q | k | v].
 void Model::Impl::project_qkv(const Attention& a, const LayerWeights& w, const Rows& in, int32_t T) {
-    const int Q = hp.q_dim(), KV = hp.kv_dim();
+    const int Q = a.q_dim(), KV = a.kv_dim();
     if (a.fused_qkv) {
         const size_t row = size_t(Q) + 2 * KV;
         if (ws.qkv.size() < row * T) ws.qkv.resize(row * T);
@@ -67,16 +96,19 @@ void Model::Impl::project_qkv(const Attention& a, const LayerWeights& w, const R
         if (a.gated) {  // per head [q | gate]: the gates stay in ws.qkv for gate_output()
             if (ws.qkv.size() < size_t(2) * Q * T) ws.qkv.resize(size_t(2) * Q * T);
             matmul(w.mat(Wq), in, T, ws.qkv.data(), 2 * size_t(Q));
-            const int hd = hp.head_dim;
+            const int hd = a.head_dim;
             for (int32_t t = 0; t < T; ++t)
-                for (int h = 0; h < hp.n_head; ++h)
-                    std::memcpy(ws.q.data() + size_t(t) * Q + size_t(h) * hd, ws.qkv.data() + (size_t(t) * 2 * hp.n_head + 2 * h) * hd,
+                for (int h = 0; h < a.n_head; ++h)
+                    std::memcpy(ws.q.data() + size_t(t) * Q + size_t(h) * hd, ws.qkv.data() + (size_t(t) * 2 * a.n_head + 2 * h) * hd,
                                 hd * sizeof(float));
         } else {
             matmul(w.mat(Wq), in, T, ws.q.data(), Q);
         }
-        matmul(w.mat(Wk), in, T, ws.k.data(), KV);
-        matmul(w.mat(Wv), in, T, ws.v.data(), KV);
+        if (a.kv_source < 0) {
+            matmul(w.mat(Wk), in, T, ws.k.data(), KV);
+            if (w.mat(Wv).data) matmul(w.mat(Wv), in, T, ws.v.data(), KV);
+            else std::copy_n(ws.k.data(), size_t(T) * KV, ws.v.data());
+        }
     }
     const float *bq = w.vec(Bq), *bk = w.vec(Bk), *bv = w.vec(Bv);  // absent unless the file has them
     for (int32_t t = 0; t < T; ++t) {
@@ -87,27 +119,35 @@ void Model::Impl::project_qkv(const Attention& a, const LayerWeights& w, const R
 }
 
 float Model::Impl::kq_scale(const Attention& a) const {
-    return a.kq_scale != 0.0f ? a.kq_scale : 1.0f / std::sqrt(static_cast<float>(hp.head_dim));
+    return a.kq_scale != 0.0f ? a.kq_scale : 1.0f / std::sqrt(static_cast<float>(a.head_dim));
 }
 
+// A layer reading an earlier layer's keys and values (kv_source) stores none: the cache
+// hands it that layer's (kv::Shape::source).
 void Model::Impl::run(const Attention& a, const LayerWeights& w, const Rows& in, Rows& out, std::span<const TokenSlot> tokens) {
     const int32_t T = static_cast<int32_t>(tokens.size());
-    const int Q = hp.q_dim(), KV = hp.kv_dim(), E = hp.n_embd, l = w.layer;
+    const int Q = a.q_dim(), KV = a.kv_dim(), E = hp.n_embd, l = w.layer, hd = a.head_dim;
+    const bool own_kv = a.kv_source < 0;
     project_qkv(a, w, in, T);
     if (a.qk_norm == QkNorm::PerHead) {
-        rms_norm_rows(ws.q.data(), w.vec(QNorm), ws.q.data(), T * hp.n_head, hp.head_dim);
-        rms_norm_rows(ws.k.data(), w.vec(KNorm), ws.k.data(), T * hp.n_head_kv, hp.head_dim);
+        rms_norm_rows(ws.q.data(), w.vec(QNorm), ws.q.data(), T * a.n_head, hd);
+        if (own_kv) rms_norm_rows(ws.k.data(), w.vec(KNorm), ws.k.data(), T * a.n_head_kv, hd);
     } else if (a.qk_norm == QkNorm::Whole) {
         rms_norm_rows(ws.q.data(), w.vec(QNorm), ws.q.data(), T, Q);
         rms_norm_rows(ws.k.data(), w.vec(KNorm), ws.k.data(), T, KV);
     }
+    if (a.v_norm) {
+        if (ws.ones.size() < size_t(hd)) ws.ones.assign(size_t(hd), 1.0f);
+        rms_norm_rows(ws.v.data(), ws.ones.data(), ws.v.data(), T * a.n_head_kv, hd);
+    }
     const int table = a.window > 0 ? 1 : 0;
-    apply_rope(ws.q.data(), T, hp.n_head, table, a.rope);
-    apply_rope(ws.k.data(), T, hp.n_head_kv, table, a.rope);
+    apply_rope(ws.q.data(), T, a.n_head, hd, table, a.rope);
+    if (own_kv) apply_rope(ws.k.data(), T, a.n_head_kv, hd, table, a.rope);
     if (a.scale_q) scale_rows(ws.q.data(), size_t(T) * Q, kq_scale(a));
-    for (int32_t t = 0; t < T; ++t) tokens[t].cache->store(l, tokens[t].pos, ws.k.data() + size_t(t) * KV, ws.v.data() + size_t(t) * KV);
+    for (int32_t t = 0; own_kv && t < T; ++t)
+        tokens[t].cache->store(l, tokens[t].pos, ws.k.data() + size_t(t) * KV, ws.v.data() + size_t(t) * KV);
     attend(a, l, tokens, w.vec(Sinks));
-    if (a.gated) gate_output(T);
+    if (a.gated) gate_output(a, T);
     float* y = out.write();
     matmul(w.mat(Wo), ws.att, T, y, E);
     if (a.out_bias)
@@ -115,12 +155,12 @@ void Model::Impl::run(const Attention& a, const LayerWeights& w, const Rows& in,
 }
 
 // The attention's output times sigmoid of its gate (the second half of each head's q row).
-void Model::Impl::gate_output(int32_t T) {
-    const int Q = hp.q_dim(), hd = hp.head_dim;
+void Model::Impl::gate_output(const Attention& a, int32_t T) {
+    const int Q = a.q_dim(), hd = a.head_dim;
     float* att = ws.att.write();
     for_rows(pool, T, Q, [&](int32_t t) {
-        for (int h = 0; h < hp.n_head; ++h) {
-            const float* gate = ws.qkv.data() + (size_t(t) * 2 * hp.n_head + 2 * h + 1) * hd;
+        for (int h = 0; h < a.n_head; ++h) {
+            const float* gate = ws.qkv.data() + (size_t(t) * 2 * a.n_head + 2 * h + 1) * hd;
             float* o = att + size_t(t) * Q + size_t(h) * hd;
             for (int i = 0; i < hd; ++i) o[i] *= 1.0f / (1.0f + std::exp(-gate[i]));
         }
@@ -129,10 +169,11 @@ void Model::Impl::gate_output(int32_t T) {
 
 // One KV block's positions [lo, hi) (block start `first`) for the query group of KV head h,
 // in the cache's type, bringing `ahead` into L2 meanwhile.
-void Model::Impl::attend_block(const kv::KvCache& cache, int l, int h, const float* q, int32_t p, int32_t first, int32_t hi, float scale,
-                               float softcap, float* m, float* sum, float* acc, kernels::Ahead ahead) const {
-    const int hd = hp.head_dim, G = hp.n_head / hp.n_head_kv;
-    const kv::BlockFormat& f = cache.format();
+void Model::Impl::attend_block(const Attention& a, const kv::KvCache& cache, int l, int h, const float* q, int32_t p, int32_t first, int32_t hi,
+                               float scale, float* m, float* sum, float* acc, kernels::Ahead ahead) const {
+    const int hd = a.head_dim, G = a.n_head / a.n_head_kv;
+    const float softcap = a.softcap;
+    const kv::BlockFormat& f = cache.format(l);
     const uint8_t* keys = cache.k_block(l, p);
     const uint8_t* values = cache.v(l, first);
     if (f.type == kv::KvType::F16) {
@@ -171,7 +212,7 @@ void Model::Impl::attend_block(const kv::KvCache& cache, int l, int h, const flo
 void Model::Impl::attend(const Attention& a, int l, std::span<const TokenSlot> tokens, const float* sinks) {
     static_assert(kv::kBlockTokens == 16, "kernels::attend_f16 takes KV blocks of 16 positions");
     constexpr int32_t kMinChunk = 2 * kv::kBlockTokens;  // positions (of every KV head) worth a task of their own
-    const int hd = hp.head_dim, n_kv = hp.n_head_kv, G = hp.n_head / hp.n_head_kv, Q = hp.q_dim();
+    const int hd = a.head_dim, n_kv = a.n_head_kv, G = a.n_head / a.n_head_kv, Q = a.q_dim();
     const int32_t window = a.window;
     const int64_t T = static_cast<int64_t>(tokens.size()), pairs = T * n_kv, threads = pool.size();
     // Each token attends up to its own position (causal) or to its sequence's last in the
@@ -194,14 +235,14 @@ void Model::Impl::attend(const Attention& a, int l, std::span<const TokenSlot> t
                         size_t(chunks) * state);
         }
     });
-    merge_chunks(static_cast<int32_t>(pairs), chunks, sinks);
+    merge_chunks(a, static_cast<int32_t>(pairs), chunks, sinks);
 }
 
 // Positions [from, to) of one token (its `queries`) for every KV head, block by block, into
 // the online-softmax states of the heads: m[G], l[G], acc[G][hd] at states + h * stride.
 void Model::Impl::attend_span(const Attention& a, int l, const TokenSlot& tok, const float* queries, int32_t from, int32_t to, int thread,
                               float* states, size_t stride) {
-    const int hd = hp.head_dim, n_kv = hp.n_head_kv, G = hp.n_head / hp.n_head_kv, Q = hp.q_dim();
+    const int hd = a.head_dim, n_kv = a.n_head_kv, G = a.n_head / a.n_head_kv, Q = a.q_dim();
     const float scale = a.scale_q ? 1.0f : kq_scale(a);
     for (int h = 0; h < n_kv; ++h) {
         float* m = states + size_t(h) * stride;
@@ -213,7 +254,7 @@ void Model::Impl::attend_span(const Attention& a, int l, const TokenSlot& tok, c
     float* q = ws.attn_q[size_t(thread)].data();
     kernels::f32_to_f16(queries, q16, Q);
     kernels::f16_to_f32(q16, q, Q);
-    const size_t bytes = tok.cache->format().layer_bytes();
+    const size_t bytes = tok.cache->format(l).layer_bytes();
     for (int32_t p = from; p < to;) {
         const int32_t first = p - p % kv::kBlockTokens, hi = std::min(to - first, kv::kBlockTokens);
         // The next block's layer, an n_kv-th of it while each head of this one is computed.
@@ -221,7 +262,7 @@ void Model::Impl::attend_span(const Attention& a, int l, const TokenSlot& tok, c
         for (int h = 0; h < n_kv; ++h) {
             const kernels::Ahead ahead = next ? kernels::ahead_part(next, bytes, h, n_kv) : kernels::Ahead{};
             float* m = states + size_t(h) * stride;
-            attend_block(*tok.cache, l, h, q + size_t(h) * G * hd, p, first, hi, scale, a.softcap, m, m + G, m + 2 * G, ahead);
+            attend_block(a, *tok.cache, l, h, q + size_t(h) * G * hd, p, first, hi, scale, m, m + G, m + 2 * G, ahead);
         }
         p = first + hi;
     }
@@ -231,8 +272,8 @@ void Model::Impl::attend_span(const Attention& a, int l, const TokenSlot& tok, c
 // max, into ws.att, normalized; with `sinks`, query head q's sink logit sinks[q] joins the
 // denominator (as a position whose value is zero), as llama.cpp's softmax and flash
 // attention take it.
-void Model::Impl::merge_chunks(int32_t pairs, int64_t chunks, const float* sinks) {
-    const int hd = hp.head_dim, n_kv = hp.n_head_kv, G = hp.n_head / hp.n_head_kv, Q = hp.q_dim();
+void Model::Impl::merge_chunks(const Attention& a, int32_t pairs, int64_t chunks, const float* sinks) {
+    const int hd = a.head_dim, n_kv = a.n_head_kv, G = a.n_head / a.n_head_kv, Q = a.q_dim();
     const size_t state = size_t(G) * (hd + 2);
     float* att = ws.att.write();
     for_rows(pool, pairs, int64_t(G) * hd * chunks, [&](int32_t pair) {
@@ -289,7 +330,7 @@ void Model::Impl::run(const Mlp&, const LayerWeights& w, const Rows& in, Rows& o
 // down(act(gate) * up); a fused ffn_up gives [gate | up] per row.
 void Model::Impl::run(const GatedFfn& f, const LayerWeights& w, const Rows& in, Rows& out, std::span<const TokenSlot> tokens) {
     const int32_t T = static_cast<int32_t>(tokens.size());
-    const int E = hp.n_embd, F = hp.n_ff;
+    const int E = hp.n_embd, F = f.n_ff;
     if (f.fused) {
         matmul(w.mat(Up), in, T, ws.up.write(), 2 * size_t(F));
         float* gate = ws.gate.write();

@@ -1,4 +1,4 @@
-// model/forward.cpp — the batched forward pass: embeddings (scaled), each layer as its
+// model/forward.cpp — the batched forward pass: embeddings (scaled) and per-layer inputs, each layer as its
 // architecture's builder described it (hp.layers, run by blocks.cpp), and the output head
 // (final norm, output matrix, logit scale and soft-cap); the matmul and row helpers the
 // blocks share. Numerics follow GGML's CPU backend (activations converted to the weight
@@ -40,6 +40,13 @@ void Workspace::ensure(int32_t n_tokens, const HParams& hp, int n_threads) {
         const size_t T = n_tokens;
         x.resize(T * hp.n_embd);
         h.resize(T * hp.n_embd);
+        if (find_block<Parallel>(hp.layers)) part.resize(T * hp.n_embd);
+        if (hp.n_embd_per_layer > 0) {
+            const size_t P = hp.n_embd_per_layer;
+            ple.resize(T * P * hp.n_layer);
+            ple_row.resize(P * hp.n_layer);
+            ple_gate.resize(T * P);
+        }
         q.resize(T * hp.q_dim());
         att.resize(T * hp.q_dim());
         k.resize(T * hp.kv_dim());
@@ -70,8 +77,9 @@ void Workspace::ensure(int32_t n_tokens, const HParams& hp, int n_threads) {
             sc_y.resize(T * hp.n_embd);
         }
         for (int i = 0; i < (hp.any_swa() ? 2 : 1); ++i) {
-            rope_cos[i].resize(T * hp.n_rot / 2);
-            rope_sin[i].resize(T * hp.n_rot / 2);
+            const Rope& r = i ? hp.rope_swa : hp.rope;
+            rope_cos[i].resize(T * r.n_rot / 2);
+            rope_sin[i].resize(T * r.n_rot / 2);
         }
         tokens = n_tokens;
     }
@@ -110,6 +118,35 @@ void Model::Impl::embed(std::span<const TokenSlot> tokens) {
     for (size_t i = 0; i < ids.size(); ++i) dequantize_row(t->type, ws.embd_rows.data() + i * row, x + i * hp.n_embd, hp.n_embd);
     scale_rows(x, ids.size() * hp.n_embd, hp.embd_scale);
     if (hp.learned_positions) add_positions(tokens);
+    if (hp.n_embd_per_layer > 0) per_layer_inputs(static_cast<int32_t>(ids.size()));
+}
+
+// The per-layer inputs of the pass's tokens (ws.ids) into ws.ple, as llama.cpp's
+// build_inp_per_layer and project_per_layer_inputs: per token, n_layer slices of P values,
+// (rms_norm(per_layer_model_proj(x) / sqrt(n_embd)) + its per_layer_token_embd row x
+// sqrt(P)) / sqrt(2), x the scaled embedding. The table's rows are read on demand.
+void Model::Impl::per_layer_inputs(int32_t T) {
+    const int64_t P = hp.n_embd_per_layer, width = P * hp.n_layer, E = hp.n_embd;
+    const gguf::TensorInfo* table = layout.row_tables.front();
+    const gguf::TensorInfo* proj = layout.globals[size_t(g_ple_proj)];
+    const size_t row = dtype_bytes(table->type, width);
+    if (ws.embd_rows.size() < row * T) ws.embd_rows.resize(row * T);
+    weights->table_rows(0, ws.ids, ws.embd_rows.data());
+    float* y = ws.ple.data();
+    matmul({proj->type, E, width, dtype_bytes(proj->type, E), weights->global(size_t(g_ple_proj))}, ws.x, T, y, size_t(width));
+    const float* norm = reinterpret_cast<const float*>(weights->global(size_t(g_ple_norm)));
+    const float proj_scale = 1.0f / std::sqrt(static_cast<float>(E)), tok_scale = std::sqrt(static_cast<float>(P)), mix = 1.0f / std::sqrt(2.0f);
+    for_rows(pool, T, width, [&](int32_t t) {
+        float* p = y + size_t(t) * width;
+        scale_rows(p, size_t(width), proj_scale);
+        for (int64_t l = 0; l < hp.n_layer; ++l) kernels::rms_norm(p + l * P, norm, p + l * P, P, hp.rms_eps);
+    });
+    for (int32_t t = 0; t < T; ++t) {
+        float* p = y + size_t(t) * width;
+        const float* tok = ws.ple_row.data();
+        dequantize_row(table->type, ws.embd_rows.data() + size_t(t) * row, ws.ple_row.data(), width);
+        for (int64_t i = 0; i < width; ++i) p[i] = (p[i] + tok[i] * tok_scale) * mix;
+    }
 }
 
 // Encoders: x + token_types[0] + position_embd[pos], then the token_embd_norm LayerNorm.

@@ -38,11 +38,6 @@ std::string Keys::text(std::string_view key, std::string_view def) const {
     return std::string(f_.get_string(full(key)).value_or(def));
 }
 
-bool Keys::is_array(std::string_view key) const {
-    const gguf::Value* v = f_.find(full(key));
-    return v && v->type == gguf::ValueType::ARRAY;
-}
-
 std::vector<int64_t> Keys::ints(std::string_view key) const {
     std::vector<int64_t> out;
     if (const gguf::Value* v = f_.get_array(full(key)))
@@ -51,6 +46,23 @@ std::vector<int64_t> Keys::ints(std::string_view key) const {
             if (!x) throw std::runtime_error("model metadata: " + full(key) + " is not an array of integers");
             out.push_back(*x);
         }
+    return out;
+}
+
+std::vector<int32_t> Keys::per_layer(std::string_view key, int64_t def, int64_t min, int64_t max, int n) const {
+    const gguf::Value* v = f_.find(full(key));
+    if (!v || v->type != gguf::ValueType::ARRAY) return std::vector<int32_t>(size_t(n), optional(key, def, min, max));
+    const std::vector<int64_t> all = ints(key);
+    if (all.size() != size_t(n))
+        throw std::runtime_error("model metadata: " + full(key) + " has " + std::to_string(all.size()) + " values, expected one per layer (" +
+                                 std::to_string(n) + ")");
+    std::vector<int32_t> out;
+    for (const int64_t x : all) {
+        if (x < min || x > max)
+            throw std::runtime_error("model metadata: " + full(key) + " holds " + std::to_string(x) + ", outside [" + std::to_string(min) + ", " +
+                                     std::to_string(max) + "]");
+        out.push_back(static_cast<int32_t>(x));
+    }
     return out;
 }
 
@@ -85,7 +97,46 @@ void derive_windows(HParams& h) {
         }
 }
 
+// What the builder left to the model in each layer: attention shapes (head_count_kv may
+// be one per layer), the dense FFNs' widths (feed_forward_length may be too); and whether
+// each layer reading another's keys and values can.
+void resolve_layers(HParams& h, const std::vector<int32_t>& kv_heads, const std::vector<int32_t>& ffn) {
+    const auto bad = [&](int l, const std::string& why) { return std::runtime_error("model metadata: " + h.arch + " layer " + std::to_string(l) + " " + why); };
+    for (int l = 0; l < h.n_layer; ++l) {
+        for_each_block<Attention>(h.layers[size_t(l)].branches, [&](Attention& a) {
+            if (!a.n_head) a.n_head = h.n_head;
+            if (!a.n_head_kv) a.n_head_kv = kv_heads[size_t(l)];
+            if (!a.head_dim) a.head_dim = h.head_dim;
+            if (a.n_head_kv < 1) throw bad(l, "has attention, but attention.head_count_kv gives it no kv head");
+            if (a.n_head % a.n_head_kv) throw bad(l, "has " + std::to_string(a.n_head) + " heads, not a multiple of its " + std::to_string(a.n_head_kv) + " kv heads");
+        });
+        for_each_block<GatedFfn>(h.layers[size_t(l)].branches, [&](GatedFfn& f) {
+            if (!f.n_ff) f.n_ff = ffn[size_t(l)];
+        });
+    }
+    for (int l = 0; l < h.n_layer; ++l)
+        for_each_block<Attention>(h.layers[size_t(l)].branches, [&](const Attention& a) {
+            if (a.kv_source < 0) return;
+            const Attention* src = a.kv_source < l ? find_block<Attention>(h.layers[size_t(a.kv_source)].branches) : nullptr;
+            if (!src || src->kv_source >= 0 || src->window != a.window || src->head_dim != a.head_dim || src->n_head_kv != a.n_head_kv)
+                throw bad(l, "would read the keys and values of layer " + std::to_string(a.kv_source) +
+                                 ", which keeps none of its own of the same shape and window");
+        });
+}
+
 }  // namespace
+
+int32_t HParams::q_dim() const {
+    int32_t most = n_head * head_dim;
+    for (const Layer& layer : layers) for_each_block<Attention>(layer.branches, [&](const Attention& a) { most = std::max(most, a.q_dim()); });
+    return most;
+}
+
+int32_t HParams::kv_dim() const {
+    int32_t most = n_head_kv * head_dim;
+    for (const Layer& layer : layers) for_each_block<Attention>(layer.branches, [&](const Attention& a) { most = std::max(most, a.kv_dim()); });
+    return most;
+}
 
 bool HParams::any_swa() const { return n_swa > 0 && std::find(swa.begin(), swa.end(), true) != swa.end(); }
 
@@ -122,23 +173,23 @@ HParams HParams::from_gguf(const gguf::File& f) {
     Keys r(f, h.arch);
     h.n_embd = r.required("embedding_length", 1, 1 << 16);
     h.n_layer = r.required("block_count", 1, 512);
-    h.n_ff = r.required("feed_forward_length", 1, 1 << 18);
+    if (!r.has("feed_forward_length")) throw std::runtime_error("model metadata: missing " + h.arch + ".feed_forward_length");
+    const std::vector<int32_t> ffn = r.per_layer("feed_forward_length", 0, 1, 1 << 18, h.n_layer);
+    h.n_ff = *std::max_element(ffn.begin(), ffn.end());
     h.n_expert = r.optional("expert_count", 0, 0, 4096);
     if (h.n_expert > 0) {
         h.n_expert_used = r.required("expert_used_count", 1, h.n_expert);
         h.n_ff_exp = r.optional("expert_feed_forward_length", h.n_ff, 1, 1 << 18);
     }
     h.n_head = r.required("attention.head_count", 1, 1024);
-    // One value, or one per layer (0 for layers without attention): the attention layers' count.
-    const std::vector<int64_t> per_layer = r.is_array("attention.head_count_kv") ? r.ints("attention.head_count_kv") : std::vector<int64_t>{};
-    h.n_head_kv = per_layer.empty() ? r.optional("attention.head_count_kv", h.n_head, 1, h.n_head)
-                                    : static_cast<int32_t>(*std::max_element(per_layer.begin(), per_layer.end()));
-    if (h.n_head_kv < 1 || h.n_head_kv > h.n_head)
-        throw std::runtime_error("model metadata: attention.head_count_kv " + std::to_string(h.n_head_kv) + " is out of range (1.." +
-                                 std::to_string(h.n_head) + ")");
-    if (h.n_head % h.n_head_kv)
-        throw std::runtime_error("model metadata: attention.head_count " + std::to_string(h.n_head) +
-                                 " is not a multiple of attention.head_count_kv " + std::to_string(h.n_head_kv));
+    // One value, or one per layer (0 for layers without attention, e.g. LFM2's convolutions).
+    const std::vector<int32_t> kv_heads = r.per_layer("attention.head_count_kv", h.n_head, 0, h.n_head, h.n_layer);
+    h.n_head_kv = *std::max_element(kv_heads.begin(), kv_heads.end());
+    if (h.n_head_kv < 1) throw std::runtime_error("model metadata: attention.head_count_kv gives no layer a kv head");
+    for (const int32_t kv : kv_heads)
+        if (kv > 0 && h.n_head % kv)
+            throw std::runtime_error("model metadata: attention.head_count " + std::to_string(h.n_head) +
+                                     " is not a multiple of attention.head_count_kv " + std::to_string(kv));
     if (h.n_embd % h.n_head && !r.has("attention.key_length"))
         throw std::runtime_error("model metadata: embedding_length is not a multiple of attention.head_count");
     h.head_dim = r.optional("attention.key_length", h.n_embd / h.n_head, 2, 1024);
@@ -155,6 +206,9 @@ HParams HParams::from_gguf(const gguf::File& f) {
     h.rope_swa = h.rope;
     builder->build(r, h);
     if (h.layers.size() != size_t(h.n_layer)) throw std::logic_error(h.arch + " builder: the layers are not described");
+    for (Rope* rope : {&h.rope, &h.rope_swa})
+        if (!rope->n_rot) rope->n_rot = h.n_rot;
+    resolve_layers(h, kv_heads, ffn);
     derive_windows(h);
     if (h.n_expert > 0 && !find_block<Moe>(h.layers))
         throw std::runtime_error("model metadata: " + h.arch + ".expert_count is set, but strata runs " + h.arch + " without experts");

@@ -38,6 +38,8 @@ struct Rope {
     float attn_factor = 1.0f;  // multiplies cos and sin
     float beta_fast = 32.0f, beta_slow = 1.0f;
     int32_t n_ctx_orig = 0;    // rope.scaling.original_context_length (YaRN ramp, LongRoPE choice)
+    int32_t n_rot = 0;         // rotated dimensions; 0 in a builder: HParams::n_rot
+    bool factors = true;       // rope_freqs (or LongRoPE's factors) divide the angles
 };
 
 struct HParams {
@@ -47,9 +49,9 @@ struct HParams {
     int32_t n_ctx_train = 0;
     int32_t n_embd = 0;
     int32_t n_layer = 0;
-    int32_t n_ff = 0;
+    int32_t n_ff = 0;       // the widest layer's (feed_forward_length may be one per layer)
     int32_t n_head = 0;
-    int32_t n_head_kv = 0;
+    int32_t n_head_kv = 0;  // the most any layer has (attention.head_count_kv may be one per layer)
     int32_t head_dim = 0;   // attention.key_length (= value_length), default n_embd / n_head
     int32_t n_rot = 0;      // rope.dimension_count, default head_dim
     float rms_eps = 1e-5f;
@@ -59,6 +61,7 @@ struct HParams {
     Pooling pooling = Pooling::None;  // pooling_type (0-4)
     RankHead rank;                    // with Pooling::Rank (set by the family's builder)
     int32_t n_ff_shexp = 0;           // a mixture's shared expert (expert_shared_feed_forward_length)
+    int32_t n_embd_per_layer = 0;     // per-layer inputs' width (PerLayerInput blocks), 0: none
     // Gated DeltaNet layers (ssm.*): conv_kernel, state_size (= the head size of k and v),
     // group_count (k heads), time_step_rank (v heads, a multiple of the k heads).
     struct Ssm {
@@ -89,8 +92,9 @@ struct HParams {
     bool output_head = true;
     float norm_eps = 1e-12f;
 
-    int32_t q_dim() const { return n_head * head_dim; }
-    int32_t kv_dim() const { return n_head_kv * head_dim; }
+    // The most any layer's attention has (the model's shape when its layers share it).
+    int32_t q_dim() const;
+    int32_t kv_dim() const;
     bool any_swa() const;
     // A comma-separated list of what this model uses beyond a plain llama layer, for `info`.
     std::string features() const;
@@ -113,8 +117,8 @@ public:
     std::string text(std::string_view key, std::string_view def) const;
     // An integer array (empty when absent).
     std::vector<int64_t> ints(std::string_view key) const;
-    // Whether the key holds an array (rather than one value).
-    bool is_array(std::string_view key) const;
+    // n values in [min, max]: an array of n, or one value for all (def when absent).
+    std::vector<int32_t> per_layer(std::string_view key, int64_t def, int64_t min, int64_t max, int n) const;
 
 private:
     std::string full(std::string_view key) const { return prefix_ + std::string(key); }

@@ -17,25 +17,29 @@ void add(Needs& n, const Norm& norm, const HParams& hp) {
     if (norm.bias != kSlots) n.push_back({norm.bias, {hp.n_embd}});
 }
 
+// A layer reading another's keys and values (kv_source) has no k, v tensors of its own.
 void add(Needs& n, const Attention& a, const HParams& hp) {
-    const int64_t E = hp.n_embd, Q = hp.q_dim(), KV = hp.kv_dim();
+    const int64_t E = hp.n_embd, Q = a.q_dim(), KV = a.kv_dim();
+    const bool own_kv = a.kv_source < 0;
     if (a.fused_qkv) n.push_back({Wqkv, {E, Q + 2 * KV}});
-    else n.insert(n.end(), {{Wq, {E, a.gated ? 2 * Q : Q}}, {Wk, {E, KV}}, {Wv, {E, KV}}});
+    else n.push_back({Wq, {E, a.gated ? 2 * Q : Q}});
+    if (!a.fused_qkv && own_kv) n.insert(n.end(), {{Wk, {E, KV}}, {Wv, {E, KV}, a.v_proj == Presence::Required}});
     if (a.qkv_bias != Presence::None) {
         const bool required = a.qkv_bias == Presence::Required;
         n.insert(n.end(), {{Bq, {Q}, required}, {Bk, {KV}, required}, {Bv, {KV}, required}});
     }
     if (a.qk_norm != QkNorm::None) {
         const bool per_head = a.qk_norm == QkNorm::PerHead;
-        n.insert(n.end(), {{QNorm, {per_head ? hp.head_dim : Q}}, {KNorm, {per_head ? hp.head_dim : KV}}});
+        n.push_back({QNorm, {per_head ? a.head_dim : Q}});
+        if (own_kv) n.push_back({KNorm, {per_head ? a.head_dim : KV}});
     }
     n.push_back({Wo, {Q, E}});
     if (a.out_bias) n.push_back({Bo, {E}});
-    if (a.sinks) n.push_back({Sinks, {hp.n_head}});
+    if (a.sinks) n.push_back({Sinks, {a.n_head}});
 }
 
 void add(Needs& n, const GatedFfn& f, const HParams& hp) {
-    const int64_t E = hp.n_embd, F = hp.n_ff;
+    const int64_t E = hp.n_embd, F = f.n_ff;
     if (f.fused) n.push_back({Up, {E, 2 * F}});
     else n.insert(n.end(), {{Gate, {E, F}}, {Up, {E, F}}});
     n.push_back({Down, {F, E}});
@@ -43,7 +47,12 @@ void add(Needs& n, const GatedFfn& f, const HParams& hp) {
 
 void add(Needs& n, const Moe& m, const HParams& hp) {
     const int64_t E = hp.n_embd, X = hp.n_expert, FX = hp.n_ff_exp, FS = hp.n_ff_shexp;
-    n.insert(n.end(), {{Router, {E, X}}, {GateExps, {E, FX, X}}, {UpExps, {E, FX, X}}, {DownExps, {FX, E, X}}});
+    n.push_back({Router, {E, X}});
+    if (m.scaled_router) n.push_back({RouterScale, {E}});
+    if (m.fused_gate_up) n.push_back({GateUpExps, {E, 2 * FX, X}});
+    else n.insert(n.end(), {{GateExps, {E, FX, X}}, {UpExps, {E, FX, X}}});
+    n.push_back({DownExps, {FX, E, X}});
+    if (m.scaled_router) n.push_back({DownExpsScale, {X}, false});
     if (m.biases) n.insert(n.end(), {{RouterB, {X}}, {GateExpsB, {FX, X}}, {UpExpsB, {FX, X}}, {DownExpsB, {E, X}}});
     if (m.gating == Gating::Sigmoid) n.push_back({ExpProbsB, {X}});
     if (m.shared_expert) n.insert(n.end(), {{GateInpShexp, {E}}, {GateShexp, {E, FS}}, {UpShexp, {E, FS}}, {DownShexp, {FS, E}}});
@@ -66,6 +75,24 @@ void add(Needs& n, const Mlp&, const HParams& hp) {
     n.insert(n.end(), {{Up, {E, F}}, {UpB, {F}}, {Down, {F, E}}, {DownB, {E}}});
 }
 
+void add(Needs& n, const PerLayerInput&, const HParams& hp) {
+    const int64_t E = hp.n_embd, P = hp.n_embd_per_layer;
+    n.insert(n.end(), {{PerLayerGate, {E, P}}, {PerLayerProj, {P, E}}});
+}
+
+void add_branch(Needs& n, const Branch& b, const HParams& hp);
+
+void add(Needs& n, const Parallel& p, const HParams& hp) {
+    for (const Branch& part : p.parts) add_branch(n, part, hp);
+}
+
+void add_branch(Needs& n, const Branch& b, const HParams& hp) {
+    add(n, b.pre, hp);
+    std::visit([&](const auto& block) { add(n, block, hp); }, b.block);
+    add(n, b.post, hp);
+    add(n, b.after, hp);
+}
+
 using Words = std::vector<std::string>;
 
 const char* act_name(FfnAct act) {
@@ -79,6 +106,10 @@ const char* act_name(FfnAct act) {
 
 void describe(Words& w, const Attention& a, const HParams& hp) {
     if (hp.n_rot > 0) w.push_back(a.rope == RopeStyle::Neox ? "neox rope" : "normal rope");
+    if (a.head_dim != hp.head_dim || a.n_head_kv != hp.n_head_kv) w.push_back("per-layer head sizes and kv heads");
+    if (a.v_proj == Presence::Optional) w.push_back("v from k without attn_v");
+    if (a.v_norm) w.push_back("v normalized");
+    if (a.kv_source >= 0) w.push_back("kv shared with earlier layers");
     if (a.fused_qkv) w.push_back("fused qkv");
     if (a.qkv_bias == Presence::Required) w.push_back("q/k/v biases");
     if (a.qk_norm != QkNorm::None) w.push_back(a.qk_norm == QkNorm::PerHead ? "per-head q/k norm" : "q/k norm");
@@ -102,6 +133,19 @@ void describe(Words& w, const Moe& m, const HParams& hp) {
     w.push_back(act_name(m.act));
     if (m.biases) w.push_back("router and expert biases");
     if (m.shared_expert) w.push_back("sigmoid-gated shared expert");
+    if (m.fused_gate_up) w.push_back("fused expert gate/up");
+    if (m.scaled_router) w.push_back("scaled router input and expert outputs");
+}
+
+void describe(Words& w, const PerLayerInput&, const HParams& hp) {
+    w.push_back("per-layer inputs (" + std::to_string(hp.n_embd_per_layer) + " per layer, rows read on demand)");
+}
+
+void describe_branch(Words& w, const Branch& b, const HParams& hp);
+
+void describe(Words& w, const Parallel& p, const HParams& hp) {
+    w.push_back("blocks side by side");
+    for (const Branch& part : p.parts) describe_branch(w, part, hp);
 }
 
 void describe(Words& w, const DeltaNet&, const HParams& hp) {
@@ -124,16 +168,18 @@ int64_t state_floats(const auto&, const HParams&) { return 0; }
 
 void describe(Words& w, const Mlp&, const HParams&) { w.push_back("GELU ffn with biases"); }
 
+void describe_branch(Words& w, const Branch& b, const HParams& hp) {
+    std::visit([&](const auto& block) { describe(w, block, hp); }, b.block);
+    if (b.scale != 1.0f) w.push_back("residual scale");
+}
+
 }  // namespace
 
 std::vector<TensorNeed> layer_needs(const HParams& hp, int l) {
     Needs n;
-    for (const Branch& b : hp.layers[size_t(l)].branches) {
-        add(n, b.pre, hp);
-        std::visit([&](const auto& block) { add(n, block, hp); }, b.block);
-        add(n, b.post, hp);
-        add(n, b.after, hp);
-    }
+    const Layer& layer = hp.layers[size_t(l)];
+    for (const Branch& b : layer.branches) add_branch(n, b, hp);
+    if (layer.out_scale != Presence::None) n.push_back({LayerOutScale, {1}, layer.out_scale == Presence::Required});
     return n;
 }
 
@@ -146,14 +192,13 @@ int64_t layer_state_floats(const HParams& hp, int l) {
 
 std::vector<std::string> layer_features(const HParams& hp) {
     Words all;
-    for (const Layer& layer : hp.layers)
-        for (const Branch& b : layer.branches) {
-            Words w;
-            std::visit([&](const auto& block) { describe(w, block, hp); }, b.block);
-            if (b.scale != 1.0f) w.push_back("residual scale");
-            for (auto& word : w)
-                if (std::find(all.begin(), all.end(), word) == all.end()) all.push_back(std::move(word));
-        }
+    for (const Layer& layer : hp.layers) {
+        Words w;
+        for (const Branch& b : layer.branches) describe_branch(w, b, hp);
+        if (layer.out_scale != Presence::None) w.push_back("layer output scale");
+        for (auto& word : w)
+            if (std::find(all.begin(), all.end(), word) == all.end()) all.push_back(std::move(word));
+    }
     return all;
 }
 

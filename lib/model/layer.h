@@ -1,8 +1,9 @@
 // model/layer.h — what one layer of a model does, as its family's builder states it
 // (lib/model/archs/): a list of residual branches, each a block (attention with its
 // options, a gated feed-forward, a mixture of experts, a plain feed-forward, a Gated
-// DeltaNet recurrent mixer, a gated short convolution) between the norms around it; the tensors ("blk.N.<name>") each block and norm reads, with their
-// shapes; and the words `strata-gguf info` describes them with. The forward pass runs
+// DeltaNet recurrent mixer, a gated short convolution, a per-layer input, blocks run side
+// by side) between the norms around it; the tensors ("blk.N.<name>") each block and norm
+// reads, with their shapes; and the words `strata-gguf info` describes them with. The forward pass runs
 // these values (blocks.cpp); a new kind of block is a new type in Block, its tensors and
 // words (layer.cpp) and how it runs (blocks.cpp).
 // Must not touch: running the blocks, tensor data, architecture names.
@@ -28,6 +29,10 @@ enum Slot : int {
     GateInpShexp, GateShexp, UpShexp, DownShexp,                            // a mixture's shared expert
     ConvIn, ConvKernel, ConvOut,                                            // a gated short convolution
     ExpProbsB,                                                              // a sigmoid router's selection bias
+    RouterScale, GateUpExps, DownExpsScale,              // a router's input scale, fused gate/up experts, experts' output scales
+    PreFfnNorm2, PostFfnNorm1, PostFfnNorm2,             // norms around a dense FFN and experts side by side
+    PerLayerGate, PerLayerProj, PerLayerPostNorm,        // a per-layer input
+    LayerOutScale,                                       // one value scaling the layer's output
     kSlots
 };
 
@@ -58,8 +63,10 @@ constexpr Norm layer_norm(Slot weight, Slot bias) { return {weight, bias}; }
 
 // Self-attention: q/k/v projections, q/k norms, RoPE (n_rot pairs; none when 0), the F16
 // KV cache, grouped-query attention (causal unless HParams::causal is false), the output
-// projection.
+// projection. Its shape is the model's unless the builder gives its own (HParams::from_gguf
+// fills in what it left 0).
 struct Attention {
+    int32_t n_head = 0, n_head_kv = 0, head_dim = 0;  // 0: the model's (attention.head_count_kv per layer)
     bool fused_qkv = false;                // one attn_qkv matrix split as [q | k | v]
     Presence qkv_bias = Presence::None;    // attn_{q,k,v}.bias
     bool out_bias = false;                 // attn_output.bias
@@ -74,12 +81,20 @@ struct Attention {
                                            // denominator (weighting no value)
     bool gated = false;                    // attn_q holds per head [q | gate] (2 q_dim rows); the
                                            // output is multiplied by sigmoid(gate) before attn_output
+    Presence v_proj = Presence::Required;  // Optional: without attn_v, v is the k projection
+    bool v_norm = false;                   // v RMS-normalized per head, without a weight
+    int32_t kv_source = -1;                // >= 0: attends to that earlier layer's keys and values
+                                           // (kept once, there) and projects no k, v of its own
+
+    int32_t q_dim() const { return n_head * head_dim; }
+    int32_t kv_dim() const { return n_head_kv * head_dim; }
 };
 
 // down(act(gate) * up), n_ff wide.
 struct GatedFfn {
     FfnAct act = FfnAct::Silu;
     bool fused = false;  // ffn_up holds [gate; up] (2 n_ff rows), no ffn_gate
+    int32_t n_ff = 0;    // 0: the layer's feed_forward_length (filled in by HParams::from_gguf)
 };
 
 // How the router's logits weight the experts: a softmax over all of them, the best
@@ -92,12 +107,17 @@ enum class Gating { Softmax, SoftmaxChosen, Sigmoid };
 // n_ff_exp wide, their outputs summed with the router's weights.
 // With shared_expert, a gated FFN HParams::n_ff_shexp wide runs on every token too, its
 // output scaled by sigmoid(x . ffn_gate_inp_shexp).
+// With scaled_router (Gemma 4), the router reads rms_norm(x) / sqrt(n_embd) *
+// ffn_gate_inp.scale of the residual stream x instead of the block's input, and each
+// expert's output is scaled by its ffn_down_exps.scale (when the file has them).
 struct Moe {
     FfnAct act = FfnAct::Silu;
     bool renormalize = true;  // the chosen experts' weights are scaled to sum 1
     Gating gating = Gating::Softmax;
     bool biases = false;      // ffn_gate_inp.bias and each expert's gate, up and down biases
     bool shared_expert = false;
+    bool fused_gate_up = false;  // ffn_gate_up_exps holds each expert's [gate; up] (2 n_ff_exp rows)
+    bool scaled_router = false;
 };
 
 // down(gelu(up(x) + up_b)) + down_b (encoders).
@@ -116,7 +136,23 @@ struct DeltaNet {};
 // state), c times its output, out_proj.
 struct ShortConv {};
 
-using Block = std::variant<Attention, GatedFfn, Moe, Mlp, DeltaNet, ShortConv>;
+// A per-layer input (Gemma's E models): per_layer_proj(gelu(per_layer_inp_gate(in)) * the
+// layer's slice of the per-layer inputs), HParams::n_embd_per_layer wide. The per-layer
+// inputs of a token, n_layer slices, are made once per pass from its row of
+// per_layer_token_embd (x sqrt(n_embd_per_layer)) and per_layer_model_proj of its scaled
+// embedding (x 1/sqrt(n_embd), RMS-normalized by per_layer_proj_norm), summed and scaled by
+// 1/sqrt(2), as llama.cpp's project_per_layer_inputs.
+struct PerLayerInput {};
+
+struct Branch;
+// Branches run side by side on the same input (the stream x: the branch holding them has
+// no pre norm), each part's post(block(pre(x))) * scale summed (Gemma 4: a dense FFN beside
+// the experts). A part has no `after`.
+struct Parallel {
+    std::vector<Branch> parts;
+};
+
+using Block = std::variant<Attention, GatedFfn, Moe, Mlp, DeltaNet, ShortConv, PerLayerInput, Parallel>;
 
 // One residual branch: x = after(x + scale * post(block(pre(x)))).
 struct Branch {
@@ -129,15 +165,35 @@ struct Branch {
 
 struct Layer {
     std::vector<Branch> branches;
+    Presence out_scale = Presence::None;  // blk.N.layer_output_scale: x *= it after the branches
 };
+
+// The first block of type B among `branches` (Parallel's parts included), or null.
+template <class B>
+const B* find_block(const std::vector<Branch>& branches) {
+    for (const Branch& b : branches) {
+        if (const B* found = std::get_if<B>(&b.block)) return found;
+        if (const auto* side = std::get_if<Parallel>(&b.block))
+            if (const B* found = find_block<B>(side->parts)) return found;
+    }
+    return nullptr;
+}
 
 // The first block of type B in any layer, or null.
 template <class B>
 const B* find_block(const std::vector<Layer>& layers) {
     for (const Layer& layer : layers)
-        for (const Branch& b : layer.branches)
-            if (const B* found = std::get_if<B>(&b.block)) return found;
+        if (const B* found = find_block<B>(layer.branches)) return found;
     return nullptr;
+}
+
+// f(block) for every block of type B among `branches`, Parallel's parts included.
+template <class B, class Branches, class F>
+void for_each_block(Branches& branches, F&& f) {
+    for (auto& b : branches) {
+        if (auto* found = std::get_if<B>(&b.block)) f(*found);
+        if (auto* side = std::get_if<Parallel>(&b.block)) for_each_block<B>(side->parts, f);
+    }
 }
 
 // A tensor's expected {ne0, ne1, ne2}: ne1 = 0 a vector, ne2 = 0 a matrix.

@@ -30,6 +30,10 @@ constexpr std::array<const char*, kSlots> kSlotNames = {
     "ssm_alpha.weight",  "ssm_beta.weight",    "ssm_norm.weight",    "ssm_out.weight",
     "ffn_gate_inp_shexp.weight", "ffn_gate_shexp.weight", "ffn_up_shexp.weight", "ffn_down_shexp.weight",
     "shortconv.in_proj.weight", "shortconv.conv.weight", "shortconv.out_proj.weight", "exp_probs_b.bias",
+    "ffn_gate_inp.scale", "ffn_gate_up_exps.weight", "ffn_down_exps.scale",
+    "pre_ffw_norm_2.weight", "post_ffw_norm_1.weight", "post_ffw_norm_2.weight",
+    "inp_gate.weight",   "proj.weight",        "post_norm.weight",
+    "layer_output_scale.weight",
 };
 
 // "blk.<layer>.<slot's name>", as llama.cpp's converters name a layer's tensors.
@@ -105,12 +109,19 @@ uint64_t working_memory_bytes(const HParams& hp, int32_t batch_tokens, int32_t l
     const uint64_t qkv = 2ull * hp.q_dim() + 2ull * hp.kv_dim() + (first_attention && first_attention->gated ? 2ull * hp.q_dim() : hp.q_dim() + 2ull * hp.kv_dim());  // q, att, k, v, fused or gated q
     const uint64_t delta = hp.ssm.d_state ? uint64_t(hp.ssm.conv_dim()) + 3ull * hp.ssm.value_dim() + 2ull * hp.ssm.n_v_heads : 0;
     const uint64_t conv = hp.shortconv ? 4ull * hp.n_embd : 0;
-    const uint64_t floats = T * (2ull * hp.n_embd + qkv + ffn + delta + conv + (hp.any_swa() ? 2ull : 1ull) * hp.n_rot);
+    const uint64_t side = find_block<Parallel>(hp.layers) ? hp.n_embd : 0;
+    const uint64_t per_layer = uint64_t(hp.n_embd_per_layer) * (hp.n_layer + 1);  // the pass's per-layer inputs and a block's gate
+    const uint64_t floats = T * (2ull * hp.n_embd + qkv + ffn + delta + conv + side + per_layer +
+                                 uint64_t(hp.rope.n_rot + (hp.any_swa() ? hp.rope_swa.n_rot : 0))) +
+                            uint64_t(hp.n_embd_per_layer) * hp.n_layer;
     const uint64_t converted =  // at most 2 bytes per value (F16); experts convert [T * used] rows
         T * 2ull * std::max<uint64_t>({uint64_t(hp.n_embd), uint64_t(hp.n_ff), uint64_t(hp.n_embd + hp.n_ff_exp) * hp.n_expert_used});
-    const uint64_t group = uint64_t(hp.n_head / hp.n_head_kv) * hp.head_dim;
-    const uint64_t attention = 4ull * (T * hp.n_head_kv + 2ull * threads) * (group + 2ull * hp.n_head / hp.n_head_kv) +
-                               6ull * threads * group;  // online-softmax states, per-thread queries
+    uint64_t attention = 0;  // online-softmax states, per-thread queries: the most any layer needs
+    for (const Layer& layer : hp.layers)
+        for_each_block<Attention>(layer.branches, [&](const Attention& a) {
+            const uint64_t G = uint64_t(a.n_head / a.n_head_kv), group = G * a.head_dim;
+            attention = std::max<uint64_t>(attention, 4ull * (T * a.n_head_kv + 2ull * threads) * (group + 2ull * G) + 6ull * threads * group);
+        });
     return 4 * floats + converted + attention + 4ull * static_cast<uint64_t>(logit_rows) * hp.n_vocab;
 }
 
@@ -164,15 +175,16 @@ void Model::Impl::bind_tensors() {
             info[need.slot] = t;
             tensors.push_back(t);
         }
-        std::vector<int> experts;
-        if (idx[GateExps] >= 0)
-            for (Slot s : {GateExps, UpExps, DownExps}) experts.push_back(idx[s]);
+        std::vector<int> experts;  // in this order (moe.cpp's expert_matrices)
+        for (Slot s : {GateExps, UpExps, GateUpExps, DownExps})
+            if (idx[s] >= 0) experts.push_back(idx[s]);
         layout.expert_tensors.push_back(std::move(experts));
         layout.layers.push_back(std::move(tensors));
         slot_index.push_back(idx);
         slot_info.push_back(info);
     }
     if (hp.learned_positions) bind_positions(require, add_global);
+    if (hp.n_embd_per_layer > 0) bind_per_layer_inputs(require, add_global);
     if (hp.pooling == Pooling::Rank) bind_rank_head();
     layout.expert_tensors.emplace_back();  // the head has none
     layout.n_expert = hp.n_expert;
@@ -216,6 +228,26 @@ void Model::Impl::bind_positions(Require& require, AddGlobal& add_global) {
     };
     g_embd_norm = norm_vector("token_embd_norm.weight");
     g_embd_norm_b = norm_vector("token_embd_norm.bias");
+}
+
+// Gemma's per-layer inputs: per_layer_token_embd (a table read on demand, n_layer slices of
+// n_embd_per_layer values per token), per_layer_model_proj and per_layer_proj_norm.
+template <class Require, class AddGlobal>
+void Model::Impl::bind_per_layer_inputs(Require& require, AddGlobal& add_global) {
+    const int64_t P = hp.n_embd_per_layer, width = P * hp.n_layer;
+    const auto* table = require("per_layer_token_embd.weight");
+    expect_shape(*table, {width, hp.n_vocab});
+    if (!can_dequantize(table->type) || table->type == DType::Q8_K)
+        throw std::runtime_error("tensor " + table->name + ": type " + std::string(dtype_name(table->type)) + " is not supported");
+    layout.row_tables.push_back(table);
+    const auto* proj = require("per_layer_model_proj.weight");
+    expect_shape(*proj, {hp.n_embd, width});
+    expect_matrix_type(*proj);
+    g_ple_proj = add_global(proj);
+    const auto* norm = require("per_layer_proj_norm.weight");
+    expect_shape(*norm, {P});
+    expect_f32(*norm);
+    g_ple_norm = add_global(norm);
 }
 
 void Model::Impl::choose_resident_types() {
@@ -295,17 +327,32 @@ uint64_t Model::layers_done() const { return impl_->layers_done.load(std::memory
 
 kv::KvCache Model::new_cache(int32_t capacity, std::shared_ptr<kv::Ledger> ledger, kv::KvType type) const {
     const auto& hp = impl_->hp;
-    if (type == kv::KvType::Q8_0 && hp.head_dim % 32 != 0)
-        throw std::invalid_argument("memory.kv_type = q8_0 needs a head size that is a multiple of 32 (this model's is " +
-                                    std::to_string(hp.head_dim) + "); use f16");
+    if (type == kv::KvType::Q8_0)
+        for (const Layer& layer : hp.layers)
+            for_each_block<Attention>(layer.branches, [](const Attention& a) {
+                if (a.head_dim % 32 != 0)
+                    throw std::invalid_argument("memory.kv_type = q8_0 needs head sizes that are multiples of 32 (this model has " +
+                                                std::to_string(a.head_dim) + "); use f16");
+            });
     return kv::KvCache(kv_shape(), std::clamp(capacity, 1, hp.n_ctx_train), std::move(ledger), type);
 }
 
+// Each attention layer's width and the layer whose keys and values it reads (Attention::
+// kv_source): the cache stores those once.
 kv::Shape kv_shape(const HParams& hp) {
     std::vector<int64_t> state(size_t(hp.n_layer));
-    for (int l = 0; l < hp.n_layer; ++l) state[size_t(l)] = layer_state_floats(hp, l);
+    std::vector<int32_t> dims(size_t(hp.n_layer), hp.kv_dim()), source(size_t(hp.n_layer));
+    for (int l = 0; l < hp.n_layer; ++l) {
+        state[size_t(l)] = layer_state_floats(hp, l);
+        source[size_t(l)] = l;
+        if (const Attention* a = find_block<Attention>(hp.layers[size_t(l)].branches)) {
+            dims[size_t(l)] = a->kv_dim();
+            if (a->kv_source >= 0) source[size_t(l)] = a->kv_source;
+        }
+    }
     if (std::all_of(state.begin(), state.end(), [](int64_t f) { return f == 0; })) state.clear();
-    return {hp.n_layer, hp.kv_dim(), hp.any_swa() ? hp.n_swa : 0, hp.any_swa() ? hp.swa : std::vector<bool>{}, std::move(state)};
+    return {hp.n_layer, hp.kv_dim(), hp.any_swa() ? hp.n_swa : 0, hp.any_swa() ? hp.swa : std::vector<bool>{}, std::move(state), std::move(dims),
+            std::move(source)};
 }
 
 void Model::forward(std::span<const SequenceBatch> batch, std::vector<float>& logits, std::vector<float>* hidden) {

@@ -1,5 +1,5 @@
 // model/model_impl.h — internal: the state behind Model (tensor bindings, working
-// memory, threads) shared by model.cpp (loading), forward.cpp (the pass), blocks.cpp,
+// memory, threads) shared by model.cpp (loading), forward.cpp (the pass, per-layer inputs), blocks.cpp,
 // moe.cpp and delta_net.cpp (running the layers hp.layers describes) and rope.cpp (rotary
 // tables).
 // Must not touch: architecture names, what a family's layers are (its builder says).
@@ -86,6 +86,11 @@ private:
 struct Workspace {
     int32_t tokens = 0;
     Rows x, h, att, gate, up;                         // the stream, a scratch, and what matrices read
+    Rows part;                                        // [T][n_embd] a Parallel block's later parts
+    // Per-layer inputs (HParams::n_embd_per_layer = P): [T][n_layer * P] of the pass, a
+    // dequantized table row [n_layer * P], and a PerLayerInput block's gate [T][P].
+    std::vector<float> ple, ple_row;
+    Rows ple_gate;
     std::vector<float> q, k, v, qkv;
     std::vector<float> ones;                          // [n_ff] 1s: plain GELU through the gated kernel
     // Mixture of experts: router output [T][n_expert], choices and weights [T][used], the
@@ -131,6 +136,7 @@ struct Model::Impl {
     int g_rope_long = -1, g_rope_short = -1;  // LongRoPE factors (with hp.longrope)
     int g_pos_embd = -1, g_token_types = -1, g_embd_norm = -1, g_embd_norm_b = -1;  // hp.learned_positions
     int g_cls = -1, g_cls_b = -1, g_cls_out = -1, g_cls_out_b = -1;  // a reranker's head (rank_head.cpp), -1 absent
+    int g_ple_proj = -1, g_ple_norm = -1;  // per_layer_model_proj, per_layer_proj_norm (hp.n_embd_per_layer)
     // The head is the last layout layer: [0] the final norm, [1] the output matrix (empty
     // without hp.output_head).
     // Read by the forward pass on the engine thread, which alone replaces it
@@ -149,6 +155,8 @@ struct Model::Impl {
     void bind_tensors();
     template <class Require, class AddGlobal>
     void bind_positions(Require& require, AddGlobal& add_global);
+    template <class Require, class AddGlobal>
+    void bind_per_layer_inputs(Require& require, AddGlobal& add_global);
     // rank_head.cpp: a reranker's classification head, checked and kept as globals.
     void bind_rank_head();
     LayerWeights layer_weights(int l, std::span<const uint8_t* const> ptrs) const;
@@ -168,6 +176,7 @@ struct Model::Impl {
     void rms_norm_rows(const float* x, const float* weight, float* y, int32_t T, int64_t n);
     void layer_norm_rows(const float* x, const float* weight, const float* bias, float* y, int32_t T);
     void add_positions(std::span<const TokenSlot> tokens);
+    void per_layer_inputs(int32_t T);
     void scale_rows(float* x, size_t n, float s);
     void soft_cap(float* x, size_t n, float cap);
 
@@ -183,21 +192,25 @@ struct Model::Impl {
     void run(const Moe& m, const LayerWeights& w, const Rows& in, Rows& out, std::span<const TokenSlot> tokens);  // moe.cpp
     void run(const DeltaNet& d, const LayerWeights& w, const Rows& in, Rows& out, std::span<const TokenSlot> tokens);  // delta_net.cpp
     void run(const ShortConv& c, const LayerWeights& w, const Rows& in, Rows& out, std::span<const TokenSlot> tokens);  // short_conv.cpp
+    void run(const PerLayerInput& p, const LayerWeights& w, const Rows& in, Rows& out, std::span<const TokenSlot> tokens);
+    void run(const Parallel& p, const LayerWeights& w, const Rows& in, Rows& out, std::span<const TokenSlot> tokens);
     // out = down(act(gate in) * up in), F wide (ws.gate, ws.up its scratch).
     void gated_ffn(const Matrix& gate, const Matrix& up, const Matrix& down, FfnAct act, int64_t F, const Rows& in, int32_t T, float* out);
     void project_qkv(const Attention& a, const LayerWeights& w, const Rows& in, int32_t T);
     void attend(const Attention& a, int l, std::span<const TokenSlot> tokens, const float* sinks);
-    void gate_output(int32_t T);
+    void gate_output(const Attention& a, int32_t T);
     void attend_span(const Attention& a, int l, const TokenSlot& tok, const float* queries, int32_t from, int32_t to, int thread,
                      float* states, size_t stride);
-    void merge_chunks(int32_t pairs, int64_t chunks, const float* sinks);
-    void attend_block(const kv::KvCache& cache, int l, int h, const float* q, int32_t p, int32_t first, int32_t hi, float scale,
-                      float softcap, float* m, float* sum, float* acc, kernels::Ahead ahead) const;
+    void merge_chunks(const Attention& a, int32_t pairs, int64_t chunks, const float* sinks);
+    void attend_block(const Attention& a, const kv::KvCache& cache, int l, int h, const float* q, int32_t p, int32_t first, int32_t hi,
+                      float scale, float* m, float* sum, float* acc, kernels::Ahead ahead) const;
     // The attention's score scale (its own, or 1/sqrt(head_dim)).
     float kq_scale(const Attention& a) const;
 
     // moe.cpp
     void route(const Moe& m, const LayerWeights& w, const Rows& in, int32_t T);
+    // Moe::scaled_router's input from the stream ws.x (into ws.moe_in).
+    const Rows& router_input(const LayerWeights& w, int32_t T);
     struct ExpertMatrices {
         std::vector<Matrix> gate, up, down;
     };
@@ -215,7 +228,7 @@ struct Model::Impl {
 
     // rope.cpp
     void rope_tables(std::span<const TokenSlot> tokens);
-    void apply_rope(float* x, int32_t T, int n_heads, int table, RopeStyle style);
+    void apply_rope(float* x, int32_t T, int n_heads, int head_dim, int table, RopeStyle style);
 };
 
 }  // namespace strata::model

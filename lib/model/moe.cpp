@@ -6,7 +6,8 @@
 // then the experts' outputs weighted and summed per token. When the weight source reads
 // experts on demand (a streamed plan), it is asked for the chosen experts only, in groups
 // as large as its expert cache. A shared expert (Qwen3.5 MoE) runs on every token, its
-// output scaled by sigmoid(x . ffn_gate_inp_shexp) and added.
+// output scaled by sigmoid(x . ffn_gate_inp_shexp) and added. Gemma 4's router reads the
+// residual stream, normalized and scaled, and its experts' outputs have scales of their own.
 // Must not touch: architecture names, weight I/O.
 #include <algorithm>
 #include <cmath>
@@ -26,7 +27,7 @@ namespace strata::model {
 // exp_probs_b weighted by their sigmoids. Fills ws.moe_choice / ws.moe_weight [T][used].
 void Model::Impl::route(const Moe& m, const LayerWeights& w, const Rows& in, int32_t T) {
     const int X = hp.n_expert, K = hp.n_expert_used;
-    matmul(w.mat(Router), in, T, ws.moe_logits.data(), X);
+    matmul(w.mat(Router), m.scaled_router ? router_input(w, T) : in, T, ws.moe_logits.data(), X);
     std::vector<int32_t> order(static_cast<size_t>(X));
     std::vector<float> rank(static_cast<size_t>(X));  // what the experts are chosen by
     auto softmax = [](float* p, const float* from, int n) {  // p[i] = softmax(from)[i]; may be in place
@@ -60,27 +61,49 @@ void Model::Impl::route(const Moe& m, const LayerWeights& w, const Rows& in, int
     }
 }
 
+// The router's input with Moe::scaled_router: rms_norm(x) / sqrt(n_embd) * ffn_gate_inp.scale
+// of the stream x, as llama.cpp's ggml ops (into ws.moe_in, before the tokens' rows are
+// gathered there).
+const Rows& Model::Impl::router_input(const LayerWeights& w, int32_t T) {
+    const int E = hp.n_embd;
+    if (ws.ones.size() < size_t(E)) ws.ones.assign(size_t(E), 1.0f);
+    const float s = 1.0f / std::sqrt(static_cast<float>(E));
+    float* y = ws.moe_in.write();
+    for_rows(pool, T, E, [&](int32_t t) {
+        float* r = y + size_t(t) * E;
+        kernels::rms_norm(ws.x.read() + size_t(t) * E, ws.ones.data(), r, E, hp.rms_eps);
+        for (int c = 0; c < E; ++c) r[c] = r[c] * s * w.vec(RouterScale)[c];
+    });
+    return ws.moe_in;
+}
+
 // Each of experts `ids` as three matrices (gate, up, down): slices of the merged tensors
-// when they are in memory, or the slices the weight source read on demand.
+// (gate and up of a fused ffn_gate_up_exps: an expert's first and last n_ff_exp rows) when
+// they are in memory, or the slices the weight source read on demand.
 Model::Impl::ExpertMatrices Model::Impl::expert_matrices(const LayerWeights& w, std::span<const int32_t> ids) {
     const int64_t E = hp.n_embd, F = hp.n_ff_exp;
-    const Matrix &gate = w.mat(GateExps), &up = w.mat(UpExps), &down = w.mat(DownExps);
+    const Matrix &fused = w.mat(GateUpExps), &down = w.mat(DownExps);
+    const bool is_fused = fused.data != nullptr || (weights->experts_on_demand() && fused.k > 0);
+    const Matrix &gate = is_fused ? fused : w.mat(GateExps), &up = is_fused ? fused : w.mat(UpExps);
+    const int64_t stride = is_fused ? 2 * F : F, up_at = is_fused ? F : 0;  // rows per expert, where its up rows start
     ExpertMatrices m;
     if (!weights->experts_on_demand()) {
         for (int32_t e : ids) {
-            m.gate.push_back(gate.slice(e * F, F));
-            m.up.push_back(up.slice(e * F, F));
+            m.gate.push_back(gate.slice(e * stride, F));
+            m.up.push_back(up.slice(e * stride + up_at, F));
             m.down.push_back(down.slice(e * E, E));
         }
         return m;
     }
-    // [i * 3 + j]: j in the order of Layout::expert_tensors (gate, up, down; model.cpp).
+    // [i * n + j]: j in the order of Layout::expert_tensors (gate, up, down, or fused
+    // gate/up and down; model.cpp).
     const auto ptrs = weights->experts(w.layer, ids);
+    const size_t n = is_fused ? 2 : 3;
     auto at = [](const Matrix& merged, int64_t rows, const uint8_t* data) { return Matrix{merged.type, merged.k, rows, merged.row_bytes, data}; };
     for (size_t i = 0; i < ids.size(); ++i) {
-        m.gate.push_back(at(gate, F, ptrs[i * 3]));
-        m.up.push_back(at(up, F, ptrs[i * 3 + 1]));
-        m.down.push_back(at(down, E, ptrs[i * 3 + 2]));
+        m.gate.push_back(at(gate, F, ptrs[i * n]));
+        m.up.push_back(at(up, F, ptrs[i * n + (n - 2)] + size_t(up_at) * up.row_bytes));
+        m.down.push_back(at(down, E, ptrs[i * n + (n - 1)]));
     }
     return m;
 }
@@ -161,6 +184,9 @@ void Model::Impl::run(const Moe& moe, const LayerWeights& w, const Rows& in, Row
     const size_t group = weights->experts_on_demand() ? size_t(weights->max_experts()) : active.size();
     for (size_t g = 0; g < active.size(); g += group)
         run_experts(moe, w, std::span<const int32_t>(active).subspan(g, std::min(group, active.size() - g)), start);
+    if (const float* scales = w.vec(DownExpsScale))  // each expert's output times its scale, before the weights
+        for (const int32_t e : active)
+            scale_rows(ws.moe_out.data() + size_t(start[size_t(e)]) * E, size_t(start[size_t(e) + 1] - start[size_t(e)]) * E, scales[e]);
     // out[t] = sum of its experts' outputs, weighted (out may be in: in is no longer read).
     float* sum = out.write();
     std::fill(sum, sum + size_t(T) * E, 0.0f);

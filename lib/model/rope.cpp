@@ -1,6 +1,7 @@
 // model/rope.cpp — rotary position embedding as GGML computes it (ggml_rope_ext): the
 // cos/sin tables of a pass (per token and rotary pair, one table for global layers and one
-// for sliding-window layers when they differ), with frequency factors (rope_freqs, or
+// for sliding-window layers, each with its own rotated dimensions), with frequency factors
+// where the kind of layer takes them (rope_freqs, or
 // LongRoPE's long/short factors chosen by the sequence's context), linear and YaRN
 // scaling and the attention factor; and rotating q/k rows in normal or NEOX order.
 // Must not touch: attention math (blocks.cpp), weight I/O.
@@ -51,17 +52,17 @@ void rope_yarn(float theta_extrap, const Rope& r, const Yarn& y, int pair, float
 }  // namespace
 
 void Model::Impl::rope_tables(std::span<const TokenSlot> tokens) {
-    const int half = hp.n_rot / 2;
     auto factors = [&](int g) { return g >= 0 ? reinterpret_cast<const float*>(weights->global(g)) : nullptr; };
     const float* freqs = factors(g_rope_freqs);
     for (int table = 0; table < (hp.any_swa() ? 2 : 1); ++table) {
         const Rope& r = table ? hp.rope_swa : hp.rope;
-        const float theta_scale = std::pow(r.base, -2.0f / hp.n_rot);
-        const Yarn yarn(r, hp.n_rot);
+        const int half = r.n_rot / 2;
+        const float theta_scale = std::pow(r.base, -2.0f / r.n_rot);
+        const Yarn yarn(r, r.n_rot);
         for (size_t t = 0; t < tokens.size(); ++t) {
             // LongRoPE: the long factors once the sequence's context exceeds the original one.
             const bool long_ctx = padded_context(tokens[t].cache->capacity()) > r.n_ctx_orig;
-            const float* ff = freqs ? freqs : factors(long_ctx ? g_rope_long : g_rope_short);
+            const float* ff = !r.factors ? nullptr : freqs ? freqs : factors(long_ctx ? g_rope_long : g_rope_short);
             float theta = static_cast<float>(tokens[t].pos);
             for (int i = 0; i < half; ++i, theta *= theta_scale)
                 rope_yarn(ff ? theta / ff[i] : theta, r, yarn, i, &ws.rope_cos[table][t * half + i], &ws.rope_sin[table][t * half + i]);
@@ -69,8 +70,8 @@ void Model::Impl::rope_tables(std::span<const TokenSlot> tokens) {
     }
 }
 
-void Model::Impl::apply_rope(float* x, int32_t T, int n_heads, int table, RopeStyle style) {
-    const int half = hp.n_rot / 2, hd = hp.head_dim;
+void Model::Impl::apply_rope(float* x, int32_t T, int n_heads, int hd, int table, RopeStyle style) {
+    const int half = (table ? hp.rope_swa : hp.rope).n_rot / 2;
     const bool neox = style == RopeStyle::Neox;
     for (int32_t t = 0; t < T; ++t) {
         const float* c = ws.rope_cos[table].data() + size_t(t) * half;

@@ -21,11 +21,8 @@ public:
 
     const uint8_t* global(size_t i) const override { return globals_.at(i); }
 
-    void embedding_rows(std::span<const int32_t> ids, uint8_t* out) override {
-        const auto* e = layout_.embeddings;
-        const size_t row = e->nbytes / e->rows();
-        for (size_t i = 0; i < ids.size(); ++i) std::memcpy(out + i * row, e->data + size_t(ids[i]) * row, row);
-    }
+    void embedding_rows(std::span<const int32_t> ids, uint8_t* out) override { copy_rows(layout_.embeddings, ids, out); }
+    void table_rows(size_t table, std::span<const int32_t> ids, uint8_t* out) override { copy_rows(layout_.row_tables.at(table), ids, out); }
 
     std::span<const uint8_t* const> acquire(int layer) override { return layers_.at(layer); }
     void release(int) override {}
@@ -33,6 +30,11 @@ public:
     Stats stats() const override { return {.mode = "mapped", .passes = passes_}; }
 
 private:
+    static void copy_rows(const gguf::TensorInfo* t, std::span<const int32_t> ids, uint8_t* out) {
+        const size_t row = t->nbytes / t->rows();
+        for (size_t i = 0; i < ids.size(); ++i) std::memcpy(out + i * row, t->data + size_t(ids[i]) * row, row);
+    }
+
     std::shared_ptr<const gguf::File> file_;
     Layout layout_;
     std::vector<const uint8_t*> globals_;

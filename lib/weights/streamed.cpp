@@ -28,6 +28,7 @@
 #include "weights/buffer.h"
 #include "weights/experts.h"
 #include "weights/reader.h"
+#include "weights/table_rows.h"
 
 namespace strata::weights {
 namespace {
@@ -46,6 +47,7 @@ public:
             if (!plan.resident[l]) streamed_.push_back(static_cast<int>(l));
         load_resident(plan, opt.lock);
         if (plan.experts_on_demand) experts_.emplace(layout_, reader_, plan.expert_slots, plan.expert_slot_bytes, align, opt.expert_policy);
+        if (!layout_.row_tables.empty()) rows_.emplace(layout_, reader_, align);
         reader_.arm_faults();
         if (!streamed_.empty()) {
             const int slots = std::max(2, plan.ring_slots);
@@ -89,6 +91,14 @@ public:
             }
             ::posix_fadvise(embd_fd_, static_cast<off_t>(at), static_cast<off_t>(row), POSIX_FADV_DONTNEED);
         }
+    }
+
+    // Never held, whatever the plan: read with io_uring, a call's rows together.
+    void table_rows(size_t table, std::span<const int32_t> ids, uint8_t* out) override {
+        check_unchanged();
+        const auto t0 = Clock::now();
+        rows_->read(table, ids, out);
+        stall_s_ += std::chrono::duration<double>(Clock::now() - t0).count();
     }
 
     void begin_pass() override {
@@ -147,6 +157,7 @@ public:
             s.expert_bytes_read = experts_->bytes_read();
             s.expert_cache_bytes = experts_->bytes();
         }
+        if (rows_) s.table_bytes_read = rows_->bytes_read();
         return s;
     }
 
@@ -269,6 +280,7 @@ private:
     std::vector<std::vector<const uint8_t*>> ptrs_;       // per layer: tensor pointers
     std::vector<int> streamed_;                           // the cycle of streamed layers
     std::optional<ExpertCache> experts_;                  // a mixture of experts read on demand
+    std::optional<TableRows> rows_;                       // the tables read on demand
     std::vector<Buffer> ring_;
     uint64_t next_use_ = 0, next_read_ = 0;
     bool failed_ = false;

@@ -1,7 +1,7 @@
 // weights/weights.h — where the forward pass gets weight bytes from.
 // Owns: the WeightSource interface (small global tensors always readable; a layer's
-// tensors readable between acquire(layer) and release(layer); embedding rows copied out
-// on request) and the layout that says which tensors belong to which layer. The mapped
+// tensors readable between acquire(layer) and release(layer); embedding rows and rows of
+// the tables read on demand copied out on request) and the layout that says which tensors belong to which layer. The mapped
 // source (pointers into the mmap) and the planned one (copies + io_uring) implement it; the forward pass is written once
 // against it and does not know which one runs. Must not touch: tensor math, model semantics.
 #pragma once
@@ -19,9 +19,12 @@ namespace strata::weights {
 // Which tensors the model reads. `layers` are the transformer blocks in order, then the
 // head (final norm and output matrix): each is read only while it runs. `globals` are
 // small and read at any time (RoPE factors). `embeddings` is read a few rows per token.
+// `row_tables` are read a few rows per token too, and never held: a plan reads their rows
+// from the file on demand (Gemma's per-layer embeddings, 2.8 G values in an E4B).
 struct Layout {
     std::vector<const gguf::TensorInfo*> globals;
     const gguf::TensorInfo* embeddings = nullptr;
+    std::vector<const gguf::TensorInfo*> row_tables;
     std::vector<std::vector<const gguf::TensorInfo*>> layers;
     // Mixture of experts: per layer, which entries of layers[l] are merged expert tensors
     // (3-D, one slice of nbytes / n_expert bytes per expert; empty for a dense layer), and
@@ -51,6 +54,7 @@ struct Stats {
     uint64_t expert_misses = 0;
     uint64_t expert_bytes_read = 0;
     uint64_t expert_cache_bytes = 0;
+    uint64_t table_bytes_read = 0;   // rows of the tables read on demand (Layout::row_tables)
     double read_bytes_per_s() const { return read_busy_s > 0 ? bytes_read / read_busy_s : 0; }
     double expert_hit_rate() const { return expert_hits + expert_misses ? double(expert_hits) / double(expert_hits + expert_misses) : 0; }
 };
@@ -62,6 +66,9 @@ public:
     virtual const uint8_t* global(size_t i) const = 0;
     // Copies embedding rows `ids` (each row_bytes long) to out, one after another.
     virtual void embedding_rows(std::span<const int32_t> ids, uint8_t* out) = 0;
+    // The same for rows `ids` of layout.row_tables[table]. Throws std::runtime_error when
+    // they cannot be read.
+    virtual void table_rows(size_t table, std::span<const int32_t> ids, uint8_t* out) = 0;
     // Makes layer l's tensors readable; the result is parallel to layout.layers[l] and
     // valid until release(l). Within a pass layers are acquired in order, each released
     // before the next is acquired. Throws std::runtime_error when the bytes cannot be

@@ -168,7 +168,7 @@ BOOST_AUTO_TEST_CASE(a_recurrent_state_is_counted_copied_on_write_and_never_cut_
     BOOST_TEST(c.state(0) == nullptr);
     BOOST_TEST(ledger->bytes() == 40u);
     fill(c, 0, 20, 7);
-    const uint64_t layer_bytes = c.format().layer_bytes();
+    const uint64_t layer_bytes = c.format(0).layer_bytes();
     BOOST_TEST(c.bytes() == 2 * 2 * layer_bytes + 40);  // 2 blocks of 2 KV layers
     BOOST_TEST(c.bytes_for(20) == c.bytes());
     std::iota(c.state(1), c.state(1) + 10, 1.0f);
@@ -308,8 +308,8 @@ BOOST_AUTO_TEST_CASE(sliding_window_layers_keep_only_the_window) {
     BOOST_TEST(ledger->blocks() == 7u + 3u);  // 7 full-layer parts, 3 window parts
     BOOST_TEST(c.bytes() == ledger->bytes());
     BOOST_TEST(c.bytes() <= c.bytes_for(100));
-    BOOST_TEST(c.bytes_for(100) == (7u + 2u * 4u) * c.format().layer_bytes());  // at most 4 window blocks
-    BOOST_TEST(KvCache({kLayers, kDim}, 128).bytes_for(100) == 3u * 7u * c.format().layer_bytes());
+    BOOST_TEST(c.bytes_for(100) == (7u + 2u * 4u) * c.format(0).layer_bytes());  // at most 4 window blocks
+    BOOST_TEST(KvCache({kLayers, kDim}, 128).bytes_for(100) == 3u * 7u * c.format(0).layer_bytes());
     BOOST_TEST(holds(c, 0, 100, 0));
     // A prompt fed in one pass holds its window layers' blocks until it is committed.
     KvCache whole(shape, 128);
@@ -515,3 +515,24 @@ BOOST_AUTO_TEST_CASE(the_ledger_maps_what_its_blocks_need) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_CASE(a_layer_reading_an_earlier_layers_kv_takes_no_room) {
+    auto ledger = std::make_shared<Ledger>();
+    // Layer 1 is twice as wide; layer 2 reads layer 0's keys and values.
+    KvCache c(Shape{.n_layer = 3, .dim = 16, .dims = {8, 16, 8}, .source = {0, 1, 0}}, 64, ledger);
+    BOOST_TEST(c.has_kv(0));
+    BOOST_TEST(c.has_kv(1));
+    BOOST_TEST(!c.has_kv(2));
+    BOOST_TEST(c.dim(1) == 16);
+    c.reserve_append(1);
+    float k[16], v[16];
+    for (int d = 0; d < 16; ++d) k[d] = float(d), v[d] = float(d + 100);
+    c.store(0, 0, k, v);
+    c.store(1, 0, k, v);
+    c.commit(1);
+    float k2[8], v2[8];
+    c.load(2, 0, k2, v2);
+    for (int d = 0; d < 8; ++d) BOOST_TEST((k2[d] == float(d) && v2[d] == float(d + 100)));
+    BOOST_TEST(c.bytes() == c.format(0).layer_bytes() + c.format(1).layer_bytes());  // one block, layers 0 and 1
+    BOOST_TEST(ledger->bytes() == c.bytes());
+}
