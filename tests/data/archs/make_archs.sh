@@ -62,7 +62,14 @@ $PY $PEER/synth_arch.py $S --arch lfm2 --dtype f16 --head-dim 32 --n-layer 4 --a
 # (synth spreads the selection bias N(0, 2), so that no token is within rounding of a tie between two experts)
 ${BUILD:-../../../build}/client/strata-gguf synth models/lfm2moe-f16.gguf --arch lfm2moe --n-ff 32 --vocab 320 --std 0.05 --ctx 4096 \
   --seed 38 --threads 1 > /dev/null
-for m in qwen3 gemma2 gemma3 phi3 phi3-short llama-linear llama-yarn granite olmo2 qwen3moe olmoe mixtral qwen35 qwen35moe lfm2 lfm2moe; do
+# ---- Gemma 4 (synth_arch.py): 6 layers, every third global (head size 64, 2 kv heads, no attn_v: k is v, rope_freqs)
+# the others sliding (window 8, head size 32, 1 kv head), the last 3 reading layers 1 and 2's keys and values;
+# q/k norm weights around 0.5 (with Gemma 4's unscaled scores, 1.0 makes attention so peaked that llama.cpp's own
+# F16-vs-F32 KV spread exceeds the F16 tolerance); gemma4 with layer_output_scale, gemma4-e with per-layer inputs
+G4="--arch gemma4 --n-layer 6 --swa-period 3 --shared-kv-layers 3 --head-dim 64 --head-dim-swa 32 --window 8 --qk-norm-mean 0.5"
+$PY $PEER/synth_arch.py $S $G4 --n-head-kv-full 2 --k-eq-v --layer-scale --dtype f16 --seed 41 --name archs-gemma4 -o models/gemma4-f16.gguf > /dev/null
+$PY $PEER/synth_arch.py $S $G4 --n-embd-per-layer 16 --tie-embeddings --dtype f16 --seed 42 --name archs-gemma4-e -o models/gemma4-e-f16.gguf > /dev/null
+for m in qwen3 gemma2 gemma3 phi3 phi3-short llama-linear llama-yarn granite olmo2 qwen3moe olmoe mixtral qwen35 qwen35moe lfm2 lfm2moe gemma4 gemma4-e; do
   $BIN/peer-quantize models/$m-f16.gguf models/$m-q4_k_m.gguf q4_k_m --threads 1 > /dev/null 2>&1
   case $m in qwen35*|lfm2*) seqs="seven long chunks" ;; *) seqs="seven long" ;; esac
   for t in f16 q4_k_m; do
@@ -78,7 +85,7 @@ import json
 tol = {"F16": (5e-3, 4e-3), "Q4_K_M": (8e-2, 6e-2), "MXFP4_MOE": (8e-2, 6e-2)}
 cases = []
 for m in ["qwen3", "gemma2", "gemma3", "phi3", "phi3-short", "llama-linear", "llama-yarn", "granite", "olmo2",
-          "qwen3moe", "olmoe", "mixtral", "gpt-oss", "qwen35", "qwen35moe", "lfm2", "lfm2moe"]:
+          "qwen3moe", "olmoe", "mixtral", "gpt-oss", "qwen35", "qwen35moe", "lfm2", "lfm2moe", "gemma4", "gemma4-e"]:
     quant = ("mxfp4_moe", "MXFP4_MOE") if m == "gpt-oss" else ("q4_k_m", "Q4_K_M")
     for t, w in (("f16", "F16"), quant):
         for s in ("seven", "long") + (("chunks",) if m.startswith(("qwen35", "lfm2")) else ()):
