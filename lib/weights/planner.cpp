@@ -107,6 +107,7 @@ std::string Plan::describe(double read_bytes_per_s) const {
       << "  working memory        " << gib(reserve.working) << "\n"
       << "  process overhead      " << gib(reserve.overhead) << "\n"
       << "  total                 " << gib(total()) << "\n";
+    if (on_demand_bytes > 0) o << "  read on demand        " << gib(on_demand_bytes) << " never in memory (tables whose rows are read as tokens need them)\n";
     if (mode == Mode::Streamed) {
         std::string kept, streamed;
         for (size_t i = 0; i < resident.size(); ++i) {
@@ -157,6 +158,7 @@ Plan make_plan(const Layout& layout, const PlanRequest& req) {
     Plan p;
     p.budget = req.budget;
     p.reserve = req.reserve;
+    for (const auto* t : layout.row_tables) p.on_demand_bytes += t->nbytes;
     uint64_t all = 0;
     for (const auto& l : layout.layers)
         for (const auto* t : l) all += t->nbytes;

@@ -52,6 +52,8 @@ struct Plan {
     int expert_slots = 0;
     uint64_t expert_slot_bytes = 0;
     uint64_t expert_bytes_per_token = 0;     // read per token with an empty cache (n_expert_used per layer)
+    // Tables never held whatever the mode (Layout::row_tables): their rows are read per pass.
+    uint64_t on_demand_bytes = 0;
 
     uint64_t expert_cache_bytes() const { return uint64_t(expert_slots) * expert_slot_bytes; }
     uint64_t total() const {

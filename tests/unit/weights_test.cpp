@@ -1,7 +1,8 @@
 // tests/unit/weights_test.cpp — the weights layer: budget settings and cgroup limits (on
 // a fake /sys tree), aligned read ranges, the planner's decisions, and the streamed source:
 // logits bit-identical to resident on every golden model over many passes, experts of a
-// mixture read on demand into the expert cache, read errors
+// mixture read on demand into the expert cache, per-layer embedding rows read on demand
+// in every plan, read errors
 // and short reads retried or reported (and recovered from), a truncated model file; the
 // resident plan's copies, which outlive a truncated file, and the prefaulting of their
 // memory, which leaves what the reads write as it is.
@@ -383,6 +384,52 @@ BOOST_AUTO_TEST_CASE(read_errors_are_retried_then_reported_and_recovered_from) {
     }
     BOOST_TEST(cache.size() == 0);
     BOOST_TEST(test::logits_in_chunks(*m, toks, 16) == expected);
+}
+
+// A table read a few rows per token (Gemma 4's per-layer embeddings, Layout::row_tables) is
+// never held: the resident plan counts it apart (on_demand_bytes, not resident_bytes), its
+// rows are read per pass with io_uring, the logits are the mapped file's bit for bit, and a
+// read that keeps failing is an error naming the table, after which the next pass works.
+BOOST_AUTO_TEST_CASE(per_layer_rows_are_read_on_demand) {
+    const auto path = test::data_dir() / "archs/models/gemma4-e-f16.gguf";
+    const auto file = gguf::File::open(path.string());
+    const gguf::TensorInfo* table = file->tensor("per_layer_token_embd.weight");
+    BOOST_REQUIRE(table);
+    auto mapped = load(path);
+    auto copied = load(path, resident_copy());
+    std::vector<int32_t> toks;
+    for (const auto& c : test::arch_cases())
+        if (c.name == "gemma4-e-f16.long") toks = c.tokens;
+    BOOST_REQUIRE(!toks.empty());
+    BOOST_TEST(test::logits_in_chunks(*copied, toks, 16) == test::logits_in_chunks(*mapped, toks, 16));
+    const Stats s = copied->weight_stats();
+    BOOST_TEST(s.mode == "resident");
+    BOOST_TEST(s.table_bytes_read >= toks.size() * table->nbytes / uint64_t(table->rows()));
+    Layout layout;
+    layout.row_tables.push_back(table);
+    const Plan plan = make_plan(layout, {.budget = ~uint64_t(0), .mode = Mode::Resident});
+    BOOST_TEST(plan.on_demand_bytes == table->nbytes);
+    BOOST_TEST(plan.resident_bytes == 0u);
+    BOOST_TEST(plan.describe(0).find("read on demand") != std::string::npos);
+
+    StreamOptions opt;
+    opt.fault_count = opt.max_retries + 2;
+    opt.queue_depth = 1;
+    auto failing = load(path, [opt](std::shared_ptr<const gguf::File> f, Layout l) {
+        const Plan p = make_plan(l, {.budget = ~uint64_t(0), .mode = Mode::Resident});
+        return load_weights(std::move(f), std::move(l), p, opt);
+    });
+    auto cache = failing->new_cache(64);
+    std::vector<float> logits;
+    const model::SequenceBatch one{&cache, std::span<const int32_t>(toks.data(), 8), model::Logits::Last};
+    try {
+        failing->forward({&one, 1}, logits);
+        BOOST_FAIL("expected a read error");
+    } catch (const std::runtime_error& e) {
+        BOOST_TEST(std::string(e.what()).find("per_layer_token_embd.weight") != std::string::npos, e.what());
+    }
+    BOOST_TEST(cache.size() == 0);
+    BOOST_TEST(test::logits_in_chunks(*failing, toks, 16) == test::logits_in_chunks(*mapped, toks, 16));
 }
 
 BOOST_AUTO_TEST_CASE(resident_copies_match_the_mapping_and_outlive_the_file) {
