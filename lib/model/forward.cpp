@@ -44,7 +44,6 @@ void Workspace::ensure(int32_t n_tokens, const HParams& hp, int n_threads) {
         if (hp.n_embd_per_layer > 0) {
             const size_t P = hp.n_embd_per_layer;
             ple.resize(T * P * hp.n_layer);
-            ple_row.resize(P * hp.n_layer);
             ple_gate.resize(T * P);
         }
         q.resize(T * hp.q_dim());
@@ -137,16 +136,14 @@ void Model::Impl::per_layer_inputs(int32_t T) {
     const float* norm = reinterpret_cast<const float*>(weights->global(size_t(g_ple_norm)));
     const float proj_scale = 1.0f / std::sqrt(static_cast<float>(E)), tok_scale = std::sqrt(static_cast<float>(P)), mix = 1.0f / std::sqrt(2.0f);
     for_rows(pool, T, width, [&](int32_t t) {
+        thread_local std::vector<float> tok;
+        tok.resize(size_t(width));
+        dequantize_row(table->type, ws.embd_rows.data() + size_t(t) * row, tok.data(), width);
         float* p = y + size_t(t) * width;
         scale_rows(p, size_t(width), proj_scale);
         for (int64_t l = 0; l < hp.n_layer; ++l) kernels::rms_norm(p + l * P, norm, p + l * P, P, hp.rms_eps);
+        for (int64_t i = 0; i < width; ++i) p[i] = (p[i] + tok[size_t(i)] * tok_scale) * mix;
     });
-    for (int32_t t = 0; t < T; ++t) {
-        float* p = y + size_t(t) * width;
-        const float* tok = ws.ple_row.data();
-        dequantize_row(table->type, ws.embd_rows.data() + size_t(t) * row, ws.ple_row.data(), width);
-        for (int64_t i = 0; i < width; ++i) p[i] = (p[i] + tok[i] * tok_scale) * mix;
-    }
 }
 
 // Encoders: x + token_types[0] + position_embd[pos], then the token_embd_norm LayerNorm.

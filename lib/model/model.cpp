@@ -113,7 +113,7 @@ uint64_t working_memory_bytes(const HParams& hp, int32_t batch_tokens, int32_t l
     const uint64_t per_layer = uint64_t(hp.n_embd_per_layer) * (hp.n_layer + 1);  // the pass's per-layer inputs and a block's gate
     const uint64_t floats = T * (2ull * hp.n_embd + qkv + ffn + delta + conv + side + per_layer +
                                  uint64_t(hp.rope.n_rot + (hp.any_swa() ? hp.rope_swa.n_rot : 0))) +
-                            uint64_t(hp.n_embd_per_layer) * hp.n_layer;
+                            uint64_t(threads) * hp.n_embd_per_layer * hp.n_layer;  // each thread's dequantized per-layer row
     const uint64_t converted =  // at most 2 bytes per value (F16); experts convert [T * used] rows
         T * 2ull * std::max<uint64_t>({uint64_t(hp.n_embd), uint64_t(hp.n_ff), uint64_t(hp.n_embd + hp.n_ff_exp) * hp.n_expert_used});
     uint64_t attention = 0;  // online-softmax states, per-thread queries: the most any layer needs

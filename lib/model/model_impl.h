@@ -87,9 +87,10 @@ struct Workspace {
     int32_t tokens = 0;
     Rows x, h, att, gate, up;                         // the stream, a scratch, and what matrices read
     Rows part;                                        // [T][n_embd] a Parallel block's later parts
-    // Per-layer inputs (HParams::n_embd_per_layer = P): [T][n_layer * P] of the pass, a
-    // dequantized table row [n_layer * P], and a PerLayerInput block's gate [T][P].
-    std::vector<float> ple, ple_row;
+    // Per-layer inputs (HParams::n_embd_per_layer = P): [T][n_layer * P] of the pass (each
+    // thread dequantizes a table row [n_layer * P] of its own), and a PerLayerInput block's
+    // gate [T][P].
+    std::vector<float> ple;
     Rows ple_gate;
     std::vector<float> q, k, v, qkv;
     std::vector<float> ones;                          // [n_ff] 1s: plain GELU through the gated kernel
