@@ -1,7 +1,7 @@
 // client/strata-gguf/cmd_synth.cpp — `strata-gguf synth OUT`: a random-weight model of
 // any decoder family strata runs (llama, qwen2, qwen3, gemma2, gemma3, phi3, granite,
 // olmo2, the mixtures of experts qwen3moe, olmoe and gpt-oss, the Qwen3.5 hybrids qwen35 and
-// qwen35moe, LFM2's short convolutions lfm2 and lfm2moe) and any weight type, deterministic
+// qwen35moe, LFM2's short convolutions lfm2 and lfm2moe, Gemma 4) and any weight type, deterministic
 // from --seed (for tests and benchmarks, e.g. Llama-3.1-8B or Qwen3-30B-A3B shapes at F16
 // or Q4_K_M). A layer's tensors are those the family's builder requires
 // (model::layer_tensors, from the hyperparameters the keys written give); the family's own
@@ -44,6 +44,14 @@ struct Shape {
     int64_t window = 0;                       // the sliding window of Gemma and gpt-oss (--window)
     // Qwen3.5's Gated DeltaNet layers (ssm.*: state size, key heads, value heads) and shared expert.
     int64_t ssm_state = 128, ssm_groups = 16, ssm_heads = 16, n_ff_shexp = 0;
+    // Gemma 4: every swa_period-th layer global (head_dim, kv_full kv heads, no attn_v when
+    // k_eq_v), the others sliding (head_dim_swa); the last shared_kv layers read earlier layers'
+    // keys and values; per-layer inputs n_embd_per_layer wide (the E models); a MoE layer's
+    // dense FFN n_ff_dense wide beside its experts (n_ff each).
+    struct Gemma4 {
+        int64_t head_dim_swa = 0, swa_period = 6, shared_kv = 0, n_embd_per_layer = 0, kv_full = 0, n_ff_dense = 0;
+        bool k_eq_v = false;
+    } g4 = {};
 };
 
 bool hybrid(const std::string& arch) { return arch == "qwen35" || arch == "qwen35moe"; }
@@ -74,6 +82,25 @@ bool lfm2_attends(int64_t l, int64_t n) {
     if (n == 16) return l == 2 || l == 5 || l == 8 || l == 10 || l == 12 || l == 14;
     return l % 3 == 2;
 }
+
+// Gemma 4 shapes (tiny, e-tiny, moe-tiny: small ones for tests). E2B, E4B and 26B-A4B as their
+// published configurations are known here (llama.cpp tells them apart by 35, 42 and 30 layers):
+// head sizes 256 (sliding, window 512 / 1024) and 512 (global), 262144-token vocabulary,
+// per-layer inputs 256 wide; the 26B-A4B's 128 experts of 704 rows (8 used) beside a dense
+// FFN of 2112 and its global layers' k used as v.
+Shape gemma4_preset(const std::string& name) {
+    using G = Shape::Gemma4;
+    if (name == "tiny") return {64, 6, 128, 2, 1, 512, 4096, 1000000.0, 64, 0, 0, 8, 128, 16, 16, 0, G{32, 3, 3, 0, 2, 0, true}};
+    if (name == "e-tiny") return {64, 6, 128, 2, 1, 512, 4096, 1000000.0, 64, 0, 0, 8, 128, 16, 16, 0, G{32, 3, 3, 16, 1, 0, false}};
+    if (name == "moe-tiny") return {128, 4, 64, 2, 1, 512, 4096, 1000000.0, 64, 8, 2, 8, 128, 16, 16, 0, G{32, 2, 0, 0, 1, 128, true}};
+    if (name == "e2b") return {1536, 35, 6144, 8, 1, 262144, 131072, 1000000.0, 512, 0, 0, 512, 128, 16, 16, 0, G{256, 5, 20, 256, 1, 0, false}};
+    if (name == "e4b") return {2560, 42, 10240, 8, 2, 262144, 131072, 1000000.0, 512, 0, 0, 512, 128, 16, 16, 0, G{256, 6, 18, 256, 2, 0, false}};
+    if (name == "26b-a4b")
+        return {2816, 30, 704, 16, 8, 262144, 262144, 1000000.0, 512, 128, 8, 1024, 128, 16, 16, 0, G{256, 6, 0, 0, 2, 2112, true}};
+    throw UsageError("unknown preset '" + name + "' for gemma4 (tiny, e-tiny, moe-tiny, e2b, e4b, 26b-a4b)");
+}
+
+bool gemma4_global(const Shape& s, int64_t l) { return (l + 1) % s.g4.swa_period == 0; }
 
 Shape preset(const std::string& name, bool moe) {
     if (moe && name == "tiny") return {256, 2, 64, 8, 2, 512, 2048, 1000000.0, 64, 8, 2};
@@ -184,8 +211,10 @@ int64_t copy_vocab(gguf::Writer& w, const std::string& path) {
 
 // Adds a tensor of shape `ne` (rows of ne[0] values) drawn row block by row block (each
 // block with its own stream, so threads produce the same bytes in any order), encoded as `type`.
+// `adjust(row, values)`, when given, changes a row before it is encoded.
+using RowAdjust = std::function<void(int64_t row, float* values)>;
 void add_random(gguf::Writer& w, const std::string& name, DType type, std::vector<int64_t> ne, float mean, float std, uint64_t seed,
-                int threads) {
+                int threads, RowAdjust adjust = {}) {
     constexpr int64_t kBlockRows = 64;
     const int64_t k = ne[0];
     int64_t rows = 1;
@@ -196,12 +225,13 @@ void add_random(gguf::Writer& w, const std::string& name, DType type, std::vecto
         std::vector<uint8_t> buf(row_bytes * chunk_rows);
         for (int64_t r0 = 0; r0 < rows; r0 += chunk_rows) {
             const int64_t n = std::min(chunk_rows, rows - r0);
-            auto work = [&](int t) {
+            auto work = [&, adjust](int t) {
                 std::vector<float> vals(k);
                 for (int64_t b = t * kBlockRows; b < n; b += threads * kBlockRows) {
                     Normal rng(seed ^ mix(uint64_t(r0 + b) + 1));
                     for (int64_t r = b; r < std::min(n, b + kBlockRows); ++r) {
                         for (auto& v : vals) v = rng.next(mean, std);
+                        if (adjust) adjust(r0 + r, vals.data());
                         quantize_row(type, vals.data(), buf.data() + r * row_bytes, k);
                     }
                 }
@@ -214,6 +244,61 @@ void add_random(gguf::Writer& w, const std::string& name, DType type, std::vecto
         }
     });
 }
+
+// Gemma 4's layer plan (Shape::Gemma4) as its converter writes it.
+void gemma4_keys(gguf::Writer& w, const std::string& a, const Shape& s) {
+    std::vector<bool> sliding;
+    std::vector<int32_t> kv_heads;
+    for (int64_t l = 0; l < s.n_layer; ++l) {
+        sliding.push_back(!gemma4_global(s, l));
+        kv_heads.push_back(int32_t(sliding.back() ? s.n_head_kv : s.g4.kv_full));
+    }
+    w.set_bools(a + "attention.sliding_window_pattern", sliding);
+    w.set_i32s(a + "attention.head_count_kv", kv_heads);
+    w.set_u32(a + "attention.key_length_swa", static_cast<uint32_t>(s.g4.head_dim_swa));
+    w.set_u32(a + "attention.value_length_swa", static_cast<uint32_t>(s.g4.head_dim_swa));
+    w.set_u32(a + "rope.dimension_count_swa", static_cast<uint32_t>(s.g4.head_dim_swa));
+    w.set_f32(a + "rope.freq_base_swa", 10000.0f);
+    w.set_u32(a + "attention.shared_kv_layers", static_cast<uint32_t>(s.g4.shared_kv));
+    w.set_u32(a + "embedding_length_per_layer_input", static_cast<uint32_t>(s.g4.n_embd_per_layer));
+    w.set_f32(a + "final_logit_softcapping", 30.0f);
+    if (s.n_expert) w.set_u32(a + "feed_forward_length", static_cast<uint32_t>(s.g4.n_ff_dense));
+}
+
+// Proportional RoPE (Gemma 4's global layers, rope_freqs): the first quarter of the rotary pairs
+// turn at their own frequency, the next quarter slower (factors 1.5 to 4), the rest not at all.
+std::vector<float> proportional_rope_factors(int64_t pairs) {
+    std::vector<float> f(size_t(pairs), 1e30f);
+    const int64_t turning = std::max<int64_t>(1, pairs / 4), slowed = std::min(pairs - turning, std::max<int64_t>(1, pairs / 4));
+    for (int64_t i = 0; i < turning; ++i) f[size_t(i)] = 1.0f;
+    for (int64_t i = 0; i < slowed; ++i) f[size_t(turning + i)] = 1.5f + 2.5f * float(i) / float(std::max<int64_t>(1, slowed - 1));
+    return f;
+}
+
+// Adds an F32 vector of the given values.
+void add_values(gguf::Writer& w, const std::string& name, std::vector<float> values) {
+    const auto n = static_cast<int64_t>(values.size());
+    w.add_tensor(name, DType::F32, {n}, [v = std::move(values)](const gguf::Writer::Emit& out) { out(v.data(), v.size() * sizeof(float)); });
+}
+
+// --route-groups G: decisive routing for a small MoE test file, whose golden logits must not
+// hang on a top-k choice within rounding of a tie. Token t belongs to group t % G and its
+// embedding gets `embed` on coordinate t % G; the router rows of group g's experts (g k to
+// g k + k - 1, modulo the experts) get `alpha` on coordinate g, so a token of group g gives
+// them logits well above the rest (the router's own noise orders them and sets their weights).
+struct RouteGroups {
+    int64_t groups = 0, used = 0, experts = 0;
+    float embed = 1.0f, alpha = 8.0f;
+    RowAdjust embedding() const {
+        return [g = groups, e = embed](int64_t t, float* v) { v[t % g] += e; };
+    }
+    RowAdjust router() const {
+        return [*this](int64_t expert, float* v) {
+            for (int64_t g = 0; g < groups; ++g)
+                if ((expert - g * used % experts + experts) % experts < used) v[g] += alpha;
+        };
+    }
+};
 
 // The keys a family requires beyond the shape, with values of its released models:
 // Gemma's sliding window, Granite's four multipliers, Phi-3's LongRoPE original context.
@@ -241,7 +326,9 @@ void family_keys(gguf::Writer& w, const std::string& arch, const Shape& s) {
         w.set_u32(a + "leading_dense_block_count", 1);
         w.set_u32(a + "expert_gating_func", 2);
     }
-    if (arch == "gemma2" || arch == "gemma3" || arch == "gpt-oss") w.set_u32(a + "attention.sliding_window", static_cast<uint32_t>(s.window));
+    if (arch == "gemma2" || arch == "gemma3" || arch == "gemma4" || arch == "gpt-oss")
+        w.set_u32(a + "attention.sliding_window", static_cast<uint32_t>(s.window));
+    if (arch == "gemma4") gemma4_keys(w, a, s);
     if (arch == "gpt-oss") {  // YaRN x32 from 4096, as the released files
         w.set_string(a + "rope.scaling.type", "yarn");
         w.set_f32(a + "rope.scaling.factor", 32.0f);
@@ -266,10 +353,18 @@ std::vector<std::string> family_controls(const std::string& arch) {
 }
 
 // Whether the file ties the output head to the embeddings: Gemma files always do (llama.cpp
-// refuses an output.weight there), OLMo 2 and gpt-oss files never (llama.cpp requires one).
+// 2 and 3 refuse an output.weight), OLMo 2 and gpt-oss files never (llama.cpp requires one).
 bool ties_embeddings(const std::string& arch, bool asked) {
-    if (arch == "gemma2" || arch == "gemma3") return true;
+    if (arch.starts_with("gemma")) return true;
     return asked && arch != "olmo2" && arch != "gpt-oss";
+}
+
+// Whether synth writes an optional layer tensor: Gemma 4's attn_v (on sliding layers, and on
+// global ones unless their k is their v) and layer_output_scale.
+bool writes_optional(const std::string& arch, const Shape& s, int64_t l, const std::string& name) {
+    if (arch != "gemma4") return false;
+    if (name.ends_with(".attn_v.weight")) return !gemma4_global(s, l) || !s.g4.k_eq_v;
+    return name.ends_with(".layer_output_scale.weight");
 }
 
 // A temporary file beside OUT, removed when this goes out of scope (thrown through or not).
@@ -310,16 +405,18 @@ std::map<std::string, DType> quantized_types(const gguf::Writer& w, const Declar
 int cmd_synth(const Argv& argv) {
     Args args(argv,
               {"preset", "arch", "n-embd", "n-layer", "n-ff", "n-head", "n-head-kv", "head-dim", "n-expert", "n-expert-used", "vocab", "ctx",
-               "rope-base", "window", "type", "seed", "std", "vocab-from", "threads", "ssm-state", "ssm-groups", "ssm-heads", "n-ff-shexp"},
+               "rope-base", "window", "type", "seed", "std", "vocab-from", "threads", "ssm-state", "ssm-groups", "ssm-heads", "n-ff-shexp",
+               "route-groups"},
               {"tie-embeddings"});
     const std::string out = args.pos(0, "OUT");
     const std::string arch = args.get_or("arch", "llama");
     if (!model::find_builder(arch) || arch == "bert")
         throw UsageError("--arch must be a decoder family strata runs (" + model::arch_names() + " but bert)");
     const std::string preset_name = args.get_or("preset", "tiny");
-    Shape s = hybrid(arch)       ? hybrid_preset(preset_name, arch == "qwen35moe")
+    Shape s = hybrid(arch)               ? hybrid_preset(preset_name, arch == "qwen35moe")
               : arch.starts_with("lfm2") ? lfm2_preset(preset_name, arch == "lfm2moe")
-                               : preset(preset_name, arch == "qwen3moe" || arch == "olmoe" || arch == "gpt-oss");
+              : arch == "gemma4"         ? gemma4_preset(preset_name)
+                                         : preset(preset_name, arch == "qwen3moe" || arch == "olmoe" || arch == "gpt-oss");
     if (arch == "olmoe") {  // OLMoE: heads span n_embd (Qwen3's are 128 wide), no grouped keys
         s.head_dim = 0;
         s.n_head_kv = s.n_head;
@@ -351,6 +448,8 @@ int cmd_synth(const Argv& argv) {
     const uint64_t seed = static_cast<uint64_t>(args.get_int("seed", 1, 0, INT64_MAX));
     const float std = static_cast<float>(args.get_double("std", 0.02));
     const int threads = static_cast<int>(args.get_int("threads", std::max(1u, std::thread::hardware_concurrency()), 1, 256));
+    const RouteGroups route{.groups = args.get_int("route-groups", 0, 0, std::min<int64_t>(s.n_embd, 64)), .used = s.n_expert_used, .experts = s.n_expert};
+    if (route.groups && !s.n_expert) throw UsageError("--route-groups needs experts");
 
     gguf::Writer w;
     w.set_string("general.architecture", arch);
@@ -385,31 +484,47 @@ int cmd_synth(const Argv& argv) {
     // t is written as.
     auto declare = [&](gguf::Writer& file, const std::function<DType(const std::string&, DType)>& type_of) {
         uint64_t tensor_seed = mix(seed);
-        auto matrix = [&](const std::string& name, std::vector<int64_t> ne, DType type) {
-            add_random(file, name, type_of(name, type), std::move(ne), 0.0f, std, tensor_seed = mix(tensor_seed), threads);
+        auto matrix = [&](const std::string& name, std::vector<int64_t> ne, DType type, float sd, RowAdjust adjust = {}) {
+            add_random(file, name, type_of(name, type), std::move(ne), 0.0f, sd, tensor_seed = mix(tensor_seed), threads, std::move(adjust));
         };
         auto vector = [&](const std::string& name, int64_t n, float mean, float sd) {
             add_random(file, name, DType::F32, {n}, mean, sd, tensor_seed = mix(tensor_seed), 1);
         };
-        matrix("token_embd.weight", {s.n_embd, s.vocab}, matrix_type);
+        matrix("token_embd.weight", {s.n_embd, s.vocab}, matrix_type, std, route.groups ? route.embedding() : RowAdjust{});
         vector(hp.output_norm, s.n_embd, 1.0f, std / 2.5f);
-        if (!ties_embeddings(arch, args.flag("tie-embeddings"))) matrix("output.weight", {s.n_embd, s.vocab}, matrix_type);
+        if (!ties_embeddings(arch, args.flag("tie-embeddings"))) matrix("output.weight", {s.n_embd, s.vocab}, matrix_type, std);
+        if (arch == "gemma4") add_values(file, "rope_freqs.weight", proportional_rope_factors(hd / 2));
+        if (const int64_t ple = s.g4.n_embd_per_layer * s.n_layer) {  // Gemma 4's per-layer inputs
+            matrix("per_layer_token_embd.weight", {ple, s.vocab}, matrix_type, std);
+            matrix("per_layer_model_proj.weight", {s.n_embd, ple}, matrix_type, std);
+            vector("per_layer_proj_norm.weight", s.g4.n_embd_per_layer, 1.0f, std / 2.5f);
+        }
         if (hp.longrope) {  // short factors near 1, long ones rising to 4 (as Phi-3.5's do)
             vector("rope_factors_short.weight", hp.n_rot / 2, 1.0f, 0.01f);
             vector("rope_factors_long.weight", hp.n_rot / 2, 2.5f, 0.5f);
         }
         for (int l = 0; l < s.n_layer; ++l) {
             for (const model::LayerTensor& t : model::layer_tensors(hp, l)) {
-                if (!t.required) continue;
+                if (!t.required && !writes_optional(arch, s, l, t.name)) continue;
                 const bool norm = t.name.find("norm") != std::string::npos, decay = t.name.ends_with(".ssm_a");
                 const bool f32 = t.name.ends_with(".bias") || t.name.find("ffn_gate_inp") != std::string::npos ||
                                  t.name.find("ssm_conv1d") != std::string::npos || t.name.ends_with("shortconv.conv.weight");
                 // A DeltaNet's A is negative (a decay), about -0.5 here; a sigmoid router's selection
                 // bias spread N(0, 2) so that the experts chosen are clear of ties.
                 const bool selection = t.name.ends_with("exp_probs_b.bias");
+                // Scales (Gemma 4's router input scale and layer output scale) about 1; with
+                // --route-groups the routers N(0, 0.5) plus their groups' direction.
+                const bool scale = t.name.ends_with(".scale") || t.name.ends_with("layer_output_scale.weight");
+                const bool grouped_router = route.groups && t.name.ends_with("ffn_gate_inp.weight");
+                // Gemma 4 does not scale its scores: q/k norm weights about 0.5 keep a random
+                // model's attention from being one-hot (where F16 rounding of keys flips it).
+                const bool unscaled_qk = arch == "gemma4" && (t.name.ends_with("attn_q_norm.weight") || t.name.ends_with("attn_k_norm.weight"));
                 if (selection) vector(t.name, t.ne[0], 0.0f, 2.0f);
+                else if (unscaled_qk) vector(t.name, t.ne[0], 0.5f, std / 2.5f);
+                else if (scale) vector(t.name, t.ne[0], 1.0f, 0.2f);
                 else if (t.ne.size() == 1) vector(t.name, t.ne[0], norm ? 1.0f : decay ? -0.5f : 0.0f, norm ? std / 2.5f : decay ? 0.1f : std);
-                else matrix(t.name, t.ne, f32 ? DType::F32 : matrix_type);  // biases, routers and convolution kernels stay F32
+                else if (grouped_router) matrix(t.name, t.ne, DType::F32, 0.5f, route.router());
+                else matrix(t.name, t.ne, f32 ? DType::F32 : matrix_type, std);  // biases, routers and convolution kernels stay F32
             }
         }
     };

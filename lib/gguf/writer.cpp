@@ -109,6 +109,10 @@ void Writer::set_strings(std::string_view k, const std::vector<std::string>& v) 
 void Writer::set_f32s(std::string_view k, const std::vector<float>& v) { set(k, ValueType::ARRAY, numeric_array(ValueType::F32, v)); }
 void Writer::set_i32s(std::string_view k, const std::vector<int32_t>& v) { set(k, ValueType::ARRAY, numeric_array(ValueType::I32, v)); }
 
+void Writer::set_bools(std::string_view k, const std::vector<bool>& v) {
+    set(k, ValueType::ARRAY, numeric_array(ValueType::BOOL, std::vector<uint8_t>(v.begin(), v.end())));
+}
+
 void Writer::set_value(std::string_view k, const Value& v) { set(k, v.type, std::vector<uint8_t>(v.raw.begin(), v.raw.end())); }
 
 void Writer::remove(std::string_view k) {

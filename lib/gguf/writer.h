@@ -31,6 +31,7 @@ public:
     void set_strings(std::string_view key, const std::vector<std::string>& v);
     void set_f32s(std::string_view key, const std::vector<float>& v);
     void set_i32s(std::string_view key, const std::vector<int32_t>& v);
+    void set_bools(std::string_view key, const std::vector<bool>& v);
     // A value copied verbatim from a parsed file.
     void set_value(std::string_view key, const Value& v);
     void remove(std::string_view key);

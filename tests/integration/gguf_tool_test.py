@@ -172,14 +172,16 @@ class GgufToolTest(unittest.TestCase):
         # tolerance. A window of 4 makes the 12 tokens cross Gemma's sliding window.
         peer = os.path.join(os.environ.get("STRATA_PEER_DIR", os.path.expanduser("~/.cache/strata-peer")), "bin", "peer-logits")
         ids = "1 15 27 300 412 99 7 256 311 45 12 480"
-        families = ("llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "granite", "olmo2", "qwen3moe", "olmoe", "gpt-oss",
-                    "qwen35", "qwen35moe", "lfm2", "lfm2moe")
+        families = [(arch, ()) for arch in ("llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "granite", "olmo2", "qwen3moe", "olmoe",
+                                            "gpt-oss", "qwen35", "qwen35moe", "lfm2", "lfm2moe", "gemma4")]
+        families += [("gemma4", ("--preset", "e-tiny")), ("gemma4", ("--preset", "moe-tiny", "--route-groups", "4"))]
         with tempfile.TemporaryDirectory() as tmp:
             open(os.path.join(tmp, "ids.txt"), "w").write(ids)
-            for arch in families:
-                with self.subTest(arch=arch):
-                    path, out = os.path.join(tmp, arch + ".gguf"), os.path.join(tmp, arch + ".f32")
-                    r = tool("synth", path, "--arch", arch, "--window", "4")
+            for arch, more in families:
+                with self.subTest(arch=arch, options=more):
+                    name = arch + "".join(more)
+                    path, out = os.path.join(tmp, name + ".gguf"), os.path.join(tmp, name + ".f32")
+                    r = tool("synth", path, "--arch", arch, "--window", "4", *more)
                     self.assertEqual(r.returncode, 0, r.stderr)
                     self.assertIn("architecture: " + arch, tool("info", path).stdout.decode())
                     r = tool("logits", path, "--tokens", ids, "--out", out)

@@ -69,7 +69,13 @@ ${BUILD:-../../../build}/client/strata-gguf synth models/lfm2moe-f16.gguf --arch
 G4="--arch gemma4 --n-layer 6 --swa-period 3 --shared-kv-layers 3 --head-dim 64 --head-dim-swa 32 --window 8 --qk-norm-mean 0.5"
 $PY $PEER/synth_arch.py $S $G4 --n-head-kv-full 2 --k-eq-v --layer-scale --dtype f16 --seed 41 --name archs-gemma4 -o models/gemma4-f16.gguf > /dev/null
 $PY $PEER/synth_arch.py $S $G4 --n-embd-per-layer 16 --tie-embeddings --dtype f16 --seed 42 --name archs-gemma4-e -o models/gemma4-e-f16.gguf > /dev/null
-for m in qwen3 gemma2 gemma3 phi3 phi3-short llama-linear llama-yarn granite olmo2 qwen3moe olmoe mixtral qwen35 qwen35moe lfm2 lfm2moe gemma4 gemma4-e; do
+# ---- Gemma 4's MoE layers (strata-gguf synth: synth_arch.py writes no gemma4 experts): 4 layers, sliding and global
+# alternating, each a dense FFN of 128 beside 8 experts of 64 rows (2 used) behind the router reading the normalised
+# stream; decisive routing (--route-groups 4: each token's group direction in its embedding and in its group's two
+# experts' router rows; without it a random router's top-2 is often within the rounding of 8-bit activations of a tie)
+${BUILD:-../../../build}/client/strata-gguf synth models/gemma4moe-f16.gguf --arch gemma4 --preset moe-tiny --vocab 320 --std 0.05 \
+  --route-groups 4 --seed 11 --threads 1 > /dev/null 2>&1
+for m in qwen3 gemma2 gemma3 phi3 phi3-short llama-linear llama-yarn granite olmo2 qwen3moe olmoe mixtral qwen35 qwen35moe lfm2 lfm2moe gemma4 gemma4-e gemma4moe; do
   $BIN/peer-quantize models/$m-f16.gguf models/$m-q4_k_m.gguf q4_k_m --threads 1 > /dev/null 2>&1
   case $m in qwen35*|lfm2*) seqs="seven long chunks" ;; *) seqs="seven long" ;; esac
   for t in f16 q4_k_m; do
@@ -85,7 +91,7 @@ import json
 tol = {"F16": (5e-3, 4e-3), "Q4_K_M": (8e-2, 6e-2), "MXFP4_MOE": (8e-2, 6e-2)}
 cases = []
 for m in ["qwen3", "gemma2", "gemma3", "phi3", "phi3-short", "llama-linear", "llama-yarn", "granite", "olmo2",
-          "qwen3moe", "olmoe", "mixtral", "gpt-oss", "qwen35", "qwen35moe", "lfm2", "lfm2moe", "gemma4", "gemma4-e"]:
+          "qwen3moe", "olmoe", "mixtral", "gpt-oss", "qwen35", "qwen35moe", "lfm2", "lfm2moe", "gemma4", "gemma4-e", "gemma4moe"]:
     quant = ("mxfp4_moe", "MXFP4_MOE") if m == "gpt-oss" else ("q4_k_m", "Q4_K_M")
     for t, w in (("f16", "F16"), quant):
         for s in ("seven", "long") + (("chunks",) if m.startswith(("qwen35", "lfm2")) else ()):
