@@ -360,11 +360,12 @@ bool ties_embeddings(const std::string& arch, bool asked) {
 }
 
 // Whether synth writes an optional layer tensor: Gemma 4's attn_v (on sliding layers, and on
-// global ones unless their k is their v) and layer_output_scale.
+// global ones unless their k is their v), layer_output_scale, and experts' gate and up apart
+// (not fused).
 bool writes_optional(const std::string& arch, const Shape& s, int64_t l, const std::string& name) {
     if (arch != "gemma4") return false;
     if (name.ends_with(".attn_v.weight")) return !gemma4_global(s, l) || !s.g4.k_eq_v;
-    return name.ends_with(".layer_output_scale.weight");
+    return name.ends_with(".layer_output_scale.weight") || name.ends_with("ffn_gate_exps.weight") || name.ends_with("ffn_up_exps.weight");
 }
 
 // A temporary file beside OUT, removed when this goes out of scope (thrown through or not).

@@ -49,8 +49,9 @@ void add(Needs& n, const Moe& m, const HParams& hp) {
     const int64_t E = hp.n_embd, X = hp.n_expert, FX = hp.n_ff_exp, FS = hp.n_ff_shexp;
     n.push_back({Router, {E, X}});
     if (m.scaled_router) n.push_back({RouterScale, {E}});
-    if (m.fused_gate_up) n.push_back({GateUpExps, {E, 2 * FX, X}});
-    else n.insert(n.end(), {{GateExps, {E, FX, X}}, {UpExps, {E, FX, X}}});
+    const bool either = m.fused_gate_up == Presence::Optional;  // which the file has is checked at load (model.cpp)
+    if (m.fused_gate_up != Presence::None) n.push_back({GateUpExps, {E, 2 * FX, X}, !either});
+    if (m.fused_gate_up != Presence::Required) n.insert(n.end(), {{GateExps, {E, FX, X}, !either}, {UpExps, {E, FX, X}, !either}});
     n.push_back({DownExps, {FX, E, X}});
     if (m.scaled_router) n.push_back({DownExpsScale, {X}, false});
     if (m.biases) n.insert(n.end(), {{RouterB, {X}}, {GateExpsB, {FX, X}}, {UpExpsB, {FX, X}}, {DownExpsB, {E, X}}});
@@ -133,7 +134,7 @@ void describe(Words& w, const Moe& m, const HParams& hp) {
     w.push_back(act_name(m.act));
     if (m.biases) w.push_back("router and expert biases");
     if (m.shared_expert) w.push_back("sigmoid-gated shared expert");
-    if (m.fused_gate_up) w.push_back("fused expert gate/up");
+    if (m.fused_gate_up == Presence::Required) w.push_back("fused expert gate/up");
     if (m.scaled_router) w.push_back("scaled router input and expert outputs");
 }
 

@@ -116,7 +116,9 @@ struct Moe {
     Gating gating = Gating::Softmax;
     bool biases = false;      // ffn_gate_inp.bias and each expert's gate, up and down biases
     bool shared_expert = false;
-    bool fused_gate_up = false;  // ffn_gate_up_exps holds each expert's [gate; up] (2 n_ff_exp rows)
+    // Optional: the file holds each expert's gate and up either as ffn_gate_exps and
+    // ffn_up_exps or as one ffn_gate_up_exps ([gate; up], 2 n_ff_exp rows an expert).
+    Presence fused_gate_up = Presence::None;
     bool scaled_router = false;
 };
 

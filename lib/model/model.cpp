@@ -175,6 +175,9 @@ void Model::Impl::bind_tensors() {
             info[need.slot] = t;
             tensors.push_back(t);
         }
+        if (find_block<Moe>(hp.layers[size_t(l)].branches) && idx[GateUpExps] < 0 && (idx[GateExps] < 0 || idx[UpExps] < 0))
+            throw std::runtime_error("model file lacks tensor " + layer_tensor_name(l, idx[GateExps] < 0 ? GateExps : UpExps) + " (or " +
+                                     layer_tensor_name(l, GateUpExps) + ")");
         std::vector<int> experts;  // in this order (moe.cpp's expert_matrices)
         for (Slot s : {GateExps, UpExps, GateUpExps, DownExps})
             if (idx[s] >= 0) experts.push_back(idx[s]);

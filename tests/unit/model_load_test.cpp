@@ -8,9 +8,11 @@
 #include <cstring>
 #include <functional>
 
+#include "golden.h"
 #include "gguf/writer.h"
 #include "kernels/kernels.h"
 #include "model/model.h"
+#include "tensor/fp16.h"
 #include "test_isa.h"
 #include "test_util.h"
 
@@ -158,6 +160,78 @@ BOOST_AUTO_TEST_CASE(family_keys_and_tensors_are_required_by_name) {
         w.set_u32("qwen3.expert_used_count", 2);
     };
     BOOST_TEST(contains(arch_load_error("qwen3-f16.gguf", "", "", experts), "qwen3.expert_count is set, but strata runs qwen3 without experts"));
+    BOOST_TEST(arch_load_error("gemma4-e-f16.gguf", "", "") == "");
+    BOOST_TEST(contains(arch_load_error("gemma4-e-f16.gguf", "gemma4.attention.sliding_window", ""), "missing gemma4.attention.sliding_window"));
+    BOOST_TEST(contains(arch_load_error("gemma4-e-f16.gguf", "", "per_layer_token_embd.weight"), "per_layer_token_embd.weight"));
+    BOOST_TEST(contains(arch_load_error("gemma4-e-f16.gguf", "", "blk.1.attn_k.weight"), "lacks tensor blk.1.attn_k.weight"));
+    const auto short_pattern = [](gguf::Writer& w) { w.set_i32s("gemma4.attention.sliding_window_pattern", {1, 1, 0}); };
+    BOOST_TEST(contains(arch_load_error("gemma4-e-f16.gguf", "", "", short_pattern), "expected one per layer (6)"));
+    const auto all_shared = [](gguf::Writer& w) { w.set_u32("gemma4.attention.shared_kv_layers", 5); };
+    BOOST_TEST(contains(arch_load_error("gemma4-e-f16.gguf", "", "", all_shared), "no earlier layer of its kind"));
+}
+
+// Gemma 4 files may hold each expert's gate and up as one ffn_gate_up_exps ([gate; up] per
+// expert) and scale each expert's output by ffn_down_exps.scale: gemma4moe rewritten that way
+// (scales of powers of two, against a file whose down_exps rows carry the same factors, so
+// both round alike) gives the same logits bit for bit.
+BOOST_AUTO_TEST_CASE(fused_gate_up_experts_and_expert_scales_run_as_their_parts) {
+    auto src = gguf::File::open((test::data_dir() / "archs/models/gemma4moe-f16.gguf").string());
+    const auto& hp_keys = *src;
+    const auto n_expert = static_cast<int64_t>(*hp_keys.get_int("gemma4.expert_count"));
+    const auto scale_of = [](int64_t e) { return std::ldexp(1.0f, int(e % 4) - 1); };  // 0.5, 1, 2, 4
+    // fused: gate/up fused, scales in ffn_down_exps.scale; folded: the scales in down_exps.
+    const auto rewrite = [&](bool fused) {
+        gguf::Writer w(src->alignment());
+        for (const auto& [key, value] : src->metadata())
+            if (key != "general.alignment") w.set_value(key, value);
+        std::vector<std::vector<uint8_t>> keep;
+        for (const auto& t : src->tensors()) {
+            std::vector<int64_t> ne(t.ne, t.ne + t.n_dims);
+            const uint8_t* data = src->bytes().data() + t.file_offset;
+            const std::string layer = t.name.substr(0, t.name.find('.', 4) + 1);
+            if (fused && t.name.ends_with("ffn_gate_exps.weight")) continue;
+            if (fused && t.name.ends_with("ffn_up_exps.weight")) {
+                const auto* gate = src->tensor(layer + "ffn_gate_exps.weight");
+                const size_t slice = t.nbytes / size_t(n_expert);
+                auto& out = keep.emplace_back();
+                for (int64_t e = 0; e < n_expert; ++e) {
+                    out.insert(out.end(), src->bytes().data() + gate->file_offset + e * slice, src->bytes().data() + gate->file_offset + (e + 1) * slice);
+                    out.insert(out.end(), data + e * slice, data + (e + 1) * slice);
+                }
+                w.add_tensor(layer + "ffn_gate_up_exps.weight", t.type, {ne[0], 2 * ne[1], ne[2]}, out.data());
+                continue;
+            }
+            if (t.name.ends_with("ffn_down_exps.weight")) {
+                BOOST_REQUIRE(t.type == DType::F16);
+                auto& out = keep.emplace_back(data, data + t.nbytes);
+                auto* v = reinterpret_cast<uint16_t*>(out.data());
+                const size_t per_expert = size_t(t.nbytes / 2 / n_expert);
+                if (fused) {
+                    std::vector<float> scales;
+                    for (int64_t e = 0; e < n_expert; ++e) scales.push_back(scale_of(e));
+                    auto& sb = keep.emplace_back(reinterpret_cast<const uint8_t*>(scales.data()), reinterpret_cast<const uint8_t*>(scales.data() + n_expert));
+                    w.add_tensor(layer + "ffn_down_exps.scale", DType::F32, {n_expert}, sb.data());
+                } else {
+                    for (size_t i = 0; i < out.size() / 2; ++i) v[i] = fp32_to_fp16(fp16_to_fp32(v[i]) * scale_of(int64_t(i / per_expert)));
+                }
+                w.add_tensor(t.name, t.type, ne, out.data());
+                continue;
+            }
+            w.add_tensor(t.name, t.type, ne, data);
+        }
+        return w.bytes();
+    };
+    const std::vector<int32_t> toks = {1, 17, 200, 33, 91, 145, 7, 250, 12, 99, 3, 64};
+    std::vector<std::vector<float>> got;
+    for (bool fused : {true, false}) {
+        const auto bytes = rewrite(fused);
+        auto m = model::Model::load(gguf::File::parse(bytes), {.n_threads = 2});
+        got.push_back(test::logits_in_chunks(*m, toks, 5));
+    }
+    BOOST_TEST(got[0] == got[1]);
+    auto plain = model::Model::load(src, {.n_threads = 2});
+    BOOST_TEST(test::logits_in_chunks(*plain, toks, 5) != got[0]);  // the scales do change the output
+    BOOST_TEST(contains(arch_load_error("gemma4moe-f16.gguf", "", "blk.0.ffn_up_exps.weight"), "lacks tensor blk.0.ffn_up_exps.weight (or blk.0.ffn_gate_up_exps.weight)"));
 }
 
 BOOST_AUTO_TEST_CASE(unknown_rope_scaling_is_named) {

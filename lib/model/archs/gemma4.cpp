@@ -23,7 +23,7 @@ namespace {
 Branch ffn_branch(const HParams& hp) {
     const GatedFfn dense{.act = FfnAct::GeluTanh};
     if (hp.n_expert == 0) return {.pre = rms_norm(FfnNorm), .block = dense, .post = rms_norm(PostFfnNorm)};
-    const Moe experts{.act = FfnAct::GeluTanh, .renormalize = true, .gating = Gating::Softmax, .scaled_router = true};
+    const Moe experts{.act = FfnAct::GeluTanh, .renormalize = true, .gating = Gating::Softmax, .fused_gate_up = Presence::Optional, .scaled_router = true};
     return {.block = Parallel{{{.pre = rms_norm(FfnNorm), .block = dense, .post = rms_norm(PostFfnNorm1)},
                                {.pre = rms_norm(PreFfnNorm2), .block = experts, .post = rms_norm(PostFfnNorm2)}}},
             .post = rms_norm(PostFfnNorm)};
