@@ -4,6 +4,7 @@
 #include "kernels/simd/gemm_lattice_panels.h"
 
 #include <algorithm>
+#include <vector>
 
 #include "kernels/simd/isa.h"
 
@@ -59,21 +60,42 @@ void lattice_gemm(int64_t k, const void* W, size_t ldw, int64_t r0, int64_t r1, 
 }
 
 #ifdef __AVX512VNNI__
-// MXFP4 for n (1..NT) tokens: each pair of blocks decoded once for all of them.
+// MXFP4 for n (1..NT) laid-out tokens: each pair of blocks decoded once for all of them.
 template <int NT>
-void mxfp4_upto(int64_t n, const BlockMXFP4* w, int64_t blocks, const uint8_t* x, size_t ldx, float* y, size_t ldy) {
+void mxfp4_upto(int64_t n, const BlockMXFP4* w, int64_t blocks, const simd::Mxfp4Token* a, float* y, size_t ldy) {
     if constexpr (NT > 1)
-        if (n < NT) return mxfp4_upto<NT - 1>(n, w, blocks, x, ldx, y, ldy);
-    const BlockQ8_0* a[NT];
-    for (int t = 0; t < NT; ++t) a[t] = reinterpret_cast<const BlockQ8_0*>(x + t * ldx);
+        if (n < NT) return mxfp4_upto<NT - 1>(n, w, blocks, a, y, ldy);
+    simd::Mxfp4Token tokens[NT];
+    for (int t = 0; t < NT; ++t) tokens[t] = a[t];
     float out[NT];
-    simd::mxfp4_dots<NT>(w, a, blocks, out);
+    simd::mxfp4_dots<NT>(w, tokens, blocks, out);
     for (int t = 0; t < NT; ++t) y[t * ldy] = out[t];
 }
 constexpr int kMxfp4Tokens = 8;
-#endif
 
-// MXFP4: the same tiles of tokens; AVX-512 decodes each pair of blocks once for 8 of them.
+// MXFP4: a tile of tokens laid out once (simd::prepare_mxfp4_token), then every row of
+// [r0, r1) against them, 8 tokens per decoded pair of blocks.
+void mxfp4_gemm(int64_t k, const void* W, size_t ldw, int64_t r0, int64_t r1, const void* X, size_t ldx, int64_t nt, float* Y,
+                size_t ldy) {
+    const auto* x = static_cast<const uint8_t*>(X);
+    const int64_t blocks = k / QK_MXFP4;
+    thread_local std::vector<uint8_t> laid_out;
+    laid_out.resize(size_t(std::min(nt, kTokenTile) * blocks) * simd::kMxfp4TokenBytes);
+    simd::Mxfp4Token tokens[kTokenTile];
+    for (int64_t t0 = 0; t0 < nt; t0 += kTokenTile) {
+        const int64_t t1 = std::min(nt, t0 + kTokenTile);
+        for (int64_t t = t0; t < t1; ++t)
+            tokens[t - t0] = simd::prepare_mxfp4_token(reinterpret_cast<const BlockQ8_0*>(x + t * ldx), blocks,
+                                                       laid_out.data() + size_t((t - t0) * blocks) * simd::kMxfp4TokenBytes);
+        for (int64_t r = r0; r < r1; ++r) {
+            const auto* w = reinterpret_cast<const BlockMXFP4*>(static_cast<const uint8_t*>(W) + r * ldw);
+            for (int64_t t = t0; t < t1; t += kMxfp4Tokens)
+                mxfp4_upto<kMxfp4Tokens>(std::min<int64_t>(t1 - t, kMxfp4Tokens), w, blocks, tokens + (t - t0), Y + t * ldy + r, ldy);
+        }
+    }
+}
+#else
+// MXFP4 (AVX2): each token's row in turn, a tile of tokens at a time.
 void mxfp4_gemm(int64_t k, const void* W, size_t ldw, int64_t r0, int64_t r1, const void* X, size_t ldx, int64_t nt, float* Y,
                 size_t ldy) {
     const auto* x = static_cast<const uint8_t*>(X);
@@ -81,16 +103,12 @@ void mxfp4_gemm(int64_t k, const void* W, size_t ldw, int64_t r0, int64_t r1, co
         const int64_t t1 = std::min(nt, t0 + kTokenTile);
         for (int64_t r = r0; r < r1; ++r) {
             const auto* w = reinterpret_cast<const BlockMXFP4*>(static_cast<const uint8_t*>(W) + r * ldw);
-#ifdef __AVX512VNNI__
-            for (int64_t t = t0; t < t1; t += kMxfp4Tokens)
-                mxfp4_upto<kMxfp4Tokens>(std::min<int64_t>(t1 - t, kMxfp4Tokens), w, k / QK_MXFP4, x + t * ldx, ldx, Y + t * ldy + r, ldy);
-#else
             for (int64_t t = t0; t < t1; ++t)
                 Y[t * ldy + r] = simd::mxfp4_dot(w, reinterpret_cast<const BlockQ8_0*>(x + t * ldx), k / QK_MXFP4);
-#endif
         }
     }
 }
+#endif
 
 constexpr GemmProduct kProducts[] = {
     {Kernel::Mxfp4Blocks, DType::MXFP4, mxfp4_gemm},

@@ -6,8 +6,10 @@
 // the activations before one vpmaddubsw and one vpmaddwd by the sub-block's scales. The integer
 // sums per super-block are exact, and the float steps are tensor/dot_ref.h's, in its order,
 // so that every lattice product equals the scalar reference bit for bit; MXFP4 sums its blocks
-// in float lanes as GGML's x86 kernel does (within rounding of the reference). Both variants run these 256-bit sequences for one to three tokens; for more, AVX-512
-// scales each decoded sub-block into int16 words once and takes one vpdpwssd per token.
+// in float lanes as GGML's x86 kernel does (within rounding of the reference; AVX-512 four
+// blocks a step against activations laid out once per call, see Mxfp4Token). Both variants
+// run the lattice's 256-bit sequences for one to three tokens; for more, AVX-512 scales each
+// decoded sub-block into int16 words once and takes one vpdpwssd per token.
 // Must not touch: other weight families, the codebooks (tensor/iq_grids.*).
 #pragma once
 
@@ -333,45 +335,88 @@ inline float hsum_ps(__m256 v) {
 }
 
 #ifdef __AVX512VNNI__
-// AVX-512: two blocks a step in one 512-bit vector, their products by one vpdpbusd (the
-// magnitudes of the values against the activations carrying their signs), two accumulators.
-// A row against NT tokens: each pair of blocks decoded once for all of them, each token's sums
-// in the same order as mxfp4_dot's (so a token's result does not depend on its batch).
-template <int NT>
-void mxfp4_dots(const strata::BlockMXFP4* w, const strata::BlockQ8_0* const (&a)[NT], int64_t blocks, float (&out)[NT]) {
-    __m512 acc[2][NT];
-    for (int t = 0; t < NT; ++t) acc[0][t] = acc[1][t] = _mm512_setzero_ps();
-    int64_t b = 0;
-    for (; b + 3 < blocks; b += 4) {
-        for (int half = 0; half < 2; ++half) {
-            const int64_t c = b + 2 * half;
-            const __m512i v = _mm512_inserti64x4(_mm512_castsi256_si512(mxfp4_values(w[c])), mxfp4_values(w[c + 1]), 1);
-            const __m512i mag = _mm512_abs_epi8(v);
-            const __mmask64 negative = _mm512_movepi8_mask(v);
-            const float s0 = strata::mxfp4_scale(w[c].e), s1 = strata::mxfp4_scale(w[c + 1].e);
-            for (int t = 0; t < NT; ++t) {
-                const __m512i q = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a[t][c].qs))),
-                                                     _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a[t][c + 1].qs)), 1);
-                const __m512i sums = _mm512_dpbusd_epi32(_mm512_setzero_si512(), mag, _mm512_mask_sub_epi8(q, negative, _mm512_setzero_si512(), q));
-                const __m512 d = _mm512_insertf32x8(_mm512_set1_ps(half_to_float(a[t][c].d) * s0), _mm256_set1_ps(half_to_float(a[t][c + 1].d) * s1), 1);
-                acc[half][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sums), d, acc[half][t]);
+// AVX-512: four blocks a step, their 128 products by two vpdpbusd (low nibbles, high
+// nibbles: their values' bytes in one vector, block j in 128-bit lane j); the weights are offset by 12
+// (kMXFP4Values + 12: bytes 0..24, which vpdpbusd takes unsigned). Each token's activations
+// are laid out once per call (Mxfp4Token) to match: per group of four blocks their first
+// halves' values, then their second halves', each block's scale in 4 float lanes, and each
+// block's 4 lanes of -12 x the sums of the values they meet as the accumulator's start, so
+// that a lane sums (w + 12) q - 12 q = w q exactly. A row against NT tokens: each group decoded
+// once for all of them, each token's sums in the same order whatever NT (a token's result does
+// not depend on its batch); the blocks after the last whole group as mxfp4_block.
+struct Mxfp4Token {
+    const int8_t* q;          // [groups][128]
+    const int32_t* start;     // [groups][16]
+    const float* d;           // [groups][16]
+    const strata::BlockQ8_0* row;
+};
+
+// Bytes per block of a laid-out token (Mxfp4Token's three arrays).
+constexpr size_t kMxfp4TokenBytes = 32 + 4 * sizeof(int32_t) + 4 * sizeof(float);
+
+// Lays out the whole groups of four of a Q8_0 row's `blocks` blocks in `buf` (kMxfp4TokenBytes a block).
+inline Mxfp4Token prepare_mxfp4_token(const strata::BlockQ8_0* a, int64_t blocks, uint8_t* buf) {
+    const int64_t groups = blocks / 4;
+    auto* q = reinterpret_cast<int8_t*>(buf);
+    auto* start = reinterpret_cast<int32_t*>(buf + 128 * groups);
+    auto* d = reinterpret_cast<float*>(buf + (128 + 16 * sizeof(int32_t)) * groups);
+    for (int64_t g = 0; g < groups; ++g)
+        for (int j = 0; j < 4; ++j) {
+            const strata::BlockQ8_0& b = a[4 * g + j];
+            std::memcpy(q + 128 * g + 16 * j, b.qs, 16);
+            std::memcpy(q + 128 * g + 64 + 16 * j, b.qs + 16, 16);
+            const float scale = half_to_float(b.d);
+            for (int i = 0; i < 4; ++i) {
+                const int8_t* lo = b.qs + 4 * i;
+                const int8_t* hi = lo + 16;
+                start[16 * g + 4 * j + i] = -12 * (lo[0] + lo[1] + lo[2] + lo[3] + hi[0] + hi[1] + hi[2] + hi[3]);
+                d[16 * g + 4 * j + i] = scale;
             }
         }
+    return {q, start, d, a};
+}
+
+template <int NT>
+void mxfp4_dots(const strata::BlockMXFP4* w, const Mxfp4Token (&a)[NT], int64_t blocks, float (&out)[NT]) {
+    __m512 acc[2][NT];
+    for (int t = 0; t < NT; ++t) acc[0][t] = acc[1][t] = _mm512_setzero_ps();
+    const __m512i spread = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
+    const __m512i table = _mm512_broadcast_i32x4(_mm_setr_epi8(12, 13, 14, 15, 16, 18, 20, 24, 12, 11, 10, 9, 8, 6, 4, 0));
+    const __m512i low = _mm512_set1_epi8(0x0F), one = _mm512_set1_epi32(1), two = _mm512_set1_epi32(2), tiny = _mm512_set1_epi32(0x00200000);
+    // Group g into accumulators `into` (two sets, alternating, so that groups do not wait for
+    // each other's sums; indexed by constants, so that they stay in registers).
+    const auto group = [&](int64_t g, __m512 (&into)[NT]) {
+        const strata::BlockMXFP4* b = w + 4 * g;
+        const auto qs = [&](int j) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(b[j].qs)); };
+        const __m512i packed = _mm512_inserti32x4(_mm512_inserti32x4(_mm512_inserti32x4(_mm512_castsi128_si512(qs(0)), qs(1), 1), qs(2), 2), qs(3), 3);
+        const __m512i lo = _mm512_shuffle_epi8(table, _mm512_and_si512(packed, low));
+        const __m512i hi = _mm512_shuffle_epi8(table, _mm512_and_si512(_mm512_srli_epi16(packed, 4), low));
+        // mxfp4_scale of each block in its 4 lanes
+        const __m512i e = _mm512_permutexvar_epi32(spread, _mm512_castsi128_si512(_mm_setr_epi32(b[0].e, b[1].e, b[2].e, b[3].e)));
+        const __m512i normal = _mm512_slli_epi32(_mm512_sub_epi32(e, one), 23);
+        const __m512 scale = _mm512_castsi512_ps(_mm512_mask_sllv_epi32(normal, _mm512_cmplt_epu32_mask(e, two), tiny, e));
+        for (int t = 0; t < NT; ++t) {
+            const int8_t* q = a[t].q + 128 * g;
+            __m512i sums = _mm512_dpbusd_epi32(_mm512_loadu_si512(a[t].start + 16 * g), lo, _mm512_loadu_si512(q));
+            sums = _mm512_dpbusd_epi32(sums, hi, _mm512_loadu_si512(q + 64));
+            into[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sums), _mm512_mul_ps(_mm512_loadu_ps(a[t].d + 16 * g), scale), into[t]);
+        }
+    };
+    const int64_t groups = blocks / 4;
+    int64_t g = 0;
+    for (; g + 1 < groups; g += 2) {
+        group(g, acc[0]);
+        group(g + 1, acc[1]);
     }
+    if (g < groups) group(g, acc[0]);
     for (int t = 0; t < NT; ++t) {
         const __m512 sum = _mm512_add_ps(acc[0][t], acc[1][t]);
         __m256 rest = _mm256_add_ps(_mm512_castps512_ps256(sum), _mm512_extractf32x8_ps(sum, 1));
-        for (int64_t r = b; r < blocks; ++r) rest = mxfp4_block(w[r], a[t][r], rest);
+        for (int64_t r = 4 * groups; r < blocks; ++r) rest = mxfp4_block(w[r], a[t].row[r], rest);
         out[t] = hsum_ps(rest);
     }
 }
 
-inline float mxfp4_dot(const strata::BlockMXFP4* w, const strata::BlockQ8_0* a, int64_t blocks) {
-    const strata::BlockQ8_0* const rows[1] = {a};
-    float out[1];
-    mxfp4_dots<1>(w, rows, blocks, out);
-    return out[0];
-}
 #else
 inline float mxfp4_dot(const strata::BlockMXFP4* w, const strata::BlockQ8_0* a, int64_t blocks) {
     __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
