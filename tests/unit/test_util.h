@@ -30,18 +30,20 @@ inline std::string read_file(const std::filesystem::path& path) {
     return s.str();
 }
 
-// A Boost.Test precondition: the test runs only when `rel` exists under ../shared,
-// and is reported as skipped with a message otherwise.
-struct needs_shared {
-    std::string rel;
+// A Boost.Test precondition: the test runs only when `path` exists, and is reported as
+// skipped with a message otherwise.
+struct needs_path {
+    std::filesystem::path path;
     boost::test_tools::assertion_result operator()(boost::unit_test::test_unit_id) const {
-        boost::test_tools::assertion_result r(std::filesystem::exists(shared_dir() / rel));
-        if (!r) r.message() << "skipped: " << (shared_dir() / rel).string() << " is absent";
+        boost::test_tools::assertion_result r(std::filesystem::exists(path));
+        if (!r) r.message() << "skipped: " << path.string() << " is absent";
         return r;
     }
 };
-inline boost::unit_test::decorator::precondition shared(std::string rel) {
-    return boost::unit_test::precondition(needs_shared{std::move(rel)});
-}
+// ... `rel` under ../shared;
+inline boost::unit_test::decorator::precondition shared(std::string rel) { return boost::unit_test::precondition(needs_path{shared_dir() / rel}); }
+// ... `rel` under the npm packages tests/clients pins (installed by .ci/install-deps).
+inline std::filesystem::path npm_dir() { return source_dir() / "tests" / "clients" / "node_modules"; }
+inline boost::unit_test::decorator::precondition npm(std::string rel) { return boost::unit_test::precondition(needs_path{npm_dir() / rel}); }
 
 }  // namespace strata::test

@@ -184,6 +184,30 @@ BOOST_AUTO_TEST_CASE(qwen2_from_tiktoken, *test::shared("data/tokenizers/qwen/qw
     check_vectors(*tok, "qwen2", "qwen.tiktoken");
     check_vectors(*tok, "deepseek-r1-qwen", "qwen.tiktoken");
 }
+// gpt-oss's o200k vocabulary: OpenAI's o200k_base ranks from the npm package js-tiktoken
+// (pinned in tests/clients), written here as a .tiktoken file whose merges the importer
+// re-derives, with the gpt-4o pre-tokenizer; its ids equal llama.cpp's on the shared test
+// strings and the extra pre-tokenizer texts (vectors/o200k.*: README there).
+BOOST_AUTO_TEST_CASE(o200k_from_tiktoken_ranks, *test::npm("js-tiktoken/dist/ranks/o200k_base.cjs")) {
+    const std::string module = read_all(test::npm_dir() / "js-tiktoken/dist/ranks/o200k_base.cjs");
+    const auto ranks = boost::json::parse(module.substr(module.find('{'), module.rfind('}') - module.find('{') + 1)).as_object();
+    const std::string tiktoken = (std::filesystem::temp_directory_path() / ("strata-o200k-" + std::to_string(::getpid()) + ".tiktoken")).string();
+    {
+        std::ofstream out(tiktoken);
+        std::istringstream lines(std::string(ranks.at("bpe_ranks").as_string()));
+        for (std::string line; std::getline(lines, line);) {  // "<key> <first rank> <base64 token> ..."
+            std::istringstream words(line);
+            std::string key, token;
+            int64_t rank = 0;
+            words >> key >> rank;
+            while (words >> token) out << token << ' ' << rank++ << '\n';
+        }
+    }
+    auto tok = import({tiktoken}, "gpt-4o");
+    std::filesystem::remove(tiktoken);
+    BOOST_TEST(tok->n_vocab() == 199998);
+    check_vectors(*tok, "o200k", "js-tiktoken's o200k_base ranks");
+}
 BOOST_AUTO_TEST_CASE(llama_spm_from_tokenizer_json, *test::shared("data/tokenizers/llama2-hf/tokenizer.json")) {
     check_vectors(*import({shared("data/tokenizers/llama2-hf").string()}), "llama-spm", "tokenizer.json");
 }
