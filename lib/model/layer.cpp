@@ -108,7 +108,7 @@ const char* act_name(FfnAct act) {
 void describe(Words& w, const Attention& a, const HParams& hp) {
     if (hp.n_rot > 0) w.push_back(a.rope == RopeStyle::Neox ? "neox rope" : "normal rope");
     if (a.head_dim != hp.head_dim || a.n_head_kv != hp.n_head_kv) w.push_back("per-layer head sizes and kv heads");
-    if (a.v_proj == Presence::Optional) w.push_back("v from k without attn_v");
+    if (a.v_proj == Presence::Optional) w.push_back("k as v where attn_v is absent");
     if (a.v_norm) w.push_back("v normalized");
     if (a.kv_source >= 0) w.push_back("kv shared with earlier layers");
     if (a.fused_qkv) w.push_back("fused qkv");
