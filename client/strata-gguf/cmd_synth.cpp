@@ -47,10 +47,11 @@ struct Shape {
     // Gemma 4: every swa_period-th layer global (head_dim, kv_full kv heads, no attn_v when
     // k_eq_v), the others sliding (head_dim_swa); the last shared_kv layers read earlier layers'
     // keys and values; per-layer inputs n_embd_per_layer wide (the E models); a MoE layer's
-    // dense FFN n_ff_dense wide beside its experts (n_ff each).
+    // dense FFN n_ff_dense wide beside its experts (n_ff each); with wide_shared_ffn the
+    // KV-sharing layers' FFNs twice as wide (E2B's feed_forward_length per layer).
     struct Gemma4 {
         int64_t head_dim_swa = 0, swa_period = 6, shared_kv = 0, n_embd_per_layer = 0, kv_full = 0, n_ff_dense = 0;
-        bool k_eq_v = false;
+        bool k_eq_v = false, wide_shared_ffn = false;
     } g4 = {};
 };
 
@@ -86,14 +87,14 @@ bool lfm2_attends(int64_t l, int64_t n) {
 // Gemma 4 shapes (tiny, e-tiny, moe-tiny: small ones for tests). E2B, E4B and 26B-A4B as their
 // published configurations are known here (llama.cpp tells them apart by 35, 42 and 30 layers):
 // head sizes 256 (sliding, window 512 / 1024) and 512 (global), 262144-token vocabulary,
-// per-layer inputs 256 wide; the 26B-A4B's 128 experts of 704 rows (8 used) beside a dense
-// FFN of 2112 and its global layers' k used as v.
+// per-layer inputs 256 wide; E2B's KV-sharing layers' FFNs twice as wide; the 26B-A4B's 128
+// experts of 704 rows (8 used) beside a dense FFN of 2112 and its global layers' k used as v.
 Shape gemma4_preset(const std::string& name) {
     using G = Shape::Gemma4;
     if (name == "tiny") return {64, 6, 128, 2, 1, 512, 4096, 1000000.0, 64, 0, 0, 8, 128, 16, 16, 0, G{32, 3, 3, 0, 2, 0, true}};
     if (name == "e-tiny") return {64, 6, 128, 2, 1, 512, 4096, 1000000.0, 64, 0, 0, 8, 128, 16, 16, 0, G{32, 3, 3, 16, 1, 0, false}};
     if (name == "moe-tiny") return {128, 4, 64, 2, 1, 512, 4096, 1000000.0, 64, 8, 2, 8, 128, 16, 16, 0, G{32, 2, 0, 0, 1, 128, true}};
-    if (name == "e2b") return {1536, 35, 6144, 8, 1, 262144, 131072, 1000000.0, 512, 0, 0, 512, 128, 16, 16, 0, G{256, 5, 20, 256, 1, 0, false}};
+    if (name == "e2b") return {1536, 35, 6144, 8, 1, 262144, 131072, 1000000.0, 512, 0, 0, 512, 128, 16, 16, 0, G{256, 5, 20, 256, 1, 0, false, true}};
     if (name == "e4b") return {2560, 42, 10240, 8, 2, 262144, 131072, 1000000.0, 512, 0, 0, 512, 128, 16, 16, 0, G{256, 6, 18, 256, 2, 0, false}};
     if (name == "26b-a4b")
         return {2816, 30, 704, 16, 8, 262144, 262144, 1000000.0, 512, 128, 8, 1024, 128, 16, 16, 0, G{256, 6, 0, 0, 2, 2112, true}};
@@ -263,6 +264,11 @@ void gemma4_keys(gguf::Writer& w, const std::string& a, const Shape& s) {
     w.set_u32(a + "embedding_length_per_layer_input", static_cast<uint32_t>(s.g4.n_embd_per_layer));
     w.set_f32(a + "final_logit_softcapping", 30.0f);
     if (s.n_expert) w.set_u32(a + "feed_forward_length", static_cast<uint32_t>(s.g4.n_ff_dense));
+    if (s.g4.wide_shared_ffn) {
+        std::vector<int32_t> widths;
+        for (int64_t l = 0; l < s.n_layer; ++l) widths.push_back(int32_t(s.n_ff * (l < s.n_layer - s.g4.shared_kv ? 1 : 2)));
+        w.set_i32s(a + "feed_forward_length", widths);
+    }
 }
 
 // Proportional RoPE (Gemma 4's global layers, rope_freqs): the first quarter of the rotary pairs
