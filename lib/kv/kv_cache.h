@@ -19,9 +19,9 @@
 // A recurrent state is one State for all such layers, shared by copies of the cache and
 // copied before a pass writes it (reserve_append), counted in the Ledger as blocks are.
 //
-// Layers may differ in width (Shape::dims: Gemma 4's sliding and global layers have their
+// Layers may differ in width (Shape::dims: sliding and global layers may have their
 // own head sizes), and a layer may attend to an earlier layer's keys and values instead
-// of keeping its own (Shape::source: Gemma 4's last layers): those are stored once, in the
+// of keeping its own (Shape::source): those are stored once, in the
 // earlier layer's place of the block, and the later layer takes no room at all.
 //
 // Sharing contract: a block reachable from more than one owner (caches, the prefix

@@ -1,5 +1,5 @@
 // weights/table_rows.h — internal: rows of the tables a plan never holds (Layout::
-// row_tables, Gemma's per-layer embeddings), read on demand with the plan's io_uring reader.
+// row_tables: per-layer embedding tables), read on demand with the plan's io_uring reader.
 // Owns: a call's rows read all at once (each row's span aligned for O_DIRECT) into a staging
 // buffer that grows to the largest call, then copied out; the bytes read.
 // Must not touch: the layer ring and the expert cache (streamed.cpp, experts.h), the plan.

@@ -20,7 +20,7 @@ namespace strata::weights {
 // head (final norm and output matrix): each is read only while it runs. `globals` are
 // small and read at any time (RoPE factors). `embeddings` is read a few rows per token.
 // `row_tables` are read a few rows per token too, and never held: a plan reads their rows
-// from the file on demand (Gemma's per-layer embeddings, 2.8 G values in an E4B).
+// from the file on demand (per-layer embedding tables: gigabytes, of which a token reads one row).
 struct Layout {
     std::vector<const gguf::TensorInfo*> globals;
     const gguf::TensorInfo* embeddings = nullptr;
