@@ -1,5 +1,5 @@
 // tests/unit/model_parity_test.cpp — the forward pass against llama.cpp: every golden
-// case (11 models x 3 token sequences) and every architecture case (tests/data/archs: 20 models x F16/quantized x
+// case (11 models x 3 token sequences) and every architecture case (tests/data/archs: 20 models x F16/quantized and 7 IQ mixes x
 // 2 sequences, the Qwen3.5 and LFM2 hybrids a third past two DeltaNet chunks) within the per-type tolerances, on every kernel variant the CPU has;
 // batching, decode-by-decode and multi-sequence batches agree;
 // stories260K reproduces its known greedy continuation.
@@ -80,9 +80,10 @@ BOOST_AUTO_TEST_CASE(decode_steps_and_small_passes_match_one_batch) {
 // Mixtral-style llama and gpt-oss, the hybrids qwen35, qwen35moe, lfm2 and lfm2moe, gemma4 dense, with
 // per-layer inputs and with MoE layers), F16 and a quantized
 // mix (gpt-oss: MXFP4 experts), 7 tokens (inside the sliding windows and LongRoPE's original
-// context) and 64 (past them); 160 for the hybrids (past two of llama.cpp's 64-token DeltaNet chunks).
+// context) and 64 (past them); 160 for the hybrids (past two of llama.cpp's 64-token DeltaNet chunks);
+// and a small llama in llama.cpp's IQ1_S, IQ1_M, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS and IQ3_S mixes.
 BOOST_AUTO_TEST_CASE(architectures_match_llama_cpp_on_every_kernel_variant) {
-    check_on_every_isa(test::arch_cases(), 88);
+    check_on_every_isa(test::arch_cases(), 102);
 }
 
 BOOST_AUTO_TEST_CASE(architectures_decode_steps_and_small_passes_match_one_batch) {

@@ -84,6 +84,23 @@ for m in qwen3 gemma2 gemma3 phi3 phi3-short llama-linear llama-yarn granite olm
     done
   done
 done
+# ---- the IQ1-IQ3 types (llama.cpp's mixes of a small llama: n_embd 256, so rows are whole 256-value super-blocks;
+# 2 layers, 4 heads of 64 over 2 kv heads, n_ff 512), quantized by tools/iq_quantize.cpp (llama.cpp's quantizer with
+# an all-ones importance matrix; built beside the harness) to the file types IQ1_S (24), IQ1_M (31), IQ2_XXS (19),
+# IQ2_XS (20), IQ2_S (28: mostly IQ2_XS and IQ3_S), IQ3_XXS (23: with IQ2_S and IQ3_S), IQ3_S (26)
+g++ -std=c++17 -O1 -I$PEER/src tools/iq_quantize.cpp -o $BIN/iq_quantize -L$LD_LIBRARY_PATH -l:libllama.v0.5.0.so \
+  -l:libggml.v0.5.0.so -l:libggml-base.so -Wl,-rpath,$LD_LIBRARY_PATH
+$PY $PEER/synth_arch.py --arch llama --n-embd 256 --n-head 4 --n-head-kv 2 --n-ff 512 --vocab-size 320 --std 0.05 --ctx 4096 \
+  --n-layer 2 --dtype f16 --seed 51 --name archs-iq -o iq-f16.tmp.gguf > /dev/null
+${BUILD:-../../../build}/client/strata-gguf info iq-f16.tmp.gguf | awk '$2 == "F16" {print $1, $3}' > iq.tmp.list
+for ft in iq1_s:24 iq1_m:31 iq2_xxs:19 iq2_xs:20 iq2_s:28 iq3_xxs:23 iq3_s:26; do
+  t=${ft%:*}
+  $BIN/iq_quantize iq-f16.tmp.gguf models/iq-$t.gguf ${ft#*:} iq.tmp.list > /dev/null 2>&1
+  for s in seven long; do
+    $BIN/peer-logits models/iq-$t.gguf $s.tokens.txt logits/iq-$t.$s.logits.f32 --threads 1 --fa off > /dev/null 2>&1
+  done
+done
+rm -f iq-f16.tmp.gguf iq.tmp.list
 # ---- manifest.json: the cases, as tests/data/golden/manifest.json (tolerances from ../golden/README.md: F16,
 # and the 8-bit-activation types the quantized mix falls back to)
 $PY - <<'PY'
@@ -99,6 +116,12 @@ for m in ["qwen3", "gemma2", "gemma3", "phi3", "phi3-short", "llama-linear", "ll
             cases.append({"name": "%s-%s.%s" % (m, t, s), "weights": w, "model": "models/%s-%s.gguf" % (m, t), "tokens": toks,
                           "n_vocab": 320, "logits": "logits/%s-%s.%s.logits.f32" % (m, t, s),
                           "tolerance": {"max_abs_rel": tol[w][0], "rms_rel": tol[w][1]}})
+for t in ["iq1_s", "iq1_m", "iq2_xxs", "iq2_xs", "iq2_s", "iq3_xxs", "iq3_s"]:   # 8-bit (Q8_K) activations
+    for s in ("seven", "long"):
+        toks = [int(x) for x in open(s + ".tokens.txt").read().split()]
+        cases.append({"name": "iq-%s.%s" % (t, s), "weights": t.upper(), "model": "models/iq-%s.gguf" % t, "tokens": toks,
+                      "n_vocab": 320, "logits": "logits/iq-%s.%s.logits.f32" % (t, s),
+                      "tolerance": {"max_abs_rel": 8e-2, "rms_rel": 6e-2}})
 json.dump({"cases": cases}, open("manifest.json", "w"), indent=1)
 PY
 echo done
