@@ -334,7 +334,7 @@ kv::KvCache Model::new_cache(int32_t capacity, std::shared_ptr<kv::Ledger> ledge
         for (const Layer& layer : hp.layers)
             for_each_block<Attention>(layer.branches, [](const Attention& a) {
                 if (a.head_dim % 32 != 0)
-                    throw std::invalid_argument("memory.kv_type = q8_0 needs head sizes that are multiples of 32 (this model has " +
+                    throw std::invalid_argument("memory.kv_type = q8_0 needs a head size that is a multiple of 32 (this model's is " +
                                                 std::to_string(a.head_dim) + "); use f16");
             });
     return kv::KvCache(kv_shape(), std::clamp(capacity, 1, hp.n_ctx_train), std::move(ledger), type);

@@ -4,8 +4,8 @@
 #include "kernels/simd/gemm_lattice_panels.h"
 
 #include <algorithm>
-#include <vector>
 
+#include "kernels/scratch.h"
 #include "kernels/simd/isa.h"
 
 namespace strata::kernels::detail::STRATA_SIMD_NS {
@@ -79,14 +79,13 @@ void mxfp4_gemm(int64_t k, const void* W, size_t ldw, int64_t r0, int64_t r1, co
                 size_t ldy) {
     const auto* x = static_cast<const uint8_t*>(X);
     const int64_t blocks = k / QK_MXFP4;
-    thread_local std::vector<uint8_t> laid_out;
-    laid_out.resize(size_t(std::min(nt, kTokenTile) * blocks) * simd::kMxfp4TokenBytes);
+    uint8_t* laid_out = thread_scratch(size_t(std::min(nt, kTokenTile) * blocks) * simd::kMxfp4TokenBytes);
     simd::Mxfp4Token tokens[kTokenTile];
     for (int64_t t0 = 0; t0 < nt; t0 += kTokenTile) {
         const int64_t t1 = std::min(nt, t0 + kTokenTile);
         for (int64_t t = t0; t < t1; ++t)
             tokens[t - t0] = simd::prepare_mxfp4_token(reinterpret_cast<const BlockQ8_0*>(x + t * ldx), blocks,
-                                                       laid_out.data() + size_t((t - t0) * blocks) * simd::kMxfp4TokenBytes);
+                                                       laid_out + size_t((t - t0) * blocks) * simd::kMxfp4TokenBytes);
         for (int64_t r = r0; r < r1; ++r) {
             const auto* w = reinterpret_cast<const BlockMXFP4*>(static_cast<const uint8_t*>(W) + r * ldw);
             for (int64_t t = t0; t < t1; t += kMxfp4Tokens)
