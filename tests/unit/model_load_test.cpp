@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <deque>
 #include <functional>
 
 #include "golden.h"
@@ -184,7 +185,7 @@ BOOST_AUTO_TEST_CASE(fused_gate_up_experts_and_expert_scales_run_as_their_parts)
         gguf::Writer w(src->alignment());
         for (const auto& [key, value] : src->metadata())
             if (key != "general.alignment") w.set_value(key, value);
-        std::vector<std::vector<uint8_t>> keep;
+        std::deque<std::vector<uint8_t>> keep;  // the tensors written anew (a deque: references to them stay valid)
         for (const auto& t : src->tensors()) {
             std::vector<int64_t> ne(t.ne, t.ne + t.n_dims);
             const uint8_t* data = src->bytes().data() + t.file_offset;
