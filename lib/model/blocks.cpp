@@ -136,10 +136,7 @@ void Model::Impl::run(const Attention& a, const LayerWeights& w, const Rows& in,
         rms_norm_rows(ws.q.data(), w.vec(QNorm), ws.q.data(), T, Q);
         rms_norm_rows(ws.k.data(), w.vec(KNorm), ws.k.data(), T, KV);
     }
-    if (a.v_norm) {
-        if (ws.ones.size() < size_t(hd)) ws.ones.assign(size_t(hd), 1.0f);
-        rms_norm_rows(ws.v.data(), ws.ones.data(), ws.v.data(), T * a.n_head_kv, hd);
-    }
+    if (a.v_norm) rms_norm_rows(ws.v.data(), ws.ones_of(size_t(hd)), ws.v.data(), T * a.n_head_kv, hd);
     const int table = a.window > 0 ? 1 : 0;
     apply_rope(ws.q.data(), T, a.n_head, hd, table, a.rope);
     if (own_kv) apply_rope(ws.k.data(), T, a.n_head_kv, hd, table, a.rope);
@@ -314,13 +311,13 @@ void Model::Impl::run(const Mlp&, const LayerWeights& w, const Rows& in, Rows& o
     const int32_t T = static_cast<int32_t>(tokens.size());
     const int E = hp.n_embd, F = hp.n_ff;
     const float *up_b = w.vec(UpB), *down_b = w.vec(DownB);
-    if (ws.ones.size() < size_t(F)) ws.ones.assign(size_t(F), 1.0f);
+    const float* ones = ws.ones_of(size_t(F));
     float* up = ws.up.write();
     matmul(w.mat(Up), in, T, up, F);
     for_rows(pool, T, F, [&](int32_t t) {
         float* u = up + size_t(t) * F;
         kernels::add(u, up_b, F);
-        kernels::gelu_mul(u, ws.ones.data(), F);
+        kernels::gelu_mul(u, ones, F);
     });
     float* y = out.write();
     matmul(w.mat(Down), ws.up, T, y, E);

@@ -93,7 +93,7 @@ struct Workspace {
     std::vector<float> ple;
     Rows ple_gate;
     std::vector<float> q, k, v, qkv;
-    std::vector<float> ones;                          // [n_ff] 1s: plain GELU through the gated kernel
+    std::vector<float> ones;                          // 1s: a norm's or gate's weights where there are none (ones_of)
     // Mixture of experts: router output [T][n_expert], choices and weights [T][used], the
     // tokens' rows grouped by expert [T * used][n_embd] and the experts' outputs (gate and
     // up hold [T * used][n_ff_exp]).
@@ -116,6 +116,11 @@ struct Workspace {
     std::vector<float> attn_states;                    // online-softmax states of the attention tasks
     std::vector<int32_t> attn_end;                     // per token: the positions it attends end here
     void ensure(int32_t n_tokens, const HParams& hp, int n_threads);
+    // n weights of 1 (an RMS norm without a weight, GELU through the gated kernel).
+    const float* ones_of(size_t n) {
+        if (ones.size() < n) ones.assign(n, 1.0f);
+        return ones.data();
+    }
 };
 
 // Where one token of the current pass comes from and where its logits go.

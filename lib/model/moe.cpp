@@ -66,13 +66,13 @@ void Model::Impl::route(const Moe& m, const LayerWeights& w, const Rows& in, int
 // gathered there).
 const Rows& Model::Impl::router_input(const LayerWeights& w, int32_t T) {
     const int E = hp.n_embd;
-    if (ws.ones.size() < size_t(E)) ws.ones.assign(size_t(E), 1.0f);
+    const float *ones = ws.ones_of(size_t(E)), *scale = w.vec(RouterScale);
     const float s = 1.0f / std::sqrt(static_cast<float>(E));
     float* y = ws.moe_in.write();
     for_rows(pool, T, E, [&](int32_t t) {
         float* r = y + size_t(t) * E;
-        kernels::rms_norm(ws.x.read() + size_t(t) * E, ws.ones.data(), r, E, hp.rms_eps);
-        for (int c = 0; c < E; ++c) r[c] = r[c] * s * w.vec(RouterScale)[c];
+        kernels::rms_norm(ws.x.read() + size_t(t) * E, ones, r, E, hp.rms_eps);
+        for (int c = 0; c < E; ++c) r[c] = r[c] * s * scale[c];
     });
     return ws.moe_in;
 }
