@@ -310,6 +310,10 @@ std::optional<KvCache> KvCache::load(const std::string& path, uint64_t model_id,
     if ((h.version == 1 && c.state_) || std::fseek(f.get(), 0, SEEK_END) != 0 || std::ftell(f.get()) != state_at + state_bytes)
         return std::nullopt;  // cut short, or trailing bytes: not our file
     const int32_t kept = c.window_start(h.size);
+    int32_t widest = 0;
+    for (int32_t l = 0; l < shape.n_layer; ++l) widest = std::max(widest, c.has_kv(l) ? c.dim(l) : 0);
+    std::vector<uint16_t> k16(size_t(widest) * kBlockTokens), v16(size_t(widest) * kBlockTokens);
+    std::vector<float> k(static_cast<size_t>(widest)), v(static_cast<size_t>(widest));
     // Block by block, so that the window layers never hold more than their window; each
     // layer's keys, then values, of the block's positions are one run in the file.
     for (int32_t p0 = 0; p0 < h.size; p0 += kBlockTokens) {
@@ -320,8 +324,6 @@ std::optional<KvCache> KvCache::load(const std::string& path, uint64_t model_id,
             const int32_t first = c.sliding(l) ? std::max(p0, kept) : p0, dim = c.dim(l);
             const long row = long(dim) * sizeof(uint16_t), at = layer_at[size_t(l)] + row * first;
             if (first >= end) continue;
-            std::vector<uint16_t> k16(size_t(dim) * kBlockTokens), v16(size_t(dim) * kBlockTokens);
-            std::vector<float> k(dim), v(dim);
             const size_t values = size_t(end - first) * dim;
             if (std::fseek(f.get(), at, SEEK_SET) != 0 || std::fread(k16.data(), sizeof(uint16_t), values, f.get()) != values ||
                 std::fseek(f.get(), at + row * h.size, SEEK_SET) != 0 || std::fread(v16.data(), sizeof(uint16_t), values, f.get()) != values)
