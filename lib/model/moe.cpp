@@ -83,7 +83,7 @@ const Rows& Model::Impl::router_input(const LayerWeights& w, int32_t T) {
 Model::Impl::ExpertMatrices Model::Impl::expert_matrices(const LayerWeights& w, std::span<const int32_t> ids) {
     const int64_t E = hp.n_embd, F = hp.n_ff_exp;
     const Matrix &fused = w.mat(GateUpExps), &down = w.mat(DownExps);
-    const bool is_fused = fused.data != nullptr || (weights->experts_on_demand() && fused.k > 0);
+    const bool is_fused = fused.k > 0;  // the file holds ffn_gate_up_exps (bound, its data in memory or read on demand)
     const Matrix &gate = is_fused ? fused : w.mat(GateExps), &up = is_fused ? fused : w.mat(UpExps);
     const int64_t stride = is_fused ? 2 * F : F, up_at = is_fused ? F : 0;  // rows per expert, where its up rows start
     ExpertMatrices m;

@@ -3,10 +3,14 @@
 // tensors (a family's own keys and tensors too), wrong shapes and types. Each gives an error naming what is wrong.
 // And a file of a weight type served through tensor/dot_ref.h (MXFP4 experts) loads and
 // runs, its logits close to llama.cpp's.
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <deque>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 
 #include "golden.h"
@@ -14,6 +18,8 @@
 #include "kernels/kernels.h"
 #include "model/model.h"
 #include "tensor/fp16.h"
+#include "weights/planner.h"
+#include "weights/streamed.h"
 #include "test_isa.h"
 #include "test_util.h"
 
@@ -174,7 +180,7 @@ BOOST_AUTO_TEST_CASE(family_keys_and_tensors_are_required_by_name) {
 // Gemma 4 files may hold each expert's gate and up as one ffn_gate_up_exps ([gate; up] per
 // expert) and scale each expert's output by ffn_down_exps.scale: gemma4moe rewritten that way
 // (scales of powers of two, against a file whose down_exps rows carry the same factors, so
-// both round alike) gives the same logits bit for bit.
+// both round alike) gives the same logits bit for bit, mapped and streamed through the expert cache.
 BOOST_AUTO_TEST_CASE(fused_gate_up_experts_and_expert_scales_run_as_their_parts) {
     auto src = gguf::File::open((test::data_dir() / "archs/models/gemma4moe-f16.gguf").string());
     const auto& hp_keys = *src;
@@ -230,6 +236,22 @@ BOOST_AUTO_TEST_CASE(fused_gate_up_experts_and_expert_scales_run_as_their_parts)
         got.push_back(test::logits_in_chunks(*m, toks, 5));
     }
     BOOST_TEST(got[0] == got[1]);
+    // The fused file streamed, its experts read on demand into the smallest expert cache: the same.
+    const auto path = std::filesystem::temp_directory_path() / ("strata-fused-" + std::to_string(::getpid()) + ".gguf");
+    {
+        const auto bytes = rewrite(true);
+        std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
+    }
+    model::Options streamed{.n_threads = 2};
+    streamed.weights = [](std::shared_ptr<const gguf::File> f, weights::Layout l) {
+        const weights::Plan p = weights::make_plan(l, {.budget = 0, .mode = weights::Mode::Streamed});
+        return weights::load_weights(std::move(f), std::move(l), p, {});
+    };
+    auto on_demand = model::Model::load(gguf::File::open(path.string()), streamed);
+    BOOST_TEST(test::logits_in_chunks(*on_demand, toks, 5) == got[0]);
+    BOOST_TEST(on_demand->weight_stats().expert_misses > 0u);
+    on_demand.reset();
+    std::filesystem::remove(path);
     auto plain = model::Model::load(src, {.n_threads = 2});
     BOOST_TEST(test::logits_in_chunks(*plain, toks, 5) != got[0]);  // the scales do change the output
     BOOST_TEST(contains(arch_load_error("gemma4moe-f16.gguf", "", "blk.0.ffn_up_exps.weight"), "lacks tensor blk.0.ffn_up_exps.weight (or blk.0.ffn_gate_up_exps.weight)"));
